@@ -1,0 +1,520 @@
+"""The engine: six calls, receipts, the slot table and the open record
+(spec: reckoner.md section 1; upstream-facts.md 3.1-3.4, 3.9, 3.11).
+
+* Every public call returns a receipt dict and never raises: ``{"ok": True, ...}`` or
+  ``{"ok": False, "code", "error"}``. A refused call changes no slot and no rev.
+* While a record is open every call appends one trace row, written and flushed before
+  the call returns (deliberate difference 5); ``record_end`` fsyncs and renames the file
+  atomically into ``records/`` and clears the table.
+* ``Engine(home)`` owns one folder (deliberate difference 4). Its open record is locked
+  (filelock); a second engine on the same folder gets ``ENGINE_OPEN_RECORD_FOUND`` rather
+  than a shared file.
+* Formulas are parsed once (``grammar.parse``) and their dimension check is cached on the
+  signatures of the slots they read (``evaluate.compile_formula``).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..storage import JsonlWriter, LockedError, StorageError, atomic_rename, is_locked
+from . import dims as D
+from . import records as R
+from .errors import (
+    INCOMPATIBLE_DIMENSION,
+    INVALID_ARGS,
+    OPEN_RECORD_FOUND,
+    OPEN_RECORD_NOT_FOUND,
+    SLOT_NOT_FOUND,
+    UNDEFINED_RESULT,
+    UNKNOWN_ERROR,
+    EngineError,
+)
+from .evaluate import Compiled, compile_formula
+from .grammar import parse
+from .values import ARRAY, OBJECT, Sig, Value, check_finite, check_get_dim, check_name, parse_tagged, render, short, stored
+
+TOOLS = ("set", "get", "eval", "record_start", "record_message", "record_end")
+
+
+def default_home() -> Path:
+    """``$DSH_NOTEBOOK_HOME/reckoner`` (``~/.dsh-notebook/reckoner``): for plain-Python use."""
+    base = os.environ.get("DSH_NOTEBOOK_HOME") or os.path.join(os.path.expanduser("~"), ".dsh-notebook")
+    return Path(base) / "reckoner"
+
+
+class _Slot:
+    __slots__ = ("value", "rev")
+
+    def __init__(self, value: Value, rev: int):
+        self.value = value
+        self.rev = rev
+
+
+class _Open:
+    __slots__ = ("id", "title", "writer", "seq", "opened")
+
+    def __init__(self, rid, title, writer, seq, opened):
+        self.id = rid
+        self.title = title
+        self.writer = writer
+        self.seq = seq
+        self.opened = opened
+
+
+def _fail(code: str, message: str) -> EngineError:
+    return EngineError(code, message)
+
+
+class Engine:
+    """A deterministic, units-checked calculator with a slot table and one open record.
+
+    ``Engine(home)`` keeps its records in ``home`` (``open-record.jsonl``, ``records/``).
+    With ``recover=True`` (upstream's behaviour) a record left open by a crash is resumed
+    by replaying its accepted ``set`` and ``eval`` rows; with ``recover=False`` it is set
+    aside into ``home/stale/`` (see :func:`close_set_aside`, :func:`discard_set_aside`).
+    """
+
+    def __init__(self, home=None, *, recover: bool = True):
+        self.home = Path(home) if home is not None else default_home()
+        self.home.mkdir(parents=True, exist_ok=True)
+        self._slots: dict[str, _Slot] = {}
+        self._mags: dict[str, Any] = {}
+        self._sigs: dict[str, Sig] = {}
+        self._open: _Open | None = None
+        self._cache: dict = {}
+        self._lock = threading.RLock()
+        #: paths of records set aside by this engine (recover=False, or found at record_start)
+        self.set_aside: list[Path] = []
+        #: id of a record resumed at start, if any
+        self.recovered: str | None = None
+        #: trace rows that could not be written (upstream swallows such failures)
+        self.trace_failures = 0
+        if recover:
+            self._recover()
+        else:
+            p = R.set_aside_open_record(self.home)
+            if p is not None:
+                self.set_aside.append(p)
+
+    # ------------------------------------------------------------ properties
+
+    @property
+    def open_record(self) -> dict | None:
+        """``{"id", "title", "path", "opened"}`` of the open record, or ``None``."""
+        o = self._open
+        if o is None:
+            return None
+        return {"id": o.id, "title": o.title, "path": str(self.home / R.OPEN_FILE), "opened": o.opened}
+
+    def slots(self) -> dict[str, tuple[Value, int]]:
+        """A snapshot of the table: name -> (value, rev). Values are immutable."""
+        with self._lock:
+            return {n: (s.value, s.rev) for n, s in self._slots.items()}
+
+    # ------------------------------------------------------------ boundary
+
+    def _guard(self, tool: str, fn, *args) -> dict:
+        with self._lock:
+            try:
+                receipt, content = fn(*args)
+            except EngineError as exc:
+                self._trace(tool, False, {"code": exc.code, "error": exc.message})
+                return exc.receipt()
+            except Exception as exc:  # never let a fault escape: upstream's UNKNOWN_ERROR
+                err = EngineError(UNKNOWN_ERROR, f"internal error: {type(exc).__name__}: {exc}")
+                self._trace(tool, False, {"code": err.code, "error": err.message})
+                return err.receipt()
+            if content is not None:
+                self._trace(tool, True, content)
+            return receipt
+
+    def _trace(self, tool: str, ok: bool, content: dict) -> None:
+        o = self._open
+        if o is None:
+            return
+        o.seq += 1
+        row = {"seq": o.seq, "at": R.now_ms(), "tool": tool, "ok": ok, "content": content}
+        try:
+            o.writer.append(row)
+        except (OSError, StorageError):
+            # Upstream: a failure to append a trace row never turns success into failure.
+            self.trace_failures += 1
+
+    def _need_open(self) -> _Open:
+        if self._open is None:
+            raise _fail(
+                OPEN_RECORD_NOT_FOUND,
+                "no record is open; start one with record_start (in %%reckon every cell opens one).",
+            )
+        return self._open
+
+    # ------------------------------------------------------------ the six calls
+
+    def set(self, name, value) -> dict:
+        """Write (or with ``value=None`` delete) a slot.
+
+        ``value`` is a tagged value (see :func:`values.parse_tagged`). Receipt:
+        ``{"ok": True, "name", "rev", "value"}`` with the stored value (``dim`` as 7
+        integers); delete: ``{"ok": True, "name", "rev": None, "value": None}``.
+        """
+        return self._guard("set", self._set, name, value)
+
+    def _set(self, name, value):
+        self._need_open()
+        check_name(name, "slot name")
+        if value is None:
+            self._delete(name)
+            return {"ok": True, "name": name, "rev": None, "value": None}, {"name": name, "value": None}
+        v = parse_tagged(value)
+        self._write(name, v)
+        rev = self._slots[name].rev
+        out = stored(v)
+        return {"ok": True, "name": name, "rev": rev, "value": out}, {"name": name, "value": out}
+
+    def get(self, name, form=None, digits=None, dim=None) -> dict:
+        """Read a slot: ``{"ok": True, "name", "value"}``.
+
+        ``form``: ``"rect"`` or ``"polar"`` (radians); ``digits``: significant digits
+        (rounded half toward +inf, never padded); ``dim``: a table name (values mapped out
+        of SI through its affine map, e.g. ``degC``) or 7 integers (checked, not converted).
+        A mismatched ``dim`` is ``ENGINE_INCOMPATIBLE_DIMENSION``.
+        """
+        return self._guard("get", self._get, name, form, digits, dim)
+
+    def _get(self, name, form, digits, dim):
+        self._need_open()
+        check_name(name, "slot name")
+        slot = self._slots.get(name)
+        if slot is None:
+            raise _fail(SLOT_NOT_FOUND, f"there is no slot {name!r}; the slots are {self._names()}.")
+        if form not in (None, "rect", "polar"):
+            raise _fail(INVALID_ARGS, f"form {short(form)} is not a rendering; use 'rect', 'polar' or leave it out.")
+        if digits is not None and (isinstance(digits, bool) or not isinstance(digits, int) or digits < 1):
+            raise _fail(INVALID_ARGS, f"digits {short(digits)} is not a positive integer; give e.g. 4.")
+        if dim is not None:
+            target = check_get_dim(slot.value, dim)
+            out = render(slot.value, form, digits, "as", target)
+        else:
+            out = render(slot.value, form, digits, "name")
+        return {"ok": True, "name": name, "value": out}, {"name": name, "value": out}
+
+    def eval(self, formula, target) -> dict:
+        """Evaluate ``formula`` and write the result into slot ``target``: ``{"ok": True, "target", "rev"}``.
+
+        The value is not returned (read it with :meth:`get`). Refusals: the grammar codes,
+        ``ENGINE_SLOT_NOT_FOUND``, ``ENGINE_INCOMPATIBLE_DIMENSION`` (including a
+        fractional vector into a slot), ``ENGINE_UNDEFINED_RESULT`` (including a
+        non-finite result: deliberate difference 3), and the others of ``ERROR_CODES``.
+        """
+        return self._guard("eval", self._eval, formula, target)
+
+    def _eval(self, formula, target):
+        self._need_open()
+        if not isinstance(formula, str):
+            raise _fail(INVALID_ARGS, f"formula is {short(formula)}; it must be a string holding one expression.")
+        if target is None:
+            raise _fail(INVALID_ARGS, "target is missing; eval writes its result into the slot named by target.")
+        check_name(target, "target")
+        value, f = self.evaluate(formula)
+        vars_ = {n: stored(self._slots[n].value) for n in f.slots}  # the values read, before the write
+        self._write(target, value)
+        rev = self._slots[target].rev
+        content = {"formula": formula, "target": target, "rev": rev, "vars": vars_, "result": stored(value)}
+        return {"ok": True, "target": target, "rev": rev}, content
+
+    def evaluate(self, formula: str):
+        """Evaluate without writing: returns ``(Value, Formula)``; raises :class:`EngineError`.
+
+        This is the evaluation core used by :meth:`eval`, :func:`replay` and the benchmark.
+        """
+        f = parse(formula)
+        compiled = self._compiled(f)
+        try:
+            if compiled.sig.kind == ARRAY or any(self._sigs[n].kind == ARRAY for n in f.slots):
+                with np.errstate(all="ignore"):
+                    mag = compiled.fn(self._mags, {})
+            else:
+                mag = compiled.fn(self._mags, {})
+        except (OverflowError, ZeroDivisionError, ValueError, FloatingPointError) as exc:
+            raise _fail(UNDEFINED_RESULT, f"the formula has no finite value ({exc}).") from None
+        if isinstance(mag, np.generic):
+            mag = mag.item()
+        sig = compiled.sig
+        if isinstance(mag, np.ndarray):
+            mag.setflags(write=False)
+        _check_integral(sig, formula)
+        value = Value(mag, sig)
+        check_finite(value, f"the result of {formula!r}")
+        return value, f
+
+    def _compiled(self, f) -> Compiled:
+        key = tuple(self._sigs.get(n) for n in f.slots)
+        per = self._cache.get(f)
+        if per is not None:
+            c = per.get(key)
+            if c is not None:
+                return c
+        c = compile_formula(f, self._sigs, self._mags)
+        if c.cacheable:
+            if per is None:
+                if len(self._cache) > 4096:
+                    self._cache.clear()
+                per = self._cache[f] = {}
+            per[key] = c
+        return c
+
+    def record_start(self, title) -> dict:
+        """Open a record titled ``title`` (non-empty string): ``{"ok": True}``.
+
+        ``ENGINE_OPEN_RECORD_FOUND`` when one is open here, or another engine (another
+        kernel) holds this folder's open record.
+        """
+        return self._guard("record_start", self._record_start, title)
+
+    def _record_start(self, title):
+        if self._open is not None:
+            raise _fail(
+                OPEN_RECORD_FOUND,
+                f"the record {self._open.title!r} ({self._open.id}) is still open; close it with record_end first.",
+            )
+        if not isinstance(title, str) or not title.strip():
+            raise _fail(INVALID_ARGS, f"title is {short(title)}; record_start needs a non-empty text title.")
+        path = self.home / R.OPEN_FILE
+        if path.exists():
+            if is_locked(path):
+                raise _fail(
+                    OPEN_RECORD_FOUND,
+                    f"another engine (another kernel or process) holds the open record in {self.home}; "
+                    "close it there, or give this engine its own folder.",
+                )
+            moved = R.set_aside_open_record(self.home)
+            if moved is not None:
+                self.set_aside.append(moved)
+        (self.home / R.RECORDS_DIR).mkdir(parents=True, exist_ok=True)
+        opened = R.now_ms()
+        rid = R.new_record_id(self.home, opened)
+        try:
+            writer = JsonlWriter(path)
+        except LockedError:
+            raise _fail(
+                OPEN_RECORD_FOUND,
+                f"another engine (another kernel or process) holds the open record in {self.home}; "
+                "close it there, or give this engine its own folder.",
+            ) from None
+        writer.append(R.HEADER)
+        self._open = _Open(rid, title, writer, 0, opened)
+        self._slots.clear()
+        self._mags.clear()
+        self._sigs.clear()
+        return {"ok": True}, {"title": title, "record": rid}
+
+    def record_message(self, text, hide=False) -> dict:
+        """Add an explanation to the open record; ``hide=True`` keeps it for the article
+        writer only. ``{"ok": True}``."""
+        return self._guard("record_message", self._record_message, text, hide)
+
+    def _record_message(self, text, hide):
+        self._need_open()
+        if not isinstance(text, str) or not text.strip():
+            raise _fail(INVALID_ARGS, f"text is {short(text)}; record_message needs a non-empty text.")
+        if not isinstance(hide, bool):
+            raise _fail(INVALID_ARGS, f"hide is {short(hide)}; it must be true or false.")
+        content = {"text": text, "hide": True} if hide else {"text": text}
+        return {"ok": True}, content
+
+    def record_end(self, text=None) -> dict:
+        """Close the open record (optional closing ``text``), fsync it, move it to
+        ``records/<id>.jsonl`` and clear the table: ``{"ok": True}``."""
+        with self._lock:
+            receipt = self._guard("record_end", self._record_end_row, text)
+            if receipt.get("ok"):
+                self._close_file()
+            return receipt
+
+    def _record_end_row(self, text):
+        o = self._need_open()
+        if text is not None and not isinstance(text, str):
+            raise _fail(INVALID_ARGS, f"text is {short(text)}; the closing text must be a string or absent.")
+        content: dict[str, Any] = {"record": o.id}
+        if text is not None and text.strip():
+            content = {"text": text, "record": o.id}
+        return {"ok": True}, content
+
+    def _close_file(self):
+        o = self._open
+        self._open = None
+        self._slots.clear()
+        self._mags.clear()
+        self._sigs.clear()
+        o.writer.close(fsync=True)
+        dest = self.home / R.RECORDS_DIR / f"{o.id}.jsonl"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        atomic_rename(self.home / R.OPEN_FILE, dest, make_read_only=True)
+        self.last_closed = dest
+
+    def call(self, tool, args) -> dict:
+        """Run one JSON tool call (the model's entry point): ``tool`` is one of
+        ``set, get, eval, record_start, record_message, record_end``; ``args`` the JSON
+        object described by :data:`TOOL_SCHEMAS`. Returns the receipt."""
+        spec = _ARG_SPEC.get(tool) if isinstance(tool, str) else None
+        if spec is None:
+            return EngineError(
+                INVALID_ARGS, f"{short(tool)} is not a tool; the tools are {', '.join(TOOLS)}."
+            ).receipt()
+        if args is None:
+            args = {}
+        if not isinstance(args, dict):
+            with self._lock:
+                err = EngineError(INVALID_ARGS, f"the arguments of {tool} are {short(args)}; give a JSON object.")
+                self._trace(tool, False, {"code": err.code, "error": err.message})
+                return err.receipt()
+        required, optional = spec
+        unknown = [k for k in args if k not in required and k not in optional]
+        missing = [k for k in required if k not in args]
+        if unknown or missing:
+            what = f"the unknown argument {unknown[0]!r}" if unknown else f"no {missing[0]!r}"
+            with self._lock:
+                err = EngineError(
+                    INVALID_ARGS,
+                    f"{tool} was given {what}; it takes {', '.join(required + optional) or 'no arguments'}"
+                    f"{' (required: ' + ', '.join(required) + ')' if required else ''}.",
+                )
+                self._trace(tool, False, {"code": err.code, "error": err.message})
+                return err.receipt()
+        return getattr(self, tool)(**args)
+
+    # ------------------------------------------------------------ internals
+
+    def _names(self) -> str:
+        return ", ".join(sorted(self._slots)) or "(none)"
+
+    def _write(self, name: str, v: Value) -> None:
+        old = self._slots.get(name)
+        rev = old.rev + 1 if old is not None else 1
+        if isinstance(v.mag, np.ndarray) and v.mag.flags.writeable:
+            v.mag.setflags(write=False)
+        self._slots[name] = _Slot(v, rev)
+        self._mags[name] = v.mag
+        self._sigs[name] = v.sig
+
+    def _delete(self, name: str) -> None:
+        self._slots.pop(name, None)
+        self._mags.pop(name, None)
+        self._sigs.pop(name, None)
+
+    def _recover(self) -> None:
+        """Resume an open record left by a crash (upstream's recovery by replay)."""
+        path = self.home / R.OPEN_FILE
+        if not path.exists() or is_locked(path):
+            return
+        try:
+            rec = R.read_record(path)
+        except R.UnreadableRecord:
+            R.set_aside_open_record(self.home)  # moves it to unreadable/
+            return
+        for row in rec.rows:
+            if not row.get("ok"):
+                continue
+            c = row.get("content") or {}
+            try:
+                if row.get("tool") == "set":
+                    if c.get("value") is None:
+                        self._delete(c["name"])
+                    else:
+                        self._write(c["name"], parse_tagged(c["value"]))
+                elif row.get("tool") == "eval":
+                    self._write(c["target"], parse_tagged(c["result"]))
+            except (EngineError, KeyError, TypeError):
+                continue
+        seqs = [r.get("seq") for r in rec.rows if isinstance(r.get("seq"), int)]
+        try:
+            writer = JsonlWriter(path)
+        except LockedError:  # pragma: no cover - raced with another engine
+            self._slots.clear()
+            self._mags.clear()
+            self._sigs.clear()
+            return
+        self._open = _Open(rec.id, rec.title, writer, max(seqs or [0]), rec.opened)
+        self.recovered = rec.id
+
+    def close(self) -> None:
+        """Release the open record's lock without closing the record (it stays open on
+        disk, to be resumed or set aside by the next engine)."""
+        with self._lock:
+            if self._open is not None:
+                self._open.writer.close(fsync=True)
+                self._open = None
+                self._slots.clear()
+                self._mags.clear()
+                self._sigs.clear()
+
+
+def _check_integral(sig: Sig, formula: str, path: str = "") -> None:
+    if sig.kind == OBJECT:
+        for n, s in sig.fields:
+            _check_integral(s, formula, f"{path}.{n}")
+        return
+    if not D.is_integral(sig.dim):
+        where = f" (field {path[1:]})" if path else ""
+        raise EngineError(
+            INCOMPATIBLE_DIMENSION,
+            f"the result of {formula!r}{where} has the fractional vector {D.fmt(sig.dim)}; only whole-number "
+            "vectors can be written into a slot: check the powers and roots in the formula.",
+        )
+
+
+_ARG_SPEC: dict[str, tuple[tuple, tuple]] = {
+    "set": (("name", "value"), ()),
+    "get": (("name",), ("form", "digits", "dim")),
+    "eval": (("formula", "target"), ()),
+    "record_start": (("title",), ()),
+    "record_message": (("text",), ("hide",)),
+    "record_end": ((), ("text",)),
+}
+
+
+def replay(path) -> dict:
+    """Re-evaluate every accepted ``eval`` row of a record from its recorded inputs.
+
+    Returns ``{"record", "title", "checked", "differences": [...]}``; each difference is
+    ``{"seq", "formula", "target", "recorded", "replayed"}`` (``replayed`` is the new
+    stored value, or ``{"code", "error"}`` when the formula is now refused). Raises
+    :class:`records.UnreadableRecord` for a file that fails the version gate.
+    """
+    rec = R.read_record(path)
+    diffs = []
+    checked = 0
+    for row in rec.steps:
+        c = row.get("content") or {}
+        checked += 1
+        scratch = _Scratch()
+        try:
+            for name, val in (c.get("vars") or {}).items():
+                scratch._write(name, parse_tagged(val))
+            value, _ = scratch.evaluate(c.get("formula"))
+            _check_integral(value.sig, c.get("formula"))
+            got = stored(value)
+        except EngineError as exc:
+            got = {"code": exc.code, "error": exc.message}
+        if got != c.get("result"):
+            diffs.append({"seq": row.get("seq"), "formula": c.get("formula"), "target": c.get("target"),
+                          "recorded": c.get("result"), "replayed": got})
+    return {"record": rec.id, "title": rec.title, "checked": checked, "differences": diffs}
+
+
+class _Scratch(Engine):
+    """A record-less engine for replay: slots only, no folder, no trace."""
+
+    def __init__(self):  # noqa: D401 - deliberately skips Engine.__init__ (no folder)
+        self._slots = {}
+        self._mags = {}
+        self._sigs = {}
+        self._open = None
+        self._cache = {}
+        self._lock = threading.RLock()

@@ -1,0 +1,896 @@
+"""Dimension check and compiled evaluation of a parsed formula
+(spec: reckoner.md section 1 "Speed"; upstream-facts.md 3.6-3.9).
+
+* ``compile_formula`` walks the tree once with the signatures of the slots it reads,
+  checks every dimension rule and returns a closure tree that computes magnitudes only
+  (floats, complex numbers, numpy arrays): the dimension work is not repeated per call.
+* The check is cached on the slot signatures. Where a dimension depends on a *value*
+  (an exponent or ``$prod`` bound read from a slot, applied to a dimensional base), the
+  value is evaluated during the check and the result is marked not cacheable.
+* An exponent that depends on a bound variable (``$prod_{k=1}^{3}(@L^k)``) is handled by
+  unrolling the fold with the variable known.
+* Value-dependent refusals (division by zero, domains, index ranges, array lengths)
+  are raised by the closures with the same codes.
+"""
+
+from __future__ import annotations
+
+import cmath
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from . import dims as D
+from . import grammar as G
+from .errors import (
+    INCOMPATIBLE_DIMENSION,
+    INVALID_ARGS,
+    INVALID_INDEX,
+    NAME_NOT_BOUND,
+    SLOT_NOT_FOUND,
+    UNDEFINED_RESULT,
+    UNSUPPORTED_INDEX,
+    UNSUPPORTED_OPERATION,
+    UNSUPPORTED_SYMBOL,
+    EngineError,
+)
+from .values import ARRAY, OBJECT, SCALAR, SCALAR_ZERO, Sig, field_error
+
+Fn = Callable[[dict, dict], Any]
+_NOCONST = object()
+_LN10 = math.log(10.0)
+
+
+@dataclass(frozen=True, slots=True)
+class C:
+    """A compiled node: its signature, its closure, its constant value (if it reads no
+    slot and no bound variable) and the bound variables it reads."""
+
+    sig: Sig
+    fn: Fn
+    const: Any = _NOCONST
+    bvars: frozenset = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class Compiled:
+    sig: Sig
+    fn: Fn
+    cacheable: bool
+
+
+class _NeedBound(Exception):
+    def __init__(self, names):
+        self.names = set(names)
+
+
+class _Ctx:
+    __slots__ = ("text", "sigs", "mags", "bound", "value_dependent")
+
+    def __init__(self, text, sigs, mags):
+        self.text = text
+        self.sigs = sigs  # slot name -> Sig
+        self.mags = mags  # slot name -> magnitude
+        self.bound: dict[str, Any] = {}  # var -> None (unknown) or known float
+        self.value_dependent = False
+
+
+def compile_formula(formula: G.Formula, sigs: dict, mags: dict) -> Compiled:
+    """Check ``formula`` against the slots and compile it.
+
+    ``sigs``/``mags`` map slot names to :class:`Sig` and magnitudes. Raises
+    :class:`EngineError` for every static refusal.
+    """
+    ctx = _Ctx(formula.text, sigs, mags)
+    c = _compile(formula.tree, ctx)
+    return Compiled(c.sig, c.fn, not ctx.value_dependent)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _src(ctx: _Ctx, node: G.Node) -> str:
+    """A short excerpt of the formula at a node, for messages."""
+    t = ctx.text[node.pos :].strip()
+    return t if len(t) <= 40 else t[:37] + "..."
+
+
+def _at(node: G.Node) -> str:
+    return f"at position {node.pos + 1}"
+
+
+def _const_c(sig: Sig, value) -> C:
+    return C(sig, lambda v, b, _x=value: _x, value)
+
+
+def _eval_now(c: C, ctx: _Ctx):
+    """Evaluate a sub-expression during the check (for a value that decides a dimension)."""
+    if c.const is not _NOCONST:
+        return c.const
+    unknown = {n for n in c.bvars if ctx.bound.get(n) is None}
+    if unknown:
+        raise _NeedBound(unknown)
+    ctx.value_dependent = True
+    known = {k: v for k, v in ctx.bound.items() if v is not None}
+    return c.fn(ctx.mags, known)
+
+
+def _require_not_object(sig: Sig, what: str) -> None:
+    if sig.kind == OBJECT:
+        raise EngineError(
+            UNSUPPORTED_OPERATION,
+            f"{what} is applied to an object; operators and functions work on numbers and arrays only, "
+            "read a field first with .name.",
+        )
+
+
+def _combine(a: Sig, b: Sig, dim) -> Sig:
+    if a.kind == ARRAY or b.kind == ARRAY:
+        return Sig(ARRAY, dim, max(a.ndim, b.ndim))
+    return Sig(SCALAR, dim)
+
+
+def _align(x, y):
+    """Element-wise pairing with upstream's rule: arrays pair from the outermost level,
+    equal lengths required; a scalar (or a shallower array) repeats."""
+    if isinstance(x, np.ndarray) and isinstance(y, np.ndarray):
+        n = min(x.ndim, y.ndim)
+        if x.shape[:n] != y.shape[:n]:
+            lx = x.shape[: n]
+            ly = y.shape[: n]
+            raise EngineError(
+                INVALID_ARGS,
+                f"arrays of different lengths meet in an element-wise operation ({_shape_txt(lx)} and "
+                f"{_shape_txt(ly)}); make them the same length or use one element with [i].",
+            )
+        if x.ndim > y.ndim:
+            y = y.reshape(y.shape + (1,) * (x.ndim - y.ndim))
+        elif y.ndim > x.ndim:
+            x = x.reshape(x.shape + (1,) * (y.ndim - x.ndim))
+    return x, y
+
+
+def _shape_txt(s) -> str:
+    return "length " + " x ".join(str(n) for n in s)
+
+
+def _first_bad(mask: np.ndarray) -> str:
+    idx = [int(i) for i in np.argwhere(mask)[0]]
+    return str(idx[0]) if len(idx) == 1 else str(idx)
+
+
+def _scalarize(m):
+    if isinstance(m, np.generic):
+        return m.item()
+    return m
+
+
+# ---------------------------------------------------------------- compile
+
+
+def _compile(node: G.Node, ctx: _Ctx) -> C:
+    t = type(node)
+    if t is G.Num:
+        return _const_c(SCALAR_ZERO, node.value)
+    if t is G.Slot:
+        return _slot(node, ctx)
+    if t is G.Bound:
+        return _bound(node, ctx)
+    if t is G.Const:
+        return _const_c(SCALAR_ZERO, {"pi": math.pi, "e": math.e, "inf": math.inf, "i": 1j, "j": 1j}[node.name])
+    if t is G.Unary:
+        return _neg(node, ctx)
+    if t is G.Binary:
+        if node.op in "+-":
+            return _addsub(node, ctx)
+        if node.op in "*/":
+            return _muldiv(node, ctx)
+        return _pow(node, ctx)
+    if t is G.Index:
+        return _index(node, ctx)
+    if t is G.Field:
+        return _field(node, ctx)
+    if t is G.Call:
+        if node.name in _UNARY:
+            return _unary_call(node, ctx)
+        return _binary_call(node, ctx)
+    if t is G.Fold:
+        return _fold(node, ctx)
+    if t is G.Symbolic:
+        raise EngineError(
+            UNSUPPORTED_SYMBOL,
+            f"{node.text} {_at(node)} is symbolic (${node.name} is parsed but never evaluated); "
+            "work out the closed form and write that formula instead.",
+        )
+    raise AssertionError(f"unknown node {t}")  # pragma: no cover
+
+
+def _slot(node: G.Slot, ctx: _Ctx) -> C:
+    sig = ctx.sigs.get(node.name)
+    if sig is None:
+        raise EngineError(
+            SLOT_NOT_FOUND,
+            f"@{node.name} {_at(node)} names a slot that does not exist; declare it first with set "
+            f"(in %%reckon: given {node.name} = ...).",
+        )
+    name = node.name
+    return C(sig, lambda v, b: v[name])
+
+
+def _bound(node: G.Bound, ctx: _Ctx) -> C:
+    name = node.name
+    if name not in ctx.bound:
+        raise EngineError(
+            NAME_NOT_BOUND,
+            f"the bare name {name!r} {_at(node)} is not bound by an enclosing $sum, $prod or $seq; "
+            f"to read a slot write @{name}.",
+        )
+    known = ctx.bound[name]
+    if known is not None:
+        return _const_c(SCALAR_ZERO, known)
+    return C(SCALAR_ZERO, lambda v, b: b[name], _NOCONST, frozenset((name,)))
+
+
+def _neg(node: G.Unary, ctx: _Ctx) -> C:
+    x = _compile(node.x, ctx)
+    _require_not_object(x.sig, "unary minus")
+    if x.const is not _NOCONST:
+        return _const_c(x.sig, -x.const)
+    f = x.fn
+    return C(x.sig, lambda v, b: -f(v, b), _NOCONST, x.bvars)
+
+
+def _addsub(node: G.Binary, ctx: _Ctx) -> C:
+    l = _compile(node.left, ctx)
+    r = _compile(node.right, ctx)
+    op = node.op
+    _require_not_object(l.sig, f"'{op}'")
+    _require_not_object(r.sig, f"'{op}'")
+    if tuple(l.sig.dim) != tuple(r.sig.dim):
+        note = ""
+        if l.sig.dim == D.ZERO or r.sig.dim == D.ZERO:
+            note = " (a bare number is dimensionless: it is not a quantity in any unit)"
+        raise EngineError(
+            INCOMPATIBLE_DIMENSION,
+            f"'{op}' {_at(node.right)} combines {D.describe(l.sig.dim)} with {D.describe(r.sig.dim)}{note}; "
+            "both sides of + and - must have the same vector: check the formula or the units of the slots.",
+        )
+    sig = _combine(l.sig, r.sig, l.sig.dim)
+    lf, rf = l.fn, r.fn
+    bv = l.bvars | r.bvars
+    if sig.kind == ARRAY:
+        if op == "+":
+            def fn(v, b):
+                x, y = _align(lf(v, b), rf(v, b))
+                return x + y
+        else:
+            def fn(v, b):
+                x, y = _align(lf(v, b), rf(v, b))
+                return x - y
+    elif op == "+":
+        if l.const is not _NOCONST and r.const is not _NOCONST:
+            return _const_c(sig, l.const + r.const)
+        fn = lambda v, b: lf(v, b) + rf(v, b)  # noqa: E731
+    else:
+        if l.const is not _NOCONST and r.const is not _NOCONST:
+            return _const_c(sig, l.const - r.const)
+        fn = lambda v, b: lf(v, b) - rf(v, b)  # noqa: E731
+    return C(sig, fn, _NOCONST, bv)
+
+
+def _muldiv(node: G.Binary, ctx: _Ctx) -> C:
+    l = _compile(node.left, ctx)
+    r = _compile(node.right, ctx)
+    op = node.op
+    _require_not_object(l.sig, f"'{op}'")
+    _require_not_object(r.sig, f"'{op}'")
+    dim = D.add(l.sig.dim, r.sig.dim) if op == "*" else D.sub(l.sig.dim, r.sig.dim)
+    sig = _combine(l.sig, r.sig, dim)
+    lf, rf = l.fn, r.fn
+    bv = l.bvars | r.bvars
+    where = _src(ctx, node.right)
+    if sig.kind == ARRAY:
+        if op == "*":
+            def fn(v, b):
+                x, y = _align(lf(v, b), rf(v, b))
+                return x * y
+        else:
+            def fn(v, b):
+                x, y = _align(lf(v, b), rf(v, b))
+                zero = (y == 0)
+                if np.any(zero):
+                    bad = f" (element {_first_bad(zero)})" if isinstance(y, np.ndarray) and y.ndim else ""
+                    raise EngineError(
+                        UNDEFINED_RESULT,
+                        f"division by zero{bad} in '/ {where}'; the divisor must not be zero.",
+                    )
+                return x / y
+        return C(sig, fn, _NOCONST, bv)
+    if op == "*":
+        fn = lambda v, b: lf(v, b) * rf(v, b)  # noqa: E731
+    else:
+        def fn(v, b):
+            try:
+                return lf(v, b) / rf(v, b)
+            except ZeroDivisionError:
+                raise EngineError(
+                    UNDEFINED_RESULT,
+                    f"division by zero in '/ {where}' {_at(node.right)}; the divisor must not be zero.",
+                ) from None
+    c = C(sig, fn, _NOCONST, bv)
+    if l.const is not _NOCONST and r.const is not _NOCONST:
+        return _const_c(sig, fn({}, {}))
+    return c
+
+
+def _spow(x, y, where):
+    """Scalar power with upstream's rules (upstream-facts.md 3.6 "Powers")."""
+    try:
+        if type(y) is complex:
+            if x == 0:
+                raise EngineError(UNDEFINED_RESULT, f"zero raised to a complex power in {where} is undefined.")
+            return cmath.exp(y * cmath.log(x))
+        if type(x) is complex:
+            if x == 0:
+                if y > 0:
+                    return 0j
+                if y == 0:
+                    return 1 + 0j
+                raise EngineError(UNDEFINED_RESULT, f"zero raised to the negative power {y!r} in {where} is undefined.")
+            r, t = cmath.polar(x)
+            return cmath.rect(r**y, t * y)
+        if x == 0:
+            if y < 0:
+                raise EngineError(UNDEFINED_RESULT, f"zero raised to the negative power {y!r} in {where} is undefined.")
+            return 1.0 if y == 0 else 0.0
+        if x < 0 and not float(y).is_integer():
+            raise EngineError(
+                UNDEFINED_RESULT,
+                f"the negative base {x!r} raised to the non-integer power {y!r} in {where} has no real value; "
+                "for the principal complex value write the base as a complex number (e.g. multiply by $j and adjust).",
+            )
+        return x**y
+    except OverflowError:
+        raise EngineError(UNDEFINED_RESULT, f"the power in {where} overflows (the result is not finite).") from None
+
+
+def _apow(x, y, where):
+    x, y = _align(x, y)
+    xa = np.asarray(x)
+    ya = np.asarray(y)
+    with np.errstate(all="ignore"):
+        if xa.dtype.kind == "c" or ya.dtype.kind == "c":
+            zero = (xa == 0) & ((np.real(ya) < 0) | (np.imag(ya) != 0))
+            if np.any(zero):
+                raise EngineError(UNDEFINED_RESULT, f"zero raised to a negative or complex power in {where} is undefined.")
+            return np.power(xa.astype(complex), ya)
+        zero = (xa == 0) & (ya < 0)
+        if np.any(zero):
+            raise EngineError(UNDEFINED_RESULT, f"zero raised to a negative power in {where} is undefined.")
+        neg = (xa < 0) & (np.floor(ya) != ya)
+        if np.any(neg):
+            raise EngineError(
+                UNDEFINED_RESULT,
+                f"a negative base raised to a non-integer power in {where} has no real value; "
+                "use complex numbers for the principal value.",
+            )
+        return np.power(xa, ya)
+
+
+def _pow(node: G.Binary, ctx: _Ctx) -> C:
+    base = _compile(node.left, ctx)
+    ex = _compile(node.right, ctx)
+    _require_not_object(base.sig, "'^'")
+    _require_not_object(ex.sig, "'^'")
+    if ex.sig.dim != D.ZERO:
+        raise EngineError(
+            INCOMPATIBLE_DIMENSION,
+            f"the exponent {_src(ctx, node.right)!r} {_at(node.right)} has the vector {D.describe(ex.sig.dim)}; "
+            "an exponent must be dimensionless: divide it by its unit first.",
+        )
+    where = f"'{_src(ctx, node)}'"
+    if base.sig.dim == D.ZERO:
+        dim = D.ZERO
+    else:
+        if ex.sig.kind == ARRAY:
+            raise EngineError(
+                INCOMPATIBLE_DIMENSION,
+                f"the dimensional base {D.describe(base.sig.dim)} {_at(node)} is raised to an array of exponents; "
+                "array elements must share one vector, so use one exponent.",
+            )
+        p = _eval_now(ex, ctx)
+        if isinstance(p, complex):
+            raise EngineError(
+                INCOMPATIBLE_DIMENSION,
+                f"the base {_src(ctx, node.left)!r} has the vector {D.describe(base.sig.dim)} and the exponent is "
+                "complex; only a dimensionless base may have a complex exponent: divide the base by its unit first.",
+            )
+        dim = D.scale(base.sig.dim, p)
+    sig = _combine(base.sig, ex.sig, dim)
+    bf, ef = base.fn, ex.fn
+    bv = base.bvars | ex.bvars
+    if sig.kind == ARRAY:
+        fn = lambda v, b: _apow(bf(v, b), ef(v, b), where)  # noqa: E731
+    elif ex.const is not _NOCONST and type(ex.const) is float and ex.const == 2.0:
+        fn = lambda v, b: _sq(bf(v, b), where)  # noqa: E731
+    else:
+        fn = lambda v, b: _spow(bf(v, b), ef(v, b), where)  # noqa: E731
+    if base.const is not _NOCONST and ex.const is not _NOCONST:
+        return _const_c(sig, fn({}, {}))
+    return C(sig, fn, _NOCONST, bv)
+
+
+def _sq(x, where):
+    try:
+        return x * x
+    except OverflowError:  # pragma: no cover - float multiply gives inf, not an exception
+        raise EngineError(UNDEFINED_RESULT, f"the power in {where} overflows.") from None
+
+
+def _as_int(x, what: str, node: G.Node) -> int:
+    if isinstance(x, np.ndarray):
+        raise EngineError(INVALID_INDEX, f"the {what} {_at(node)} is an array; it must be one integer.")
+    if isinstance(x, complex):
+        if x.imag != 0:
+            raise EngineError(INVALID_INDEX, f"the {what} {_at(node)} is the complex number {x!r}; it must be an integer.")
+        x = x.real
+    if not math.isfinite(x) or not float(x).is_integer():
+        raise EngineError(INVALID_INDEX, f"the {what} {_at(node)} is {x!r}, which is not an integer; use a whole number.")
+    return int(x)
+
+
+def _index(node: G.Index, ctx: _Ctx) -> C:
+    x = _compile(node.x, ctx)
+    i = _compile(node.index, ctx)
+    if x.sig.kind != ARRAY:
+        what = "an object (use .field)" if x.sig.kind == OBJECT else "a single number"
+        raise EngineError(
+            UNSUPPORTED_INDEX,
+            f"[ ] {_at(node.index)} indexes {_src(ctx, node.x)!r}, which is {what}; only arrays take [i].",
+        )
+    if i.sig.kind != SCALAR or i.sig.dim != D.ZERO:
+        raise EngineError(
+            INVALID_INDEX,
+            f"the index {_src(ctx, node.index)!r} {_at(node.index)} has the vector {D.describe(i.sig.dim)}"
+            f"{' and is an array' if i.sig.kind == ARRAY else ''}; an index is a dimensionless integer.",
+        )
+    sig = Sig(SCALAR, x.sig.dim) if x.sig.ndim == 1 else Sig(ARRAY, x.sig.dim, x.sig.ndim - 1)
+    xf, jf = x.fn, i.fn
+    scalar_result = x.sig.ndim == 1
+
+    def fn(v, b):
+        a = xf(v, b)
+        k = _as_int(jf(v, b), "index", node.index)
+        n = a.shape[0]
+        if k < 0 or k >= n:
+            rng = f"0..{n - 1}" if n else "none (the array is empty)"
+            raise EngineError(
+                INVALID_INDEX,
+                f"the index {k} {_at(node.index)} is out of range for an array of length {n}; valid indexes: {rng}.",
+            )
+        e = a[k]
+        return e.item() if scalar_result else e
+
+    return C(sig, fn, _NOCONST, x.bvars | i.bvars)
+
+
+def _field(node: G.Field, ctx: _Ctx) -> C:
+    x = _compile(node.x, ctx)
+    if x.sig.kind != OBJECT:
+        raise EngineError(
+            UNSUPPORTED_INDEX,
+            f".{node.name} reads a field of {_src(ctx, node.x)!r}, which is not an object; only objects have fields.",
+        )
+    fsig = x.sig.field(node.name)
+    if fsig is None:
+        raise field_error(node.name, x.sig)
+    xf = x.fn
+    name = node.name
+    return C(fsig, lambda v, b: xf(v, b)[name], _NOCONST, x.bvars)
+
+
+# ---------------------------------------------------------------- functions
+
+
+def _undef(msg):
+    raise EngineError(UNDEFINED_RESULT, msg)
+
+
+def _real_only(name):
+    def chk(z):
+        if isinstance(z, complex):
+            _undef(f"${name} takes real numbers only but was given the complex value {z!r}; use $re or $abs first.")
+    return chk
+
+
+def _s_sqrt(x):
+    if isinstance(x, complex):
+        return cmath.sqrt(x)
+    if x < 0:
+        _undef(f"$sqrt of the negative number {x!r} has no real value; for the imaginary root write $j*$sqrt(-x).")
+    return math.sqrt(x)
+
+
+def _s_ln(x, base10=False):
+    name = "$log" if base10 else "$ln"
+    if isinstance(x, complex):
+        if x == 0:
+            _undef(f"{name} of zero is undefined.")
+        r = cmath.log(x)
+        return r / _LN10 if base10 else r
+    if x <= 0:
+        _undef(f"{name} of {x!r} is undefined for real numbers (the argument must be > 0); use a complex value for the principal logarithm.")
+    return math.log10(x) if base10 else math.log(x)
+
+
+def _s_exp(x):
+    try:
+        return cmath.exp(x) if isinstance(x, complex) else math.exp(x)
+    except OverflowError:
+        _undef(f"$exp({x!r}) overflows (the result is not finite).")
+
+
+def _s_trig(name):
+    mf, cf = getattr(math, name), getattr(cmath, name)
+
+    def f(x):
+        try:
+            return cf(x) if isinstance(x, complex) else mf(x)
+        except (OverflowError, ValueError):
+            _undef(f"${name}({x!r}) is not finite.")
+    return f
+
+
+def _s_arc(name):
+    mf, cf = getattr(math, name), getattr(cmath, name)
+
+    def f(x):
+        if isinstance(x, complex):
+            try:
+                return cf(x)
+            except ValueError:
+                _undef(f"${name}({x!r}) is undefined.")
+        if name != "atan" and not -1.0 <= x <= 1.0:
+            _undef(f"${name} of {x!r} is outside [-1, 1], where it has no real value.")
+        return mf(x)
+    return f
+
+
+def _s_rounding(name, op):
+    chk = _real_only(name)
+
+    def f(x):
+        chk(x)
+        if not math.isfinite(x):
+            return x
+        return float(op(x))
+    return f
+
+
+def _sign(x):
+    return 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)
+
+
+# name -> (dimension rule, scalar function, array function or None to map elementwise)
+# rules: "same", "half", "zero" (argument must be dimensionless; result dimensionless),
+#        "tozero" (any argument; result dimensionless)
+_UNARY: dict[str, tuple[str, Callable, Callable | None]] = {
+    "abs": ("same", abs, np.abs),
+    "sqrt": ("half", _s_sqrt, None),
+    "exp": ("zero", _s_exp, None),
+    "ln": ("zero", _s_ln, None),
+    "log": ("zero", lambda x: _s_ln(x, True), None),
+    "sin": ("zero", _s_trig("sin"), np.sin),
+    "cos": ("zero", _s_trig("cos"), np.cos),
+    "tan": ("zero", _s_trig("tan"), np.tan),
+    "asin": ("zero", _s_arc("asin"), None),
+    "acos": ("zero", _s_arc("acos"), None),
+    "atan": ("zero", _s_arc("atan"), None),
+    "floor": ("zero", _s_rounding("floor", math.floor), None),
+    "ceil": ("zero", _s_rounding("ceil", math.ceil), None),
+    "sign": ("zero", _s_rounding("sign", _sign), None),
+    "re": ("same", lambda x: x.real if isinstance(x, complex) else x, np.real),
+    "im": ("same", lambda x: x.imag if isinstance(x, complex) else 0.0, lambda a: np.imag(a).astype(float)),
+    "arg": ("tozero", lambda x: math.atan2(x.imag, x.real) if isinstance(x, complex) else (math.pi if x < 0 else 0.0), None),
+    "conj": ("same", lambda x: x.conjugate() if isinstance(x, complex) else x, np.conj),
+    "len": ("tozero", None, None),
+    "transpose": ("same", None, None),
+}
+
+
+def _map_array(f, a: np.ndarray) -> np.ndarray:
+    flat = [f(complex(x) if isinstance(x, complex) else x) for x in a.ravel().tolist()]
+    if not flat:
+        return np.array([], dtype=float).reshape(a.shape)
+    cplx = any(isinstance(x, complex) for x in flat)
+    return np.array(flat, dtype=complex if cplx else float).reshape(a.shape)
+
+
+def _unary_call(node: G.Call, ctx: _Ctx) -> C:
+    name = node.name
+    x = _compile(node.args[0], ctx)
+    _require_not_object(x.sig, f"${name}")
+    rule, sf, af = _UNARY[name]
+    if name == "len":
+        if x.sig.kind != ARRAY:
+            raise EngineError(
+                INVALID_ARGS,
+                f"$len {_at(node)} counts the elements of an array, but {_src(ctx, node.args[0])!r} is a single number.",
+            )
+        xf = x.fn
+        c = C(SCALAR_ZERO, lambda v, b: float(xf(v, b).shape[0]), _NOCONST, x.bvars)
+        return c
+    if name == "transpose":
+        if x.sig.kind != ARRAY or x.sig.ndim != 2:
+            what = "a single number" if x.sig.kind != ARRAY else f"a {x.sig.ndim}-D array"
+            raise EngineError(
+                INVALID_ARGS,
+                f"$transpose {_at(node)} needs a rectangular 2-D array, but {_src(ctx, node.args[0])!r} is {what}.",
+            )
+        xf = x.fn
+        return C(x.sig, lambda v, b: np.ascontiguousarray(xf(v, b).T), _NOCONST, x.bvars)
+    if rule == "zero" and x.sig.dim != D.ZERO:
+        hint = " (for an angle in degrees write @x*$pi/180)" if name in ("sin", "cos", "tan") else ""
+        raise EngineError(
+            INCOMPATIBLE_DIMENSION,
+            f"${name} {_at(node)} needs a dimensionless argument but {_src(ctx, node.args[0])!r} has the vector "
+            f"{D.describe(x.sig.dim)}; divide by the unit first{hint}.",
+        )
+    if rule == "same":
+        dim = x.sig.dim
+    elif rule == "half":
+        dim = D.scale(x.sig.dim, D.Fraction(1, 2))
+    else:
+        dim = D.ZERO
+    sig = Sig(x.sig.kind, dim, x.sig.ndim)
+    xf = x.fn
+    if x.sig.kind == ARRAY:
+        if af is not None:
+            fn = lambda v, b: af(xf(v, b))  # noqa: E731
+        else:
+            fn = lambda v, b: _map_array(sf, xf(v, b))  # noqa: E731
+    else:
+        fn = lambda v, b: sf(xf(v, b))  # noqa: E731
+    if x.const is not _NOCONST:
+        return _const_c(sig, fn({}, {}))
+    return C(sig, fn, _NOCONST, x.bvars)
+
+
+def _b_atan2(x, y):
+    # Deliberate difference 1: $atan2(x, y) is the angle of the point (x, y).
+    return math.atan2(y, x)
+
+
+def _b_mod(a, b):
+    if b == 0:
+        _undef(f"$mod({a!r}, 0): the remainder of a division by zero is undefined.")
+    return math.fmod(a, b)
+
+
+_BINARY = {
+    "atan2": (_b_atan2, lambda x, y: np.arctan2(y, x)),
+    "min": (min, np.minimum),
+    "max": (max, np.maximum),
+    "mod": (_b_mod, None),
+}
+
+
+def _binary_call(node: G.Call, ctx: _Ctx) -> C:
+    name = node.name
+    a = _compile(node.args[0], ctx)
+    b = _compile(node.args[1], ctx)
+    _require_not_object(a.sig, f"${name}")
+    _require_not_object(b.sig, f"${name}")
+    if tuple(a.sig.dim) != tuple(b.sig.dim):
+        raise EngineError(
+            INCOMPATIBLE_DIMENSION,
+            f"${name} {_at(node)} needs both arguments in one vector but got {D.describe(a.sig.dim)} and "
+            f"{D.describe(b.sig.dim)}.",
+        )
+    dim = D.ZERO if name == "atan2" else a.sig.dim
+    sig = _combine(a.sig, b.sig, dim)
+    sf, af = _BINARY[name]
+    fa, fb = a.fn, b.fn
+    chk = _real_only(name)
+
+    def scalar(v, bb):
+        x = fa(v, bb)
+        y = fb(v, bb)
+        chk(x)
+        chk(y)
+        return sf(x, y)
+
+    if sig.kind == ARRAY:
+        def fn(v, bb):
+            x, y = _align(fa(v, bb), fb(v, bb))
+            xa, ya = np.asarray(x), np.asarray(y)
+            if xa.dtype.kind == "c" or ya.dtype.kind == "c":
+                _undef(f"${name} takes real numbers only but was given complex values; use $re or $abs first.")
+            if af is None:
+                xa, ya = np.broadcast_arrays(xa, ya)
+                return np.array([sf(p, q) for p, q in zip(xa.ravel().tolist(), ya.ravel().tolist())]).reshape(xa.shape)
+            return af(xa, ya).astype(float)
+    else:
+        fn = scalar
+    if a.const is not _NOCONST and b.const is not _NOCONST:
+        return _const_c(sig, fn({}, {}))
+    return C(sig, fn, _NOCONST, a.bvars | b.bvars)
+
+
+# ---------------------------------------------------------------- folds
+
+
+def _fold(node: G.Fold, ctx: _Ctx) -> C:
+    lo = _compile(node.lo, ctx)
+    hi = _compile(node.hi, ctx)
+    for c, which, n in ((lo, "lower bound", node.lo), (hi, "upper bound", node.hi)):
+        if c.sig.kind != SCALAR or c.sig.dim != D.ZERO:
+            raise EngineError(
+                INVALID_INDEX,
+                f"the {which} of ${node.name} {_at(n)} has the vector {D.describe(c.sig.dim)}; bounds are "
+                "dimensionless integers.",
+            )
+    var = node.var
+    outer = ctx.bound.get(var, _NOCONST)
+    ctx.bound[var] = None
+    try:
+        try:
+            body = _compile(node.body, ctx)
+            unrolled = None
+        except _NeedBound as need:
+            if var not in need.names:
+                raise
+            body = None
+    finally:
+        if outer is _NOCONST:
+            del ctx.bound[var]
+        else:
+            ctx.bound[var] = outer
+    if body is None:
+        return _fold_unrolled(node, ctx, lo, hi)
+    _require_not_object(body.sig, f"${node.name}")
+    name = node.name
+    if name == "sum":
+        sig = body.sig
+    elif name == "prod":
+        if body.sig.dim == D.ZERO:
+            sig = body.sig
+        else:
+            a = _as_int(_eval_now(lo, ctx), "lower bound", node.lo)
+            z = _as_int(_eval_now(hi, ctx), "upper bound", node.hi)
+            sig = Sig(body.sig.kind, D.scale(body.sig.dim, max(z - a + 1, 1)), body.sig.ndim)
+    else:
+        sig = Sig(ARRAY, body.sig.dim, body.sig.ndim + 1)
+    lf, hf, bf = lo.fn, hi.fn, body.fn
+    is_array = body.sig.kind == ARRAY
+
+    def bounds(v, b):
+        a = _as_int(lf(v, b), "lower bound", node.lo)
+        z = _as_int(hf(v, b), "upper bound", node.hi)
+        if a > z:
+            raise EngineError(
+                INVALID_INDEX,
+                f"${name} {_at(node)} runs from {a} to {z}: the lower bound is above the upper bound, "
+                "so the range is empty; swap the bounds.",
+            )
+        return a, z
+
+    if name == "sum":
+        def fn(v, b):
+            a, z = bounds(v, b)
+            b2 = dict(b)
+            b2[var] = float(a)
+            acc = bf(v, b2)
+            for k in range(a + 1, z + 1):
+                b2[var] = float(k)
+                t = bf(v, b2)
+                if is_array:
+                    acc, t = _align(acc, t)
+                acc = acc + t
+            return acc
+    elif name == "prod":
+        def fn(v, b):
+            a, z = bounds(v, b)
+            b2 = dict(b)
+            b2[var] = float(a)
+            acc = bf(v, b2)
+            for k in range(a + 1, z + 1):
+                b2[var] = float(k)
+                t = bf(v, b2)
+                if is_array:
+                    acc, t = _align(acc, t)
+                acc = acc * t
+            return acc
+    else:
+        def fn(v, b):
+            a, z = bounds(v, b)
+            b2 = dict(b)
+            items = []
+            for k in range(a, z + 1):
+                b2[var] = float(k)
+                items.append(bf(v, b2))
+            return _collect(items, node)
+    bv = (body.bvars - {var}) | lo.bvars | hi.bvars
+    return C(sig, fn, _NOCONST, frozenset(bv))
+
+
+def _collect(items, node) -> np.ndarray:
+    if isinstance(items[0], np.ndarray):
+        shape = items[0].shape
+        for k, it in enumerate(items):
+            if it.shape != shape:
+                raise EngineError(
+                    INVALID_ARGS,
+                    f"$seq {_at(node)} collects arrays of different shapes ({list(shape)} and {list(it.shape)}); "
+                    "nested arrays must be rectangular.",
+                )
+        return np.stack(items)
+    cplx = any(isinstance(x, complex) for x in items)
+    return np.array(items, dtype=complex if cplx else float)
+
+
+def _fold_unrolled(node: G.Fold, ctx: _Ctx, lo: C, hi: C) -> C:
+    """The body's dimension depends on the bound variable: compile it once per value."""
+    a = _as_int(_eval_now(lo, ctx), "lower bound", node.lo)
+    z = _as_int(_eval_now(hi, ctx), "upper bound", node.hi)
+    if a > z:
+        raise EngineError(
+            INVALID_INDEX,
+            f"${node.name} {_at(node)} runs from {a} to {z}: the lower bound is above the upper bound; swap the bounds.",
+        )
+    if z - a > 10_000:
+        raise EngineError(
+            INVALID_INDEX,
+            f"${node.name} {_at(node)} has a body whose dimension changes with {node.var} and {z - a + 1} terms; "
+            "such a fold is limited to 10001 terms.",
+        )
+    var = node.var
+    outer = ctx.bound.get(var, _NOCONST)
+    bodies = []
+    try:
+        for k in range(a, z + 1):
+            ctx.bound[var] = float(k)
+            bodies.append(_compile(node.body, ctx))
+    finally:
+        if outer is _NOCONST:
+            ctx.bound.pop(var, None)
+        else:
+            ctx.bound[var] = outer
+    for c in bodies:
+        _require_not_object(c.sig, f"${node.name}")
+    first = bodies[0].sig
+    if node.name in ("sum", "seq"):
+        for k, c in zip(range(a, z + 1), bodies):
+            if tuple(c.sig.dim) != tuple(first.dim):
+                what = "terms" if node.name == "sum" else "elements"
+                raise EngineError(
+                    INCOMPATIBLE_DIMENSION,
+                    f"${node.name} {_at(node)}: its {what} have different vectors ({D.describe(first.dim)} for "
+                    f"{var}={a}, {D.describe(c.sig.dim)} for {var}={k}); every {what[:-1]} must share one vector.",
+                )
+        sig = first if node.name == "sum" else Sig(ARRAY, first.dim, first.ndim + 1)
+    else:
+        dim = D.ZERO
+        for c in bodies:
+            dim = D.add(dim, c.sig.dim)
+        sig = Sig(first.kind, dim, first.ndim)
+    fns = [c.fn for c in bodies]
+    name = node.name
+
+    def fn(v, b):
+        vals = [f(v, b) for f in fns]
+        if name == "seq":
+            return _collect(vals, node)
+        acc = vals[0]
+        for t in vals[1:]:
+            acc, t = _align(acc, t)
+            acc = acc + t if name == "sum" else acc * t
+        return acc
+
+    bv = set(lo.bvars | hi.bvars)
+    for c in bodies:
+        bv |= c.bvars
+    bv.discard(var)
+    return C(sig, fn, _NOCONST, frozenset(bv))

@@ -1,0 +1,254 @@
+"""Record files: header, trace rows, the version gate, listing and replay
+(spec: reckoner.md section 1; upstream-facts.md 3.11; storage.md).
+
+* A record file is JSONL: a header ``{"seq": 0, "version": 1}`` then one trace row per
+  engine call ``{"seq", "at", "tool", "ok", "content"}``, the same shape upstream writes,
+  so files move between dsh-reckoner and dsh-notebook unchanged.
+* ``<home>/open-record.jsonl`` is the record being written; closing renames it atomically
+  to ``<home>/records/<id>.jsonl`` (read-only from then on). A record left open by a crash
+  is either resumed by replay (the engine's default, as upstream) or set aside into
+  ``<home>/stale/`` for the person to close or discard (the notebook's choice).
+* Readers apply the version gate: a file whose first line is not a header, or whose
+  version is not one this engine writes, is unreadable and never served or replayed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..storage import JsonlWriter, atomic_rename, is_locked, read_jsonl
+
+VERSION = 1
+OPEN_FILE = "open-record.jsonl"
+RECORDS_DIR = "records"
+STALE_DIR = "stale"
+UNREADABLE_DIR = "unreadable"
+HEADER = {"seq": 0, "version": VERSION}
+
+
+class UnreadableRecord(ValueError):
+    """A record file that fails the version gate or lacks its start row."""
+
+
+@dataclass
+class Record:
+    """One record file, read.
+
+    ``rows`` are the trace rows (header excluded) in file order; ``problems`` lists
+    ``(line, reason)`` for lines that could not be read (a torn last line, bad UTF-8).
+    Times are milliseconds since the epoch.
+    """
+
+    id: str
+    path: Path
+    version: int
+    title: str
+    rows: list[dict]
+    problems: list = field(default_factory=list)
+    opened: int | None = None
+    ended: int | None = None
+    closed: bool = False
+
+    @property
+    def steps(self) -> list[dict]:
+        """Accepted ``eval`` rows."""
+        return [r for r in self.rows if r.get("tool") == "eval" and r.get("ok")]
+
+    @property
+    def refused(self) -> list[dict]:
+        return [r for r in self.rows if r.get("ok") is False]
+
+    @property
+    def closing_text(self) -> str | None:
+        text = None
+        for r in self.rows:
+            if r.get("tool") == "record_end" and r.get("ok"):
+                text = (r.get("content") or {}).get("text")
+        return text
+
+    def summary(self) -> dict:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "status": "closed" if self.closed else "open",
+            "opened": self.opened,
+            "closed": self.ended if self.closed else None,
+            "steps": len(self.steps),
+            "refused": len(self.refused),
+            "path": str(self.path),
+        }
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def read_record(path) -> Record:
+    """Read one record file (open, closed or set aside).
+
+    Raises :class:`UnreadableRecord` when the version gate or the start row fails, and
+    ``FileNotFoundError`` when there is no such file.
+    """
+    path = Path(path)
+    data = read_jsonl(path)
+    rows = data.rows
+    if not rows or data.line_numbers[0] != 1 or rows[0].get("seq") != 0 or "version" in rows[0] and not isinstance(rows[0].get("version"), int):
+        raise UnreadableRecord(f"{path.name}: the first line is not a record header {{\"seq\": 0, \"version\": {VERSION}}}")
+    version = rows[0].get("version")
+    if version != VERSION:
+        raise UnreadableRecord(
+            f"{path.name}: record version {version!r} is not readable by this engine (it reads version {VERSION})"
+        )
+    body = rows[1:]
+    start = next((r for r in body if r.get("tool") == "record_start" and r.get("ok")), None)
+    content = (start or {}).get("content") or {}
+    title, rid = content.get("title"), content.get("record")
+    if not isinstance(title, str) or not title or not isinstance(rid, str) or not rid:
+        raise UnreadableRecord(f"{path.name}: no accepted record_start row with a title and a record id")
+    ended = None
+    closed = False
+    for r in body:
+        if r.get("tool") == "record_end" and r.get("ok"):
+            ended = r.get("at")
+            closed = True
+    if ended is None and body:
+        ended = body[-1].get("at")
+    return Record(
+        id=rid,
+        path=path,
+        version=version,
+        title=title,
+        rows=body,
+        problems=[(p.line, p.reason) for p in data.problems],
+        opened=start.get("at"),
+        ended=ended,
+        closed=closed,
+    )
+
+
+def list_records(home) -> dict:
+    """Everything in an engine folder.
+
+    Returns ``{"closed": [summary...], "open": summary | None, "set_aside": [summary...],
+    "unreadable": [{"id", "path", "reason"}...]}``, closed records oldest first.
+    """
+    home = Path(home)
+    out: dict[str, Any] = {"closed": [], "open": None, "set_aside": [], "unreadable": []}
+    for sub, key in ((RECORDS_DIR, "closed"), (STALE_DIR, "set_aside")):
+        d = home / sub
+        if not d.is_dir():
+            continue
+        for p in sorted(d.glob("*.jsonl")):
+            try:
+                rec = read_record(p)
+            except (UnreadableRecord, OSError) as exc:
+                out["unreadable"].append({"id": p.stem, "path": str(p), "reason": str(exc)})
+                continue
+            s = rec.summary()
+            if key == "set_aside":
+                s["status"] = "set aside"
+            out[key].append(s)
+    out["closed"].sort(key=lambda s: (s["opened"] or 0, s["id"]))
+    op = home / OPEN_FILE
+    if op.exists():
+        try:
+            out["open"] = read_record(op).summary()
+        except (UnreadableRecord, OSError) as exc:
+            out["unreadable"].append({"id": OPEN_FILE, "path": str(op), "reason": str(exc)})
+    return out
+
+
+def find_record(home, record_id: str) -> Path:
+    """The file of a record id in ``home`` (closed, open or set aside); ``FileNotFoundError`` if none."""
+    home = Path(home)
+    for p in (home / RECORDS_DIR / f"{record_id}.jsonl", home / STALE_DIR / f"{record_id}.jsonl"):
+        if p.exists():
+            return p
+    op = home / OPEN_FILE
+    if op.exists():
+        try:
+            if read_record(op).id == record_id:
+                return op
+        except UnreadableRecord:
+            pass
+    raise FileNotFoundError(f"no record {record_id!r} in {home}")
+
+
+def new_record_id(home: Path, ms: int) -> str:
+    """Upstream's id: the clock in ms as a string, suffixed -2, -3, ... if taken."""
+    base = str(ms)
+    rid = base
+    n = 1
+    while any((home / d / f"{rid}.jsonl").exists() for d in (RECORDS_DIR, STALE_DIR)):
+        n += 1
+        rid = f"{base}-{n}"
+    return rid
+
+
+def _move_aside(path: Path, dest_dir: Path, stem: str) -> Path:
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    dest = dest_dir / f"{stem}.jsonl"
+    n = 1
+    while dest.exists():
+        n += 1
+        dest = dest_dir / f"{stem}-{n}.jsonl"
+    atomic_rename(path, dest)
+    return dest
+
+
+def set_aside_open_record(home) -> Path | None:
+    """Move an abandoned ``open-record.jsonl`` (no live writer holds it) into ``stale/``.
+
+    Returns the new path, or ``None`` when there is nothing to set aside (no file, or a
+    live engine holds its lock). A file failing the version gate goes to ``unreadable/``.
+    """
+    home = Path(home)
+    op = home / OPEN_FILE
+    if not op.exists() or is_locked(op):
+        return None
+    try:
+        rid = read_record(op).id
+    except UnreadableRecord:
+        return _move_aside(op, home / UNREADABLE_DIR, f"open-record-{now_ms()}")
+    return _move_aside(op, home / STALE_DIR, rid)
+
+
+def close_set_aside(home, record_id: str, text: str | None = None) -> Path:
+    """Close a set-aside record: append a ``record_end`` row and move it into ``records/``.
+
+    Raises ``FileNotFoundError`` or :class:`UnreadableRecord`.
+    """
+    home = Path(home)
+    path = home / STALE_DIR / f"{record_id}.jsonl"
+    rec = read_record(path)
+    last = max([r.get("seq", 0) for r in rec.rows if isinstance(r.get("seq"), int)] or [1])
+    content: dict[str, Any] = {"record": rec.id}
+    content["text"] = text or "Closed by recovery after the kernel stopped with this record open."
+    w = JsonlWriter(path)
+    try:
+        w.append({"seq": last + 1, "at": now_ms(), "tool": "record_end", "ok": True, "content": content})
+    finally:
+        w.close(fsync=True)
+    dest = home / RECORDS_DIR / f"{rec.id}.jsonl"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    atomic_rename(path, dest, make_read_only=True)
+    _drop_lock_file(path)
+    return dest
+
+
+def discard_set_aside(home, record_id: str) -> None:
+    """Delete a set-aside record (``FileNotFoundError`` if there is none)."""
+    path = Path(home) / STALE_DIR / f"{record_id}.jsonl"
+    path.unlink()
+    _drop_lock_file(path)
+
+
+def _drop_lock_file(path: Path) -> None:
+    try:
+        os.unlink(str(path) + ".lock")
+    except OSError:
+        pass

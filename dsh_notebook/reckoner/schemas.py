@@ -1,0 +1,102 @@
+"""JSON Schemas of the six engine tools, for the model (spec: reckoner.md sections 1 and 4;
+upstream-facts.md 3.2, 3.4).
+
+``TOOL_SCHEMAS[name]`` is ``{"name", "description", "parameters"}``; ``parameters`` is a
+JSON Schema (draft 2020-12) object. Wrap each in ``{"type": "function", "function": ...}``
+for an OpenAI-compatible request.
+"""
+
+from __future__ import annotations
+
+from .dims import NAMES
+
+_NUMBER = {"type": "number"}
+_DIM = {
+    "description": "An SI table name (e.g. 'ohm', 'degC') or the 7 integer exponents [m,kg,s,A,K,mol,cd].",
+    "anyOf": [
+        {"type": "string", "enum": list(NAMES)},
+        {"type": "array", "items": {"type": "integer"}, "minItems": 7, "maxItems": 7},
+        {"type": "null"},
+    ],
+}
+_ELEMENT = {
+    "anyOf": [
+        _NUMBER,
+        {"type": "object", "properties": {"re": _NUMBER, "im": _NUMBER}, "required": ["re", "im"], "additionalProperties": False},
+        {"type": "object", "properties": {"mag": _NUMBER, "ang": _NUMBER}, "required": ["mag", "ang"], "additionalProperties": False},
+        {"type": "array", "items": {"$ref": "#/$defs/element"}},
+    ]
+}
+_TAGGED = {
+    "description": (
+        "A tagged value: exactly one of {num}, {re, im}, {mag, ang} (radians), {array: [...]}, "
+        "{object: {field: tagged value}}, with an optional dim (not beside object)."
+    ),
+    "type": "object",
+    "properties": {
+        "num": _NUMBER,
+        "re": _NUMBER,
+        "im": _NUMBER,
+        "mag": _NUMBER,
+        "ang": _NUMBER,
+        "array": {"type": "array", "items": {"$ref": "#/$defs/element"}},
+        "object": {"type": "object", "additionalProperties": {"$ref": "#/$defs/tagged"}},
+        "dim": _DIM,
+    },
+    "additionalProperties": False,
+}
+_NAME = {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "description": "A bare slot name (no @)."}
+_DEFS = {"element": _ELEMENT, "tagged": _TAGGED}
+
+
+def _obj(props: dict, required: list[str], defs: bool = False) -> dict:
+    out = {"type": "object", "properties": props, "required": required, "additionalProperties": False}
+    if defs:
+        out["$defs"] = _DEFS
+    return out
+
+
+TOOL_SCHEMAS: dict[str, dict] = {
+    "set": {
+        "name": "set",
+        "description": "Write a slot (a value with its SI dimension), or delete it with value null. Arithmetic never happens here.",
+        "parameters": _obj({"name": _NAME, "value": {"anyOf": [{"$ref": "#/$defs/tagged"}, {"type": "null"}]}},
+                           ["name", "value"], defs=True),
+    },
+    "get": {
+        "name": "get",
+        "description": "Read a slot; the only way to see a value. Optional form (rect|polar), digits (significant), dim (a claim checked against the value; a table name converts, e.g. degC).",
+        "parameters": _obj(
+            {
+                "name": _NAME,
+                "form": {"type": "string", "enum": ["rect", "polar"]},
+                "digits": {"type": "integer", "minimum": 1},
+                "dim": _DIM,
+            },
+            ["name"],
+        ),
+    },
+    "eval": {
+        "name": "eval",
+        "description": (
+            "Evaluate one formula over slots (@name), numbers and $ notation ($pi, $sqrt(x), $sum_{k=1}^{n}(body), ...) "
+            "and write the result into target. Dimensions are checked; the value is not returned."
+        ),
+        "parameters": _obj({"formula": {"type": "string"}, "target": _NAME}, ["formula", "target"]),
+    },
+    "record_start": {
+        "name": "record_start",
+        "description": "Open a record (one calculation) with a title. Every other call needs an open record.",
+        "parameters": _obj({"title": {"type": "string", "minLength": 1}}, ["title"]),
+    },
+    "record_message": {
+        "name": "record_message",
+        "description": "Add an explanation to the open record; hide=true keeps it for the article writer only.",
+        "parameters": _obj({"text": {"type": "string", "minLength": 1}, "hide": {"type": "boolean"}}, ["text"]),
+    },
+    "record_end": {
+        "name": "record_end",
+        "description": "Close the open record, with an optional closing text. The slot table is cleared.",
+        "parameters": _obj({"text": {"type": "string"}}, []),
+    },
+}

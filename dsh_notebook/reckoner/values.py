@@ -1,0 +1,414 @@
+"""Values: the four kinds, the tagged input forms and the receipt renderings
+(spec: reckoner.md section 1; upstream-facts.md 3.4).
+
+* A :class:`Value` is raw magnitudes in SI plus a :class:`Sig` (its static signature):
+  a real or complex scalar (``float``/``complex``), an array (a rectangular
+  :class:`numpy.ndarray`, float64 or complex128, one vector for every element), or an
+  object (``dict`` field -> magnitude, one signature per field and none of its own).
+* ``parse_tagged`` reads a ``set`` argument (``num``, ``re``/``im``, ``mag``/``ang``,
+  ``array``, ``object``, optional ``dim``) and refuses anything else with a receipt code.
+* ``render`` writes a value back as a receipt (``get``'s ``form``/``digits``/``dim``) or as
+  the stored form used by ``set`` receipts and trace rows (``dim`` as 7 integers).
+* Arrays must be rectangular (upstream allows ragged nesting; we refuse it with
+  ``ENGINE_INVALID_ARGS`` because every numpy operation needs a shape).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import dims as D
+from .errors import (
+    FIELD_NOT_FOUND,
+    INCOMPATIBLE_DIMENSION,
+    INVALID_ARGS,
+    INVALID_IDENTIFIER,
+    UNDEFINED_RESULT,
+    EngineError,
+)
+
+SCALAR, ARRAY, OBJECT = "scalar", "array", "object"
+TAG_KEYS = ("num", "re", "im", "mag", "ang", "array", "object", "dim")
+_NAME_FIRST = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_NAME_REST = _NAME_FIRST | set("0123456789")
+
+
+@dataclass(frozen=True, slots=True)
+class Sig:
+    """A value's static signature: kind, vector, array depth, object fields.
+
+    Two values with equal signatures pass the same dimension checks, so a formula's
+    check is cached on the signatures of the slots it reads.
+    """
+
+    kind: str
+    dim: tuple = D.ZERO
+    ndim: int = 0
+    fields: tuple = ()  # ((name, Sig), ...) for objects
+
+    def field(self, name: str) -> "Sig | None":
+        for n, s in self.fields:
+            if n == name:
+                return s
+        return None
+
+
+SCALAR_ZERO = Sig(SCALAR, D.ZERO)
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    mag: Any
+    sig: Sig
+
+    @property
+    def dim(self):
+        return self.sig.dim
+
+
+def check_name(name, what: str = "name") -> str:
+    """Enforce the name rule (a letter or ``_``, then letters, digits, ``_``; ASCII)."""
+    if not isinstance(name, str):
+        raise EngineError(
+            INVALID_IDENTIFIER,
+            f"the {what} {short(name)} is not a string; give a bare name such as 'R_load' "
+            "(a letter or _, then letters, digits or _).",
+        )
+    if not name or name[0] not in _NAME_FIRST or any(c not in _NAME_REST for c in name):
+        hint = " (write it without the @)" if name.startswith("@") else ""
+        raise EngineError(
+            INVALID_IDENTIFIER,
+            f"the {what} {name!r} breaks the name rule: it must be a letter or _ followed by "
+            f"ASCII letters, digits or _{hint}.",
+        )
+    return name
+
+
+def short(x, limit: int = 60) -> str:
+    try:
+        s = repr(x)
+    except Exception:  # pragma: no cover - repr of exotic objects
+        s = object.__repr__(x)
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def _finite_number(x, where: str) -> float:
+    if isinstance(x, bool) or not isinstance(x, (int, float)) and not isinstance(x, (np.integer, np.floating)):
+        raise EngineError(
+            INVALID_ARGS,
+            f"{where} is {short(x)}, which is not a number; numeric positions take finite JSON numbers only.",
+        )
+    v = float(x)
+    if not math.isfinite(v):
+        raise EngineError(
+            INVALID_ARGS,
+            f"{where} is {short(x)}; only finite numbers can be stored (no NaN or infinity).",
+        )
+    return v
+
+
+def _pair(obj: dict, a: str, b: str, where: str) -> complex:
+    if a in obj and b not in obj:
+        raise EngineError(INVALID_ARGS, f"{where} gives {a!r} without {b!r}; a {a}/{b} pair needs both halves.")
+    if b in obj and a not in obj:
+        raise EngineError(INVALID_ARGS, f"{where} gives {b!r} without {a!r}; a {a}/{b} pair needs both halves.")
+    x = _finite_number(obj[a], f"{where}.{a}")
+    y = _finite_number(obj[b], f"{where}.{b}")
+    if a == "re":
+        return complex(x, y)
+    return complex(x * math.cos(y), x * math.sin(y))
+
+
+def parse_tagged(value) -> Value:
+    """Read a ``set`` value (a tagged JSON object) into SI.
+
+    Shapes: ``{"num": x}``, ``{"re": a, "im": b}``, ``{"mag": r, "ang": theta}`` (radians),
+    ``{"array": [...]}``, ``{"object": {field: tagged}}``, each with optional ``dim``
+    (table name or 7 integers; not beside ``object``). Raises :class:`EngineError`
+    (``ENGINE_INVALID_ARGS``, ``ENGINE_INVALID_DIMENSION``, ``ENGINE_INVALID_IDENTIFIER``).
+    """
+    return _parse_tagged(value, "value")
+
+
+def _parse_tagged(value, where: str) -> Value:
+    if not isinstance(value, dict):
+        raise EngineError(
+            INVALID_ARGS,
+            f"{where} is {short(value)}; a value is an object with one tag, e.g. "
+            '{"num": 4.7, "dim": "ohm"}, or null to delete the slot.',
+        )
+    unknown = [k for k in value if k not in TAG_KEYS]
+    if unknown:
+        raise EngineError(
+            INVALID_ARGS,
+            f"{where} has the unknown key {unknown[0]!r}; the tags are num, re+im, mag+ang, array, object, "
+            "plus an optional dim.",
+        )
+    groups = [g for g, keys in (("num", ("num",)), ("re/im", ("re", "im")), ("mag/ang", ("mag", "ang")),
+                                ("array", ("array",)), ("object", ("object",))) if any(k in value for k in keys)]
+    if not groups:
+        raise EngineError(
+            INVALID_ARGS,
+            f"{where} has no tag; give exactly one of num, re+im, mag+ang, array or object.",
+        )
+    if len(groups) > 1:
+        raise EngineError(
+            INVALID_ARGS,
+            f"{where} mixes the tags {' and '.join(groups)}; give exactly one of num, re+im, mag+ang, array or object.",
+        )
+    tag = groups[0]
+    if tag == "object":
+        if "dim" in value:
+            raise EngineError(
+                INVALID_ARGS,
+                f"{where} puts dim beside object; an object has no dimension of its own, move dim into each field.",
+            )
+        fields = value["object"]
+        if not isinstance(fields, dict):
+            raise EngineError(INVALID_ARGS, f"{where}.object is {short(fields)}; it must be a JSON object of fields.")
+        mags: dict[str, Any] = {}
+        sigs = []
+        for fname, fval in fields.items():
+            check_name(fname, "object field name")
+            v = _parse_tagged(fval, f"{where}.object.{fname}")
+            mags[fname] = v.mag
+            sigs.append((fname, v.sig))
+        return Value(mags, Sig(OBJECT, fields=tuple(sigs)))
+    vec, factor, offset = D.parse_dim(value.get("dim"))
+    if tag == "num":
+        x = _finite_number(value["num"], f"{where}.num") * factor + offset
+        return Value(x, Sig(SCALAR, vec))
+    if tag in ("re/im", "mag/ang"):
+        a, b = ("re", "im") if tag == "re/im" else ("mag", "ang")
+        z = _pair(value, a, b, where)
+        return Value(complex(z.real * factor + offset, z.imag * factor), Sig(SCALAR, vec))
+    items = value["array"]
+    if not isinstance(items, list):
+        raise EngineError(INVALID_ARGS, f"{where}.array is {short(items)}; it must be a JSON array.")
+    arr = _parse_elements(items, f"{where}.array")
+    if factor != 1.0 or offset != 0.0:
+        # Deliberate difference 2: every element is converted (upstream stores them unconverted).
+        arr = arr * factor + offset if arr.dtype.kind != "c" else (arr.real * factor + offset) + 1j * (arr.imag * factor)
+    return Value(arr, Sig(ARRAY, vec if arr.size else D.ZERO, arr.ndim))
+
+
+def _parse_elements(items: list, where: str) -> np.ndarray:
+    """Bare elements -> rectangular ndarray (float64 or complex128)."""
+
+    def leaf(e, path):
+        if isinstance(e, list):
+            return [leaf(x, f"{path}[{i}]") for i, x in enumerate(e)]
+        if isinstance(e, dict):
+            keys = set(e)
+            if keys == {"re", "im"}:
+                return _pair(e, "re", "im", path)
+            if keys == {"mag", "ang"}:
+                return _pair(e, "mag", "ang", path)
+            if "object" in keys:
+                raise EngineError(INVALID_ARGS, f"{path} is an object; an object can never be an array element.")
+            raise EngineError(
+                INVALID_ARGS,
+                f"{path} is {short(e)}; an array element is a bare number, {{re, im}}, {{mag, ang}} or a nested array "
+                "(no tag, no dim: the array's dim applies to every element).",
+            )
+        return _finite_number(e, path)
+
+    nested = leaf(items, where)
+    shape = _shape(nested, where)
+    try:
+        arr = np.array(nested, dtype=complex if _has_complex(nested) else float)
+    except (ValueError, TypeError) as exc:  # pragma: no cover - _shape catches raggedness
+        raise EngineError(INVALID_ARGS, f"{where} is not a rectangular array ({exc}).") from None
+    if arr.shape != shape:  # pragma: no cover
+        raise EngineError(INVALID_ARGS, f"{where} is not a rectangular array.")
+    return arr
+
+
+def _has_complex(x) -> bool:
+    if isinstance(x, list):
+        return any(_has_complex(e) for e in x)
+    return isinstance(x, complex)
+
+
+def _shape(x, where: str) -> tuple:
+    if not isinstance(x, list):
+        return ()
+    if not x:
+        return (0,)
+    shapes = [_shape(e, f"{where}[{i}]") for i, e in enumerate(x)]
+    first = shapes[0]
+    for i, s in enumerate(shapes):
+        if s != first:
+            raise EngineError(
+                INVALID_ARGS,
+                f"{where} is ragged: element 0 has shape {list(first) or 'scalar'} but element {i} has shape "
+                f"{list(s) or 'scalar'}; nested arrays must all have the same length.",
+            )
+    return (len(x),) + first
+
+
+# ---------------------------------------------------------------- finiteness
+
+def check_finite(v: Value, what: str) -> None:
+    """Deliberate difference 3: a non-finite result is never written (ENGINE_UNDEFINED_RESULT)."""
+    bad = _nonfinite(v.mag)
+    if bad is not None:
+        raise EngineError(
+            UNDEFINED_RESULT,
+            f"{what} is {bad}, which is not a finite number; nothing was written. Check for overflow, "
+            "division by a tiny value or $inf in the formula.",
+        )
+
+
+def _nonfinite(m):
+    if isinstance(m, dict):
+        for x in m.values():
+            r = _nonfinite(x)
+            if r is not None:
+                return r
+        return None
+    if isinstance(m, np.ndarray):
+        if m.size and not np.all(np.isfinite(m)):
+            idx = tuple(int(i) for i in np.argwhere(~np.isfinite(m))[0])
+            return f"{_fmt_num(m[idx])} at element {list(idx)}"
+        return None
+    if isinstance(m, complex):
+        return None if (math.isfinite(m.real) and math.isfinite(m.imag)) else _fmt_num(m)
+    return None if math.isfinite(m) else _fmt_num(m)
+
+
+def _fmt_num(x) -> str:
+    if isinstance(x, (complex, np.complexfloating)):
+        return f"{float(x.real)!r}{float(x.imag):+}j"
+    return repr(float(x))
+
+
+# ---------------------------------------------------------------- rendering
+
+def round_sig(x: float, digits: int) -> float:
+    """Upstream's rounding: at most ``digits`` significant digits, half toward +infinity."""
+    if x == 0 or not math.isfinite(x):
+        return 0.0 if x == 0 else x
+    e = math.floor(math.log10(abs(x)))
+    p = digits - 1 - e
+    if p >= 0:
+        f = 10.0 ** p
+        r = math.floor(x * f + 0.5) / f
+    else:
+        f = 10.0 ** (-p)
+        r = math.floor(x / f + 0.5) * f
+    return r + 0.0  # -0 -> 0
+
+
+def _num(x: float, digits):
+    x = float(x)
+    if digits is not None:
+        x = round_sig(x, digits)
+    if x == 0:
+        x = 0.0
+    return x
+
+
+def _leaf(z, form, digits, bare: bool):
+    """One scalar leaf as JSON (bare: no dim key, plain numbers for reals when form is None)."""
+    if isinstance(z, (complex, np.complexfloating)):
+        z = complex(z)
+        if form == "polar":
+            return {"mag": _num(abs(z), digits), "ang": _num(math.atan2(z.imag, z.real), digits)}
+        return {"re": _num(z.real, digits), "im": _num(z.imag, digits)}
+    x = float(z)
+    if form == "rect":
+        return {"re": _num(x, digits), "im": 0.0}
+    if form == "polar":
+        return {"mag": _num(abs(x), digits), "ang": math.pi if x < 0 else 0.0}
+    return _num(x, digits) if bare else {"num": _num(x, digits)}
+
+
+def render(v: Value, form=None, digits=None, dim_mode: str = "ints", target_dim=None) -> dict:
+    """A value as JSON.
+
+    ``dim_mode``: ``"ints"`` (stored form: 7 integers, used by set receipts and trace
+    rows), ``"name"`` (get: the row's first name, else 7 integers), or ``"as"`` with
+    ``target_dim`` = ``(spec, factor, offset)`` (get with ``dim``: leaves mapped out of SI).
+    """
+    sig = v.sig
+    if sig.kind == OBJECT:
+        return {
+            "object": {
+                name: render(Value(v.mag[name], fsig), form, digits, dim_mode, target_dim)
+                for name, fsig in sig.fields
+            }
+        }
+    mag = v.mag
+    if dim_mode == "as":
+        spec, factor, offset = target_dim
+        if factor != 1.0 or offset != 0.0:
+            if isinstance(mag, np.ndarray):
+                mag = (mag - offset) / factor if mag.dtype.kind != "c" else (mag.real - offset) / factor + 1j * mag.imag / factor
+            elif isinstance(mag, complex):
+                mag = complex((mag.real - offset) / factor, mag.imag / factor)
+            else:
+                mag = (mag - offset) / factor
+        dim_out = spec
+    elif dim_mode == "name":
+        dim_out = D.name_or_ints(sig.dim)
+    else:
+        dim_out = D.as_list(sig.dim)
+    if sig.kind == ARRAY:
+        return {"array": _render_array(mag, form, digits), "dim": dim_out}
+    out = _leaf(mag, form, digits, bare=False)
+    out["dim"] = dim_out
+    return out
+
+
+def _render_array(a: np.ndarray, form, digits):
+    if a.ndim == 1:
+        return [_leaf(x, form, digits, bare=True) for x in a.tolist()]
+    return [_render_array(row, form, digits) for row in a]
+
+
+def stored(v: Value) -> dict:
+    """The stored form of a value (set receipts, trace rows, ``vars``)."""
+    return render(v, None, None, "ints")
+
+
+def from_stored(obj) -> Value:
+    """Inverse of :func:`stored` (used by recovery and replay)."""
+    return parse_tagged(obj)
+
+
+def check_get_dim(v: Value, spec) -> tuple:
+    """Validate ``get``'s ``dim`` claim against the value; returns ``(spec, factor, offset)``."""
+    vec, factor, offset = D.parse_dim(spec)
+    _check_claim(v.sig, vec, spec, "")
+    out_spec = spec if isinstance(spec, str) else D.as_list(vec)
+    return out_spec, factor, offset
+
+
+def _check_claim(sig: Sig, vec, spec, path):
+    if sig.kind == OBJECT:
+        for name, fsig in sig.fields:
+            _check_claim(fsig, vec, spec, f"{path}.{name}")
+        return
+    if tuple(sig.dim) != tuple(vec):
+        where = f" (field {path[1:]})" if path else ""
+        raise EngineError(
+            INCOMPATIBLE_DIMENSION,
+            f"the value{where} has the vector {D.describe(sig.dim)} but dim {short(spec)} claims "
+            f"{D.describe(tuple(vec))}; read without dim or convert in a formula.",
+        )
+
+
+def field_error(name: str, sig: Sig) -> EngineError:
+    fields = ", ".join(n for n, _ in sig.fields) or "(none)"
+    return EngineError(FIELD_NOT_FOUND, f"the object has no field {name!r}; its fields are {fields}.")
+
+
+def sig_of_mag(mag, dim) -> Sig:
+    if isinstance(mag, np.ndarray):
+        return Sig(ARRAY, dim, mag.ndim)
+    return Sig(SCALAR, dim)

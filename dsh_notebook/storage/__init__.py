@@ -1,0 +1,33 @@
+"""Storage for dsh-notebook sidecars: strict JSONL with locking, and atomic file helpers.
+
+Plain Python (filelock, numpy); knows nothing of notebooks. See ``jsonl`` and ``atomic``.
+"""
+
+from .atomic import atomic_rename, atomic_write_bytes, atomic_write_text, fsync_dir
+from .jsonl import (
+    JsonlRead,
+    JsonlWriter,
+    LockedError,
+    Problem,
+    StorageError,
+    dumps_line,
+    is_locked,
+    lock_path,
+    read_jsonl,
+)
+
+__all__ = [
+    "JsonlRead",
+    "JsonlWriter",
+    "LockedError",
+    "Problem",
+    "StorageError",
+    "atomic_rename",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "dumps_line",
+    "fsync_dir",
+    "is_locked",
+    "lock_path",
+    "read_jsonl",
+]

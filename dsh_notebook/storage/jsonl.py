@@ -1,0 +1,332 @@
+"""Strict JSONL files: storage.md "Writing rules" (encoding, strict JSON, locking, torn lines).
+
+Design:
+
+- ``dumps_line`` turns one object into one line of strict JSON: UTF-8 whatever the locale,
+  ``ensure_ascii=False``, compact, ``\\n``-terminated. numpy scalars and arrays become plain
+  numbers, booleans and lists; NaN/Infinity (cases P08/P09) and anything else JSON cannot hold
+  (complex, datetime, ...) are refused with ``StorageError`` before a byte is written.
+- ``JsonlWriter`` appends whole lines with one ``write`` on an ``O_APPEND`` file and flushes at
+  once (nothing is buffered in Python), so a kernel crash loses nothing acknowledged. The lock
+  (filelock, ``<path>.lock``) is held from open to close (``hold_lock=True``: open record, chat
+  session) or taken around each append (``hold_lock=False``: ledgers, reviews), so two kernels
+  never interleave lines. A torn last line left by a crash is closed off with ``\\n`` first.
+- ``read_jsonl`` never raises on content: torn last lines, invalid UTF-8 (P11), non-JSON,
+  non-objects and NaN/Infinity are reported as ``Problem(line, reason)`` and the rest loads.
+- Nothing here knows about notebooks; the engines build ``seq``/``ts``/``type`` themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+from filelock import FileLock, Timeout
+
+__all__ = [
+    "JsonlRead",
+    "JsonlWriter",
+    "LockedError",
+    "Problem",
+    "StorageError",
+    "dumps_line",
+    "is_locked",
+    "lock_path",
+    "read_jsonl",
+]
+
+TORN = "torn last line (incomplete write)"
+
+
+class StorageError(ValueError):
+    """A value or file operation the storage layer refuses (non-finite number, unserialisable type, ...)."""
+
+
+class LockedError(StorageError):
+    """The file's lock is held by another writer (another kernel, process or open writer)."""
+
+
+# --------------------------------------------------------------------------- encoding
+
+
+def _plain(obj: Any, where: str) -> Any:
+    """Return *obj* as plain JSON-able Python values, refusing non-finite floats and unknown types."""
+    if obj is None or isinstance(obj, (str, bool)):
+        return obj
+    if isinstance(obj, int):
+        return int(obj)
+    if isinstance(obj, float):
+        if not math.isfinite(obj):
+            raise StorageError(f"non-finite number {obj!r} at {where}: strict JSON has no NaN or Infinity")
+        return float(obj)
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            if isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)):
+                k = str(int(k))
+            elif not isinstance(k, str):
+                raise StorageError(f"object key {k!r} at {where} is not a string")
+            out[str(k)] = _plain(v, f"{where}.{k}")
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v, f"{where}[{i}]") for i, v in enumerate(obj)]
+    if isinstance(obj, np.ndarray):
+        return _plain(obj.tolist(), where)
+    if isinstance(obj, (np.bool_, np.integer, np.floating)):
+        return _plain(obj.item(), where)
+    raise StorageError(f"value of type {type(obj).__name__} at {where} cannot be written as JSON")
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def dumps_line(obj: Any) -> bytes:
+    """Encode *obj* as one strict JSON line: UTF-8 bytes ending in ``b"\\n"`` (no other newline).
+
+    numpy scalars become JSON numbers/booleans, numpy arrays nested lists, tuples lists.
+    Raises ``StorageError`` for NaN/Infinity anywhere (message names the place, e.g. ``$.x[2]``),
+    for complex numbers and other types JSON cannot hold, and for strings with lone surrogates.
+    """
+    try:  # fast path: plain Python data goes straight to the C encoder
+        text = _ENCODER.encode(obj)
+    except (TypeError, ValueError):  # numpy values, NaN/inf, odd keys: walk it to convert or name the place
+        text = _ENCODER.encode(_plain(obj, "$"))
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise StorageError(f"text is not valid Unicode (lone surrogate?): {e}") from None
+    assert b"\n" not in data
+    return data + b"\n"
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def lock_path(path: str | os.PathLike[str]) -> Path:
+    """The lock file guarding *path*: ``<path>.lock``."""
+    p = Path(path)
+    return p.with_name(p.name + ".lock")
+
+
+def is_locked(path: str | os.PathLike[str]) -> bool:
+    """True when some writer (this process or another) holds the lock of *path*; never waits."""
+    if not lock_path(path).exists():
+        return False
+    lock = FileLock(lock_path(path), thread_local=False)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return True
+    lock.release()
+    return False
+
+
+def _ends_torn(path: Path) -> bool:
+    """True when *path* is non-empty and does not end with a newline."""
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        if f.tell() == 0:
+            return False
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) != b"\n"
+
+
+class JsonlWriter:
+    """Append strict JSON lines to *path* (parents created, file opened in binary append mode).
+
+    ``hold_lock=True``: take ``<path>.lock`` now without waiting and hold it until ``close()``;
+    raises ``LockedError`` if another writer holds it. ``hold_lock=False``: take the lock around
+    each append, waiting up to *lock_timeout* seconds (then ``LockedError``). ``fsync_each``
+    fsyncs after every append. Usable as a context manager; ``close()`` is idempotent.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        hold_lock: bool = True,
+        fsync_each: bool = False,
+        lock_timeout: float = 10.0,
+    ) -> None:
+        self.path = Path(path)
+        self.hold_lock = hold_lock
+        self.fsync_each = fsync_each
+        self.lock_timeout = lock_timeout
+        self._mutex = threading.Lock()
+        self._fh = None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = FileLock(lock_path(self.path), thread_local=False)
+        if hold_lock:
+            self._acquire(0)
+        try:
+            self._fh = open(self.path, "ab", buffering=0)
+            if hold_lock and _ends_torn(self.path):
+                self._write(b"\n")
+        except BaseException:
+            self._release()
+            if self._fh is not None:
+                self._fh.close()
+            raise
+
+    # -- locking
+    def _acquire(self, timeout: float) -> None:
+        try:
+            self._lock.acquire(timeout=timeout)
+        except Timeout:
+            waited = f" after waiting {timeout:g} s" if timeout > 0 else ""
+            raise LockedError(
+                f"cannot write {self.path}: another writer (e.g. another kernel) holds its lock "
+                f"{lock_path(self.path)}{waited}; close that writer or kernel first"
+            ) from None
+
+    def _release(self) -> None:
+        if self._lock.is_locked:
+            self._lock.release(force=True)
+
+    # -- writing
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:  # one write call in practice; loop only on a (rare) short write
+            n = self._fh.write(view)
+            view = view[n:]
+        if self.fsync_each:
+            os.fsync(self._fh.fileno())
+
+    def _append_bytes(self, data: bytes) -> None:
+        with self._mutex:
+            if self.closed:
+                raise StorageError(f"writer for {self.path} is closed")
+            if self.hold_lock:
+                self._write(data)
+                return
+            self._acquire(self.lock_timeout)
+            try:
+                if _ends_torn(self.path):
+                    data = b"\n" + data
+                self._write(data)
+            finally:
+                self._lock.release()
+
+    def append(self, obj: Any) -> bytes:
+        """Write *obj* as one line (see ``dumps_line``) and flush; returns the exact bytes written
+        (with the trailing ``\\n``; hash them for a chain). Raises ``StorageError`` for a refused
+        value (the file is left unchanged), ``LockedError`` on lock timeout."""
+        line = dumps_line(obj)
+        self._append_bytes(line)
+        return line
+
+    def append_many(self, objs: Iterable[Any]) -> list[bytes]:
+        """Append several objects in one write; all are encoded first, so a refused value writes nothing."""
+        lines = [dumps_line(o) for o in objs]
+        if lines:
+            self._append_bytes(b"".join(lines))
+        return lines
+
+    @property
+    def closed(self) -> bool:
+        return self._fh is None or self._fh.closed
+
+    def close(self, fsync: bool = True) -> None:
+        """fsync (unless ``fsync=False``), close the file and release the lock. Idempotent."""
+        with self._mutex:
+            if self._fh is not None and not self._fh.closed:
+                try:
+                    if fsync:
+                        os.fsync(self._fh.fileno())
+                finally:
+                    self._fh.close()
+                    self._release()
+
+    def __enter__(self) -> JsonlWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        return f"JsonlWriter({str(self.path)!r}, hold_lock={self.hold_lock}, {state})"
+
+
+# --------------------------------------------------------------------------- reading
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A line that could not be loaded: 1-based *line* number and a human *reason*."""
+
+    line: int
+    reason: str
+
+
+@dataclass
+class JsonlRead:
+    """Result of ``read_jsonl``: ``rows[i]`` came from 1-based line ``line_numbers[i]``;
+    ``problems`` lists the lines that were skipped (in file order)."""
+
+    rows: list[dict] = field(default_factory=list)
+    line_numbers: list[int] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when every non-blank line loaded."""
+        return not self.problems
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"non-finite number {name} is not strict JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text} overflows to infinity")
+    return value
+
+
+def _decode(raw: bytes, lineno: int) -> tuple[Any, str | None]:
+    """Return ``(value, None)`` or ``(None, reason)`` for one line."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return None, f"invalid UTF-8 at byte {e.start} of the line"
+    if lineno == 1:
+        text = text.removeprefix("\ufeff")
+    try:
+        obj = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    except (ValueError, RecursionError) as e:
+        return None, f"invalid JSON: {e}"
+    if not isinstance(obj, dict):
+        return None, f"not a JSON object (got {type(obj).__name__})"
+    return obj, None
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> JsonlRead:
+    """Load every line of *path* that is a strict JSON object; never raises for content.
+
+    Blank lines are skipped silently. Invalid UTF-8, invalid JSON, NaN/Infinity, a non-object
+    and a torn last line (no final newline and undecodable: ``"torn last line (incomplete
+    write)"``) become ``Problem`` entries. Raises ``FileNotFoundError`` if *path* does not exist.
+    """
+    data = Path(path).read_bytes()
+    result = JsonlRead()
+    lines = data.split(b"\n")
+    complete = len(lines) - 1  # the last element follows the final "\n" (or is an unterminated line)
+    for i, raw in enumerate(lines):
+        lineno = i + 1
+        if not raw.strip():
+            continue
+        row, reason = _decode(raw, lineno)
+        if reason is None:
+            result.rows.append(row)
+            result.line_numbers.append(lineno)
+        else:
+            result.problems.append(Problem(lineno, TORN if i == complete else reason))
+    return result
