@@ -358,6 +358,17 @@ class Engine:
         atomic_rename(self.home / R.OPEN_FILE, dest, make_read_only=True)
         self.last_closed = dest
 
+    def refuse(self, tool: str, code: str, message: str) -> dict:
+        """Record a refusal decided by a front end (a unit pint cannot read, a line the
+        magic cannot parse): appends a refused trace row for ``tool`` when a record is open
+        and returns the failure receipt. Changes no slot."""
+        if tool not in TOOLS:
+            raise ValueError(f"unknown tool {tool!r}")
+        with self._lock:
+            err = EngineError(code, message)
+            self._trace(tool, False, {"code": code, "error": message})
+            return err.receipt()
+
     def call(self, tool, args) -> dict:
         """Run one JSON tool call (the model's entry point): ``tool`` is one of
         ``set, get, eval, record_start, record_message, record_end``; ``args`` the JSON

@@ -1,0 +1,222 @@
+"""IPython magics: ``%%reckon`` and ``%reckon list|show|recover`` (spec: reckoner.md section 2).
+
+* ``%load_ext dsh_notebook`` creates the kernel's reckoner session: it finds the notebook
+  (``paths.locate``) and opens an :class:`~dsh_notebook.reckoner.Engine` on the sidecar
+  folder, setting aside any record a crashed kernel left open.
+* A refused line stops the cell: the output shows it in red and the cell raises
+  :class:`ReckonRefused`, rendered without a Python traceback, so "run all" stops there.
+* After every cell ``_reckon`` (or ``--export NAME``) maps slot names to pint Quantities.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.display import display
+
+from ..reckoner import Engine, close_set_aside, discard_set_aside, find_record, list_records, read_record
+from ..reckoner.records import UnreadableRecord
+from . import paths, render
+from . import units as U
+from .reckon import USAGE, ReckonSession, ReckonUsageError, parse_options, run_cell
+
+
+class ReckonRefused(Exception):
+    """A ``%%reckon`` line was refused; the record is closed with the refusal in it."""
+
+    def __init__(self, message: str, code: str | None = None):
+        super().__init__(message)
+        self.code = code
+
+    def _render_traceback_(self):  # IPython: show this instead of a Python traceback
+        return [f"\x1b[31mReckonRefused: {self}\x1b[0m"]
+
+
+class ReckonSlots(dict):
+    """``_reckon``: slot name -> pint Quantity (SI), with ``record_id``, ``path``, ``title``
+    and ``status`` of the record the cell wrote."""
+
+    record_id: str | None = None
+    path: Path | None = None
+    title: str | None = None
+    status: str | None = None
+
+    def __repr__(self) -> str:
+        items = ", ".join(f"{k}: {v:~P}" if hasattr(v, "units") else f"{k}: {v!r}" for k, v in self.items())
+        return f"<reckon {self.title!r} ({self.status}): {items}>"
+
+
+def _to_quantity(value):
+    if value.sig.kind == "object":
+        return {n: _to_quantity(type(value)(value.mag[n], s)) for n, s in value.sig.fields}
+    return U.quantity(value.mag, tuple(int(x) for x in value.sig.dim))
+
+
+@magics_class
+class ReckonMagics(Magics):
+    def __init__(self, shell):
+        super().__init__(shell)
+        self.location = paths.locate(shell.user_ns)
+        self.session = ReckonSession(Engine(paths.reckoner_home(self.location), recover=False))
+
+    def _refresh_location(self) -> None:
+        """Follow a renamed or newly known notebook while no record is open."""
+        loc = paths.locate(self.shell.user_ns)
+        if loc.sidecar != self.location.sidecar and self.session.engine.open_record is None:
+            self.location = loc
+            self.session = ReckonSession(Engine(paths.reckoner_home(loc), recover=False))
+
+    @line_cell_magic
+    def reckon(self, line: str, cell: str | None = None):
+        """``%%reckon [--continue] [--quiet] [--digits N] [--export NAME] [TITLE]``: one
+        record per cell. ``%reckon list``, ``%reckon show ID``, ``%reckon recover
+        [close|discard] [ID]``."""
+        if cell is None:
+            return self._line(line)
+        self._refresh_location()
+        try:
+            opts = parse_options(line)
+        except ReckonUsageError as exc:
+            raise UsageError(f"%%reckon: {exc}\n\n{USAGE}") from None
+        try:
+            out = run_cell(self.session, opts, cell, self.shell.user_ns)
+        except ReckonUsageError as exc:
+            raise UsageError(f"%%reckon: {exc}") from None
+        if out is None:
+            print("%%reckon: the cell has no lines to run (nothing was recorded).\n\n" + USAGE)
+            return None
+        notices = list(out.notices)
+        for p in self.session.engine.set_aside:
+            notices.append(f"a record left open by an earlier kernel was set aside: {p.stem}; see %reckon recover")
+        self.session.engine.set_aside.clear()
+        out.notices = notices
+        sha = None
+        if out.status != "open" and out.path is not None and Path(out.path).exists():
+            sha = hashlib.sha256(Path(out.path).read_bytes()).hexdigest()
+        meta = render.record_metadata(out, self.location, sha)
+        slots = ReckonSlots({n: _to_quantity(v) for n, v in out.slots.items()})
+        slots.record_id, slots.path, slots.title, slots.status = out.record_id, out.path, out.title, out.status
+        self.shell.user_ns[opts.export] = slots
+        bad = out.refused
+        if not opts.quiet or bad is not None:
+            data, md = render.bundle(out, meta)
+            display(data, raw=True, metadata=md)
+        if bad is not None:
+            where = f"line {bad.line.lineno}: {bad.line.source}" if bad.line.lineno else bad.line.source
+            raise ReckonRefused(f"{where} -> {bad.receipt.get('code')}: {bad.receipt.get('error')}",
+                                bad.receipt.get("code"))
+        return None
+
+    # ------------------------------------------------------------------ line forms
+
+    def _line(self, line: str):
+        words = line.split()
+        if not words:
+            print(USAGE + "\n\n%reckon list | show ID | recover [close|discard] [ID]")
+            return None
+        cmd, args = words[0], words[1:]
+        home = self.session.engine.home
+        if cmd == "list":
+            return self._list(home)
+        if cmd == "show":
+            if len(args) != 1:
+                raise UsageError("%reckon show ID: give one record id (see %reckon list)")
+            return self._show(home, args[0])
+        if cmd == "recover":
+            return self._recover(home, args)
+        raise UsageError(f"%reckon {cmd}: unknown subcommand; use list, show ID or recover")
+
+    def _list(self, home: Path):
+        info = list_records(home)
+        rows = []
+        for s in info["closed"]:
+            rows.append((s["id"], s["title"], "closed", s["steps"], s["refused"]))
+        if info["open"]:
+            s = info["open"]
+            rows.append((s["id"], s["title"], "open", s["steps"], s["refused"]))
+        for s in info["set_aside"]:
+            rows.append((s["id"], s["title"], "set aside", s["steps"], s["refused"]))
+        for u in info["unreadable"]:
+            rows.append((u["id"], u["reason"], "unreadable", "", ""))
+        if not rows:
+            print(f"No records yet in {home}.")
+            return None
+        head = ("id", "title", "status", "steps", "refused")
+        widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(5)]
+        lines = ["  ".join(str(c).ljust(w) for c, w in zip(head, widths))]
+        lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)) for r in rows]
+        print(f"Records in {home}:\n" + "\n".join(lines))
+        return None
+
+    def _show(self, home: Path, rid: str):
+        try:
+            rec = read_record(find_record(home, rid))
+        except FileNotFoundError:
+            raise UsageError(f"%reckon show: no record {rid!r} in {home} (see %reckon list)") from None
+        except UnreadableRecord as exc:
+            raise UsageError(f"%reckon show: {exc}") from None
+        lines = [f"{rec.title}  [{rec.id}, {'closed' if rec.closed else 'open'}]"]
+        for r in rec.rows:
+            c = r.get("content") or {}
+            mark = "  " if r.get("ok") else "✗ "
+            if not r.get("ok"):
+                desc = f"{c.get('code')}: {c.get('error')}"
+            elif r.get("tool") == "set":
+                desc = f"{c.get('name')} = {c.get('value')}"
+            elif r.get("tool") == "eval":
+                desc = f"{c.get('target')} = {c.get('formula')} -> {c.get('result')}"
+            elif r.get("tool") == "get":
+                desc = f"read {c.get('name')}: {c.get('value')}"
+            elif r.get("tool") == "record_message":
+                desc = ("(hidden) " if c.get("hide") else "") + str(c.get("text"))
+            elif r.get("tool") == "record_end":
+                desc = "end" + (f": {c['text']}" if c.get("text") else "")
+            else:
+                desc = f"start: {c.get('title')}"
+            lines.append(f"{mark}{r.get('seq'):>3} {r.get('tool'):<14} {desc}")
+        print("\n".join(lines))
+        return None
+
+    def _recover(self, home: Path, args: list[str]):
+        info = list_records(home)
+        aside = info["set_aside"]
+        if not args:
+            if not aside:
+                print("Nothing to recover: no record was left open by a crashed or restarted kernel.")
+                return None
+            print("Records left open by an earlier kernel (close keeps them, discard deletes them):")
+            for s in aside:
+                print(f"  {s['id']}  {s['title']!r}  {s['steps']} steps")
+            print("Use: %reckon recover close [ID]   or   %reckon recover discard [ID]")
+            return None
+        action, ids = args[0], args[1:]
+        if action not in ("close", "discard"):
+            raise UsageError("%reckon recover: use 'close [ID]' or 'discard [ID]'")
+        targets = ids or [s["id"] for s in aside]
+        if not targets:
+            print("Nothing to recover.")
+            return None
+        for rid in targets:
+            try:
+                if action == "close":
+                    dest = close_set_aside(home, rid)
+                    print(f"Closed {rid}: {dest}")
+                else:
+                    discard_set_aside(home, rid)
+                    print(f"Discarded {rid}.")
+            except FileNotFoundError:
+                raise UsageError(f"%reckon recover: no set-aside record {rid!r} (see %reckon recover)") from None
+            except UnreadableRecord as exc:
+                raise UsageError(f"%reckon recover: {exc}; use discard") from None
+        return None
+
+
+def load_ipython_extension(ipython) -> None:
+    ipython.register_magics(ReckonMagics)
+
+
+def unload_ipython_extension(ipython) -> None:  # pragma: no cover - IPython keeps magics registered
+    pass

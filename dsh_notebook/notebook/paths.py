@@ -1,0 +1,99 @@
+"""Which notebook the kernel belongs to, and where its sidecar folder is (spec: storage.md
+"Where the kernel writes").
+
+* The notebook's path comes from, in order: ``DSH_NOTEBOOK_PATH``; ``JPY_SESSION_NAME``
+  (jupyter-server; absolute, or relative to the server root, while the kernel's working
+  directory is the notebook's folder); ``__vsc_ipynb_file__`` (VS Code).
+* ``report.ipynb`` keeps its records in ``report.dsh/`` beside it. The notebook file need
+  not exist yet.
+* When the notebook is unknown (nbclient and nbval set none of these) the kernel writes to
+  ``$DSH_NOTEBOOK_HOME/unsaved/<kernel-id>.dsh/`` and says so in output metadata only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def dsh_home() -> Path:
+    """``DSH_NOTEBOOK_HOME``, default ``~/.dsh-notebook``."""
+    return Path(os.environ.get("DSH_NOTEBOOK_HOME") or Path.home() / ".dsh-notebook")
+
+
+def sidecar_for(notebook) -> Path:
+    """``/x/report.ipynb`` -> ``/x/report.dsh``."""
+    p = Path(notebook)
+    return p.with_name(p.stem + ".dsh")
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a kernel writes: ``notebook`` (a path, or ``None`` when unknown), ``sidecar``
+    (the folder), ``source`` (which rule found it: ``DSH_NOTEBOOK_PATH``,
+    ``JPY_SESSION_NAME``, ``__vsc_ipynb_file__`` or ``unsaved``)."""
+
+    notebook: Path | None
+    sidecar: Path
+    source: str
+
+    @property
+    def known(self) -> bool:
+        return self.notebook is not None
+
+
+def _resolve_session_name(name: str, cwd: Path) -> Path:
+    p = Path(name)
+    if p.is_absolute():
+        return p
+    for cand in (cwd / p, cwd / p.name):
+        if cand.exists():
+            return cand.resolve()
+    return (cwd / p.name).resolve()
+
+
+def kernel_id() -> str:
+    """The kernel's id from its connection file, else a stable id for this process."""
+    try:
+        from ipykernel import get_connection_file  # noqa: PLC0415 - only inside a kernel
+
+        m = re.search(r"kernel-(.+)\.json$", get_connection_file())
+        if m:
+            return m.group(1)
+    except Exception:
+        pass
+    global _PROCESS_ID
+    if _PROCESS_ID is None:
+        _PROCESS_ID = f"process-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    return _PROCESS_ID
+
+
+_PROCESS_ID: str | None = None
+
+
+def locate(user_ns: dict | None = None, cwd: Path | None = None) -> Location:
+    """Apply the path rules of storage.md; ``user_ns`` is the kernel's namespace (for VS Code)."""
+    cwd = Path(cwd or os.getcwd())
+    env = os.environ.get("DSH_NOTEBOOK_PATH")
+    if env:
+        nb = Path(env).expanduser()
+        nb = nb if nb.is_absolute() else (cwd / nb)
+        return Location(nb.resolve(), sidecar_for(nb.resolve()), "DSH_NOTEBOOK_PATH")
+    env = os.environ.get("JPY_SESSION_NAME")
+    if env and env.endswith(".ipynb"):
+        nb = _resolve_session_name(env, cwd)
+        return Location(nb, sidecar_for(nb), "JPY_SESSION_NAME")
+    vsc = (user_ns or {}).get("__vsc_ipynb_file__")
+    if isinstance(vsc, str) and vsc:
+        nb = Path(vsc)
+        return Location(nb, sidecar_for(nb), "__vsc_ipynb_file__")
+    return Location(None, dsh_home() / "unsaved" / f"{kernel_id()}.dsh", "unsaved")
+
+
+def reckoner_home(loc: Location) -> Path:
+    """The reckoner's folder inside a sidecar: the sidecar itself (``open-record.jsonl``,
+    ``records/`` as storage.md lays out)."""
+    return loc.sidecar

@@ -1,0 +1,537 @@
+"""``%%reckon``: the line grammar and the cell runner, without IPython (spec: reckoner.md
+section 2).
+
+* A cell is one record: ``record_start`` with the magic line's title, one engine call per
+  line, ``record_end`` at ``end`` or at the cell's end (unless ``--continue``).
+* The first word decides the line form; ``given``, ``show``, ``note``, ``note!``,
+  ``delete`` and ``end`` are keywords unless the next token is ``=``. ``#`` starts a
+  comment only as a line's first non-blank character. CRLF and LF are the same.
+* A line the magic cannot turn into an engine call (a unit pint cannot read, bad syntax)
+  is still recorded, as a refused ``set`` (``given``) or ``get`` (``show``) row.
+* On the first refused line the cell stops, the record closes with the refusal in it,
+  and :class:`CellOutcome.refused` says which line, so the magic can raise.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..reckoner import Engine
+from ..reckoner import records as R
+from ..reckoner.grammar import parse
+from ..reckoner.errors import EngineError
+from ..reckoner.values import Value
+from . import units as U
+
+NAME_RE = r"[A-Za-z_][A-Za-z0-9_]*"
+KEYWORDS = ("given", "show", "note", "note!", "delete", "end")
+DEFAULT_DIGITS = 5
+DEFAULT_TITLE = "Untitled calculation"
+USAGE = """%%reckon [--continue] [--quiet] [--digits N] [--export NAME] [TITLE]
+given NAME = VALUE [UNIT]        a number, 3+4j, [1, 2, 3] or py:VAR, with a pint unit
+NAME = FORMULA                   evaluate, e.g.  R = @rho*@L/@A
+show NAME [in UNIT] [digits N]   read a slot, optionally in a unit of the same dimension
+note TEXT  |  note! TEXT         an explanation (note! is for the article writer only)
+delete NAME                      remove a slot
+end [TEXT]                       close the record with a closing text
+# comment                        not recorded"""
+
+
+class ReckonUsageError(ValueError):
+    """The cell cannot start: bad options, lines after ``end`` (nothing is written)."""
+
+
+@dataclass
+class Options:
+    title: str = DEFAULT_TITLE
+    cont: bool = False
+    quiet: bool = False
+    digits: int = DEFAULT_DIGITS
+    export: str = "_reckon"
+
+
+def parse_options(line: str) -> Options:
+    """Read the magic line: options anywhere, the remaining words are the title."""
+    opts = Options()
+    words = line.split()
+    title: list[str] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w == "--continue":
+            opts.cont = True
+        elif w == "--quiet":
+            opts.quiet = True
+        elif w in ("--digits", "--export"):
+            if i + 1 >= len(words):
+                raise ReckonUsageError(f"{w} needs a value, e.g. {w} {'4' if w == '--digits' else 'calc'}")
+            v = words[i + 1]
+            i += 1
+            if w == "--digits":
+                if not v.isdigit() or not 1 <= int(v) <= 17:
+                    raise ReckonUsageError(f"--digits {v}: give a whole number of significant digits from 1 to 17")
+                opts.digits = int(v)
+            else:
+                if not re.fullmatch(NAME_RE, v):
+                    raise ReckonUsageError(f"--export {v}: give a Python variable name")
+                opts.export = v
+        elif w.startswith("--digits=") or w.startswith("--export="):
+            k, _, v = w.partition("=")
+            words[i : i + 1] = [k, v]
+            continue
+        elif w.startswith("--"):
+            raise ReckonUsageError(f"unknown option {w}; the options are --continue, --quiet, --digits N, --export NAME")
+        else:
+            title.append(w)
+        i += 1
+    if title:
+        opts.title = " ".join(title)
+    return opts
+
+
+# --------------------------------------------------------------------------- lines
+
+
+@dataclass
+class Line:
+    lineno: int  # 1-based line of the cell body
+    source: str
+    form: str  # given | eval | show | note | note! | delete | end | unknown
+    name: str | None = None
+    rest: str = ""  # value+unit for given, formula for eval, text for notes/end, unit for show
+    unit: str | None = None
+    digits: int | None = None
+
+
+def split_lines(cell: str) -> list[Line]:
+    """The cell's meaningful lines, classified (comments and blanks dropped)."""
+    text = cell.replace("\r\n", "\n").replace("\r", "\n")
+    out = []
+    for i, raw in enumerate(text.split("\n"), start=1):
+        s = raw.strip()
+        if not s or s.startswith("#"):
+            continue
+        out.append(classify(i, s))
+    return out
+
+
+def classify(lineno: int, s: str) -> Line:
+    first, _, tail = s.partition(" ")
+    first_tok = re.match(r"[^\s=]+", s)
+    word = first_tok.group(0) if first_tok else ""
+    after = s[len(word):].lstrip()
+    if word in KEYWORDS and not after.startswith("="):
+        tail = after
+        if word == "given":
+            m = re.fullmatch(rf"({NAME_RE}|\S+?)\s*=\s*(.*)", tail, re.S)
+            if not m:
+                return Line(lineno, s, "given", None, tail)
+            return Line(lineno, s, "given", m.group(1), m.group(2).strip())
+        if word == "show":
+            m = re.fullmatch(r"(\S+)(?:\s+in\s+(.+?))?(?:\s+digits\s+(\S+))?", tail)
+            if not m:
+                return Line(lineno, s, "show", None, tail)
+            digits = None
+            if m.group(3) is not None:
+                digits = int(m.group(3)) if m.group(3).isdigit() else -1
+            return Line(lineno, s, "show", m.group(1), "", m.group(2), digits)
+        if word == "delete":
+            return Line(lineno, s, "delete", tail.strip() or None)
+        return Line(lineno, s, word, None, tail)
+    m = re.fullmatch(r"([^\s=]+)\s*=\s*(.*)", s, re.S)
+    if m:
+        return Line(lineno, s, "eval", m.group(1), m.group(2).strip())
+    return Line(lineno, s, "unknown", None, s)
+
+
+# --------------------------------------------------------------------------- values
+
+_REAL = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+_COMPLEX = re.compile(rf"(?:({_REAL})(?=[+-]))?([+-]?(?:\d+(?:\.\d*)?|\.\d+)?(?:[eE][+-]?\d+)?)[jJ]")
+
+
+class ValueError_(ValueError):
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _number(tok: str, name: str):
+    low = tok.lower().lstrip("+-")
+    if low in ("nan", "inf", "infinity"):
+        raise ValueError_(
+            "ENGINE_INVALID_ARGS",
+            f"{name} = {tok}: {tok} is not a finite number; the engine stores finite numbers only.",
+        )
+    if re.fullmatch(_REAL, tok):
+        x = float(tok)
+        if not math.isfinite(x):
+            raise ValueError_("ENGINE_INVALID_ARGS", f"{name} = {tok}: the number overflows to infinity.")
+        return x
+    m = _COMPLEX.fullmatch(tok)
+    if m:
+        re_part = float(m.group(1)) if m.group(1) else 0.0
+        im_txt = m.group(2)
+        im_part = float(im_txt + "1") if im_txt in ("", "+", "-") else float(im_txt)
+        z = complex(re_part, im_part)
+        if not (math.isfinite(z.real) and math.isfinite(z.imag)):
+            raise ValueError_("ENGINE_INVALID_ARGS", f"{name} = {tok}: the number overflows to infinity.")
+        return z
+    raise ValueError_(
+        "ENGINE_INVALID_ARGS",
+        f"{name} = {tok}...: {tok!r} is not a number; write a number (2.05, 1.68e-8), a complex number "
+        "without spaces (3+4j), an array ([1, 2, 3]) or py:VAR, then the unit.",
+    )
+
+
+def _array_literal(text: str, name: str):
+    """``[1, 2, [3, 4j]]`` -> (nested list, rest of line). No eval: a small parser."""
+    pos = 0
+
+    def skip():
+        nonlocal pos
+        while pos < len(text) and text[pos] in " \t":
+            pos += 1
+
+    def item():
+        nonlocal pos
+        skip()
+        if pos < len(text) and text[pos] == "[":
+            pos += 1
+            items = []
+            skip()
+            if pos < len(text) and text[pos] == "]":
+                pos += 1
+                return items
+            while True:
+                items.append(item())
+                skip()
+                if pos < len(text) and text[pos] == ",":
+                    pos += 1
+                    continue
+                if pos < len(text) and text[pos] == "]":
+                    pos += 1
+                    return items
+                raise ValueError_(
+                    "ENGINE_INVALID_ARGS",
+                    f"{name} = {text.strip()}: the array is not closed or an element is malformed at "
+                    f"character {pos + 1}; write e.g. [1, 2, 3].",
+                )
+        m = re.compile(r"[^\s,\[\]]+").match(text, pos)
+        if not m:
+            raise ValueError_("ENGINE_INVALID_ARGS", f"{name} = {text.strip()}: an array element is missing at character {pos + 1}.")
+        pos = m.end()
+        return _number(m.group(0), name)
+
+    value = item()
+    return value, text[pos:].strip()
+
+
+def _tagged(mag, dim) -> dict:
+    dim = list(dim)
+    if isinstance(mag, np.ndarray):
+        def conv(x):
+            if isinstance(x, list):
+                return [conv(e) for e in x]
+            if isinstance(x, complex):
+                return {"re": x.real, "im": x.imag}
+            return x
+        return {"array": conv(mag.tolist()), "dim": dim}
+    if isinstance(mag, complex):
+        return {"re": mag.real, "im": mag.imag, "dim": dim}
+    return {"num": float(mag), "dim": dim}
+
+
+@dataclass
+class Given:
+    """What a ``given`` line read: SI magnitude, vector, the unit as written."""
+
+    tagged: dict
+    value_text: str
+    unit: U.UnitInfo | None
+    radians: int | None
+
+
+def read_given(name: str, text: str, user_ns: dict) -> Given:
+    """Turn ``VALUE [UNIT]`` into a tagged SI value. Raises ``ValueError_`` or ``UnitError``."""
+    text = text.strip()
+    if not text:
+        raise ValueError_("ENGINE_INVALID_ARGS", f"given {name} = ...: the value is missing; write e.g. given {name} = 2.05 mm.")
+    if text.startswith("py:"):
+        m = re.match(rf"py:({NAME_RE}(?:\.{NAME_RE})*)", text)
+        if not m:
+            raise ValueError_("ENGINE_INVALID_ARGS", f"given {name} = {text}: py: must be followed by a Python variable name.")
+        path = m.group(1).split(".")
+        if path[0] not in user_ns:
+            raise ValueError_("ENGINE_INVALID_ARGS", f"given {name} = {text}: there is no Python variable {path[0]!r} in the notebook.")
+        obj = user_ns[path[0]]
+        for attr in path[1:]:
+            if attr.startswith("_") or not hasattr(obj, attr):
+                raise ValueError_("ENGINE_INVALID_ARGS", f"given {name} = {text}: {m.group(1)!r} has no attribute {attr!r}.")
+            obj = getattr(obj, attr)
+        rest = text[m.end():].strip()
+        return _from_python(name, obj, rest, m.group(1))
+    if text.startswith("["):
+        nested, rest = _array_literal(text, name)
+        value = _as_array(nested, name)
+        value_text = text[: len(text) - len(rest)].strip() if rest else text
+    else:
+        tok, _, rest = text.partition(" ")
+        value = _number(tok, name)
+        value_text = tok
+        rest = rest.strip()
+    info = U.parse_unit(rest)
+    si = U.to_si(value, info)
+    return Given(_tagged(si, info.dim), value_text, info if rest else None, info.radians if rest else 0)
+
+
+def _as_array(nested, name):
+    def shape(x):
+        if not isinstance(x, list):
+            return ()
+        subs = {shape(e) for e in x}
+        if len(subs) > 1:
+            raise ValueError_("ENGINE_INVALID_ARGS", f"given {name}: nested arrays must all have the same length.")
+        return (len(x),) + (subs.pop() if subs else ())
+    shape(nested)
+
+    def has_c(x):
+        return any(has_c(e) for e in x) if isinstance(x, list) else isinstance(x, complex)
+    return np.array(nested, dtype=complex if has_c(nested) else float)
+
+
+def _from_python(name: str, obj, rest: str, var: str) -> Given:
+    if hasattr(obj, "magnitude") and hasattr(obj, "units") and hasattr(obj, "dimensionality"):
+        if rest:
+            raise ValueError_(
+                "ENGINE_INVALID_ARGS",
+                f"given {name} = py:{var} {rest}: {var} is a pint Quantity that already carries its unit; drop {rest!r}.",
+            )
+        info = U.parse_unit(str(obj.units))
+        mag = obj.magnitude
+        mag = np.asarray(mag, dtype=complex if np.iscomplexobj(mag) else float) if not np.isscalar(mag) else mag
+        if isinstance(mag, (np.floating, np.integer)):
+            mag = float(mag)
+        if isinstance(mag, (int,)) and not isinstance(mag, bool):
+            mag = float(mag)
+        _finite(mag, name, var)
+        si = U.to_si(mag, info)
+        return Given(_tagged(si, info.dim), f"{obj:~P}" if not isinstance(mag, np.ndarray) else f"py:{var}", None, info.radians)
+    if isinstance(obj, bool) or not isinstance(obj, (int, float, complex, np.number, np.ndarray, list)):
+        raise ValueError_(
+            "ENGINE_INVALID_ARGS",
+            f"given {name} = py:{var}: {var} is a {type(obj).__name__}; give a number, a numpy array or a pint Quantity.",
+        )
+    if isinstance(obj, list):
+        obj = _as_array(obj, name)
+    if isinstance(obj, np.ndarray):
+        obj = obj.astype(complex if np.iscomplexobj(obj) else float)
+    elif isinstance(obj, np.number):
+        obj = obj.item()
+    if isinstance(obj, int):
+        obj = float(obj)
+    _finite(obj, name, var)
+    info = U.parse_unit(rest)
+    si = U.to_si(obj, info)
+    return Given(_tagged(si, info.dim), f"py:{var}", info if rest else None, info.radians if rest else 0)
+
+
+def _finite(mag, name, var):
+    ok = bool(np.all(np.isfinite(mag))) if isinstance(mag, np.ndarray) else (
+        math.isfinite(mag.real) and math.isfinite(mag.imag) if isinstance(mag, complex) else math.isfinite(mag))
+    if not ok:
+        raise ValueError_("ENGINE_INVALID_ARGS", f"given {name} = py:{var}: the value is not finite (NaN or infinity).")
+
+
+# --------------------------------------------------------------------------- the run
+
+
+@dataclass
+class Step:
+    """One line's outcome, with what the renderer needs."""
+
+    line: Line
+    tool: str
+    receipt: dict
+    given: Given | None = None
+    inputs: dict = field(default_factory=dict)  # eval: slot -> Value read
+    result: Value | None = None  # eval: the value written; show: the value read
+    shown: Any = None  # show: magnitude in the display unit
+    shown_unit: str | None = None
+    formula: Any = None
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.receipt.get("ok"))
+
+
+@dataclass
+class CellOutcome:
+    title: str
+    record_id: str | None
+    path: Path | None
+    status: str  # closed | open | refused
+    steps: list[Step]
+    slots: dict  # name -> Value, as they were when the record closed (or now, if open)
+    digits: int
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def refused(self) -> Step | None:
+        return next((s for s in self.steps if not s.ok), None)
+
+
+@dataclass
+class ReckonSession:
+    """The kernel's reckoner state: its engine and what ``given`` lines were written in."""
+
+    engine: Engine
+    given_units: dict = field(default_factory=dict)  # slot -> (UnitInfo | None, value_text, radians)
+    continuing: bool = False
+    title: str | None = None
+
+
+def run_cell(session: ReckonSession, opts: Options, cell: str, user_ns: dict) -> CellOutcome | None:
+    """Run one ``%%reckon`` cell. Returns ``None`` for an empty cell (nothing written);
+    raises :class:`ReckonUsageError` before writing anything when the cell is malformed."""
+    lines = split_lines(cell)
+    if not lines:
+        return None
+    ends = [i for i, ln in enumerate(lines) if ln.form == "end"]
+    if ends and ends[0] != len(lines) - 1:
+        after = lines[ends[0] + 1]
+        raise ReckonUsageError(
+            f"line {after.lineno} ({after.source!r}) comes after 'end' on line {lines[ends[0]].lineno}; "
+            "end must be the last line of the cell"
+        )
+    eng = session.engine
+    notices: list[str] = []
+    if not session.continuing or eng.open_record is None:
+        if eng.open_record is not None:  # left over (should not happen): close it so nothing blocks
+            eng.record_end()
+        session.given_units.clear()
+        r = eng.record_start(opts.title)
+        if not r["ok"]:
+            step = Step(Line(0, f"%%reckon {opts.title}", "start"), "record_start", r)
+            return CellOutcome(opts.title, None, None, "refused", [step], {}, opts.digits)
+        session.title = opts.title
+    else:
+        notices.append(f"continues the open record {session.title!r}")
+    rec = eng.open_record
+    steps: list[Step] = []
+    closed_by_end = False
+    snapshot = None
+    for ln in lines:
+        if ln.form == "end":
+            snapshot = {n: v for n, (v, _) in eng.slots().items()}
+            text = ln.rest or None
+            st = Step(ln, "record_end", eng.record_end(text))
+            steps.append(st)
+            closed_by_end = st.ok
+            if not st.ok:
+                break
+            continue
+        st = _run_line(session, ln, user_ns, opts)
+        steps.append(st)
+        if not st.ok:
+            break
+    refused = any(not s.ok for s in steps)
+    status = "closed"
+    path: Path | None
+    if closed_by_end:
+        path = eng.last_closed
+    elif refused or not opts.cont:
+        snapshot = {n: v for n, (v, _) in eng.slots().items()}
+        if eng.open_record is not None:
+            eng.record_end()
+        path = getattr(eng, "last_closed", None)
+        status = "refused" if refused else "closed"
+    else:
+        snapshot = {n: v for n, (v, _) in eng.slots().items()}
+        path = eng.home / R.OPEN_FILE
+        status = "open"
+    if refused:
+        status = "refused"
+    session.continuing = status == "open"
+    return CellOutcome(session.title or opts.title, rec["id"] if rec else None, path, status, steps, snapshot or {},
+                       opts.digits, notices)
+
+
+def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) -> Step:
+    eng = session.engine
+    if ln.form == "given":
+        if ln.name is None:
+            return Step(ln, "set", eng.refuse("set", "ENGINE_INVALID_ARGS",
+                        f"line {ln.lineno}: a given line is 'given NAME = VALUE [UNIT]', e.g. given L = 25 m."))
+        try:
+            g = read_given(ln.name, ln.rest, user_ns)
+        except (ValueError_, U.UnitError) as exc:
+            return Step(ln, "set", eng.refuse("set", exc.code, f"line {ln.lineno}: {exc.message}"))
+        r = eng.set(ln.name, g.tagged)
+        if r["ok"]:
+            session.given_units[ln.name] = (g.unit, g.value_text, g.radians)
+            return Step(ln, "set", r, given=g, result=eng.slots()[ln.name][0])
+        return Step(ln, "set", r, given=g)
+    if ln.form == "eval":
+        try:
+            f = parse(ln.rest)
+            slots = eng.slots()
+            inputs = {n: slots[n][0] for n in f.slots if n in slots}
+        except EngineError:
+            f, inputs = None, {}
+        r = eng.eval(ln.rest, ln.name)
+        st = Step(ln, "eval", r, inputs=inputs, formula=f)
+        if r["ok"]:
+            st.result = eng.slots()[ln.name][0]
+            session.given_units.pop(ln.name, None)
+        return st
+    if ln.form == "show":
+        return _show(session, ln)
+    if ln.form in ("note", "note!"):
+        return Step(ln, "record_message", eng.record_message(ln.rest, hide=ln.form == "note!"))
+    if ln.form == "delete":
+        r = eng.set(ln.name, None) if ln.name else eng.refuse(
+            "set", "ENGINE_INVALID_ARGS", f"line {ln.lineno}: delete needs a slot name, e.g. delete x.")
+        if r.get("ok"):
+            session.given_units.pop(ln.name, None)
+        return Step(ln, "set", r)
+    return Step(ln, "eval", eng.refuse(
+        "eval", "ENGINE_INVALID_ARGS",
+        f"line {ln.lineno}: {ln.source!r} is not a %%reckon line; lines are 'given NAME = VALUE UNIT', "
+        "'NAME = FORMULA', 'show NAME [in UNIT]', 'note TEXT', 'delete NAME' or 'end [TEXT]'."))
+
+
+def _show(session: ReckonSession, ln: Line) -> Step:
+    eng = session.engine
+    if ln.name is None or (ln.digits is not None and ln.digits < 1):
+        return Step(ln, "get", eng.refuse("get", "ENGINE_INVALID_ARGS",
+                    f"line {ln.lineno}: a show line is 'show NAME [in UNIT] [digits N]' with N a positive whole number."))
+    unit = None
+    if ln.unit:
+        try:
+            unit = U.parse_unit(ln.unit)
+        except U.UnitError as exc:
+            return Step(ln, "get", eng.refuse("get", exc.code, f"line {ln.lineno}: {exc.message}"))
+        known = session.given_units.get(ln.name)
+        if known is not None and ln.name in eng.slots():
+            msg = U.angle_mismatch(known[2], unit, ln.name, known[0].text if known[0] else "a plain number")
+            if msg:
+                return Step(ln, "get", eng.refuse("get", "ENGINE_INCOMPATIBLE_DIMENSION", f"line {ln.lineno}: {msg}"))
+        r = eng.get(ln.name, dim=list(unit.dim))
+    else:
+        r = eng.get(ln.name)
+    st = Step(ln, "get", r)
+    if r["ok"]:
+        v = eng.slots()[ln.name][0]
+        st.result = v
+        if unit is not None and v.sig.kind != "object":
+            st.shown = U.from_si(v.mag, unit)
+            st.shown_unit = unit.text
+    return st

@@ -1,0 +1,348 @@
+"""Units for ``%%reckon``: pint reads what people write; the engine gets SI and a vector
+(spec: reckoner.md section 2; public cases P01-P08 in ``shared/cases``).
+
+* ``parse_unit`` reads a unit expression with pint's application registry and refuses,
+  with a message that names the problem, what pint would silently get wrong: an
+  implicit product after ``/`` (``mg/12 h``: P02, P03), a compact symbol pint reads as a
+  textile count (``Nm``: P04), logarithmic units (``dBm``: P06), dimensions outside the
+  seven SI bases (bits, counts, currencies), fractional exponents.
+* Angles: SI and the engine treat radians as dimensionless, but pint remembers them. A
+  ``given`` keeps its radian exponent so that ``show n in Hz`` of an angular speed given
+  in rpm is refused (Hz counts cycles, rad/s radians: P01), and a ratio is not shown as a
+  solid angle (P07).
+* ``si_text`` names a vector for display in SI symbols (``Ω``, ``N``, ``Pa``); ``s⁻¹`` is
+  never written as Hz.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from decimal import Decimal
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+
+from ..reckoner import dims as D
+
+_SI_DIMS = ("[length]", "[mass]", "[time]", "[current]", "[temperature]", "[substance]", "[luminosity]")
+_BASE_OK = {"meter", "kilogram", "second", "ampere", "kelvin", "mole", "candela", "radian"}
+
+
+class UnitError(ValueError):
+    """A unit the magic refuses; ``code`` is the engine error code to record it under."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def registry():
+    """pint's application registry: ``_reckon`` Quantities mix with the user's own."""
+    import pint
+
+    return pint.get_application_registry()
+
+
+@dataclass(frozen=True)
+class UnitInfo:
+    """A parsed unit: ``text`` as written, ``dim`` (7 ints), ``radians`` (pint's radian
+    exponent: 1 for rpm or rad/s, 2 for sr, 0 for Hz or percent), ``offset`` (True for
+    degC/degF: convert values with pint, never by a factor)."""
+
+    text: str
+    dim: tuple
+    radians: int
+    offset: bool
+    factor: float  # SI per unit for multiplicative units
+
+
+def _normalise(text: str) -> str:
+    t = text.strip().replace("·", "*").replace("⋅", "*").replace("×", "*").replace("−", "-")
+    return re.sub(r"\s+", " ", t)
+
+
+_TOKEN = re.compile(r"\s*(\*\*|[()*/^]|[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|[^\s()*/^]+)")
+
+
+def _check_implicit_after_slash(text: str) -> None:
+    """P02/P03: ``mg/12 h`` is mass x time to pint. Refuse an implicit product after '/'."""
+    pos = 0
+    depth = 0
+    slash_at: dict[int, bool] = {}
+    prev_operand = False
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m:
+            break
+        tok = m.group(1)
+        gap = m.start(1) > pos
+        pos = m.end()
+        is_operand = tok not in ("**", "(", ")", "*", "/", "^")
+        opens = tok == "("
+        if (is_operand or opens) and prev_operand and gap and slash_at.get(depth):
+            raise UnitError(
+                "ENGINE_INVALID_DIMENSION",
+                f"the unit {text!r} is ambiguous: after '/' the space before {tok!r} is a multiplication, so pint "
+                f"would put {tok!r} in the numerator; write parentheses, e.g. "
+                f"{_suggest(text)}",
+            )
+        if tok == "(":
+            depth += 1
+            slash_at[depth] = False
+            prev_operand = False
+        elif tok == ")":
+            slash_at.pop(depth, None)
+            depth = max(depth - 1, 0)
+            prev_operand = True
+        elif tok == "/":
+            slash_at[depth] = True
+            prev_operand = False
+        elif tok in ("*", "**", "^"):
+            prev_operand = False
+        else:
+            prev_operand = True
+
+
+def _suggest(text: str) -> str:
+    head, _, tail = text.partition("/")
+    return f"'{head.strip()}/({tail.strip()})' for a quotient, or '({head.strip()}/{tail.split()[0]})*{' '.join(tail.split()[1:])}'."
+
+
+@lru_cache(maxsize=1024)
+def parse_unit(text: str) -> UnitInfo:
+    """Read a unit expression (``'ohm*m'``, ``'kN*m'``, ``'mg/(12 h)'``, ``'degC'``; ``''``
+    is dimensionless). Raises :class:`UnitError` naming the problem."""
+    t = _normalise(text)
+    if not t:
+        return UnitInfo("", D.ZERO, 0, False, 1.0)
+    ureg = registry()
+    _check_implicit_after_slash(t)
+    try:
+        q = ureg.parse_expression(t)
+    except Exception as exc:  # pint raises several types (UndefinedUnitError, DefinitionSyntaxError, ...)
+        raise UnitError(
+            "ENGINE_INVALID_DIMENSION",
+            f"pint cannot read the unit {t!r} ({type(exc).__name__}: {exc}); write a unit such as 'ohm*m', 'kN*m', "
+            "'uF', 'degC' or 'mg/(12 h)'.",
+        ) from None
+    if not hasattr(q, "units"):  # a bare number such as '2'
+        raise UnitError(
+            "ENGINE_INVALID_DIMENSION",
+            f"{t!r} is a number, not a unit; put numbers in the value.",
+        )
+    _check_units(t, q, ureg)
+    dim = _dim_of(t, q)
+    offset = not getattr(q, "_is_multiplicative", True)
+    if offset:
+        if q.magnitude != 1:
+            raise UnitError("ENGINE_INVALID_DIMENSION", f"the offset unit in {t!r} cannot be scaled; write it alone, e.g. 'degC'.")
+        return UnitInfo(t, dim, 0, True, 1.0)
+    base = ureg.Quantity(1.0, q.units).to_base_units()
+    radians = int(base.units._units.get("radian", 0))
+    factor = float(q.magnitude) * float(base.magnitude)
+    return UnitInfo(t, dim, radians, offset, factor)
+
+
+def _check_units(t: str, q, ureg) -> None:
+    for name in q._units:
+        defn = ureg._units.get(name)
+        conv = getattr(defn, "converter", None)
+        if getattr(conv, "is_logarithmic", False):
+            raise UnitError(
+                "ENGINE_INVALID_DIMENSION",
+                f"{t!r} is a logarithmic unit ({name}); the engine adds and multiplies linear quantities only. "
+                "Convert to a linear unit first (e.g. 3 dBm is 10**(3/10) mW = 1.995 mW) or keep decibels as a "
+                "dimensionless number and write the 10*log10 factor into the formula.",
+            )
+    textile = ureg.get_group("Textile").members
+    for name in q._units:
+        if name in textile:
+            raise UnitError(
+                "ENGINE_INVALID_DIMENSION",
+                f"{t!r} is read by pint as the textile yarn count {name!r}, which is almost never meant; "
+                "for a torque write 'N*m' (newton metre); for a length in nanometres write 'nm'.",
+            )
+    base = ureg.Quantity(1.0, q.units)
+    try:
+        base = base.to_base_units()
+    except Exception:
+        pass
+    others = [n for n in base._units if n not in _BASE_OK]
+    if others:
+        raise UnitError(
+            "ENGINE_INVALID_DIMENSION",
+            f"{t!r} involves {', '.join(others)}, which pint keeps as its own dimension outside the seven SI base "
+            "dimensions (m, kg, s, A, K, mol, cd); write counts, bits or currency as plain numbers instead.",
+        )
+
+
+def _dim_of(t: str, q) -> tuple:
+    d = q.dimensionality
+    unknown = [k for k in d if k not in _SI_DIMS]
+    if unknown:
+        raise UnitError(
+            "ENGINE_INVALID_DIMENSION",
+            f"{t!r} has the dimension {', '.join(unknown)}, outside the seven SI base dimensions "
+            "(m, kg, s, A, K, mol, cd); the engine cannot hold it.",
+        )
+    out = []
+    for k in _SI_DIMS:
+        e = d.get(k, 0)
+        if float(e) != int(e):
+            raise UnitError(
+                "ENGINE_INVALID_DIMENSION",
+                f"{t!r} has a fractional exponent ({k}^{Fraction(e).limit_denominator(100)}); a stored value needs "
+                "whole-number exponents.",
+            )
+        out.append(int(e))
+    return tuple(out)
+
+
+def to_si(value, info: UnitInfo):
+    """Convert a magnitude (float, complex, ndarray) in ``info``'s unit to SI."""
+    if info.offset:
+        if isinstance(value, complex) or (isinstance(value, np.ndarray) and value.dtype.kind == "c"):
+            raise UnitError("ENGINE_INVALID_ARGS", f"a complex value cannot carry the offset unit {info.text!r}.")
+        ureg = registry()
+        return ureg.Quantity(value, info.text).to_base_units().magnitude
+    if isinstance(value, float):
+        return _dec_mul(value, info.factor)
+    if isinstance(value, complex):
+        return complex(_dec_mul(value.real, info.factor), _dec_mul(value.imag, info.factor))
+    return value * info.factor
+
+
+def _dec_mul(x: float, factor: float) -> float:
+    """``x * factor`` on the decimal numbers as written: 2.05 mm -> 0.00205 m exactly as a
+    person reads it (binary multiplication gives 0.0020499999999999997)."""
+    return float(Decimal(repr(x)) * Decimal(repr(factor)))
+
+
+def from_si(value, info: UnitInfo):
+    """Convert an SI magnitude into ``info``'s unit (for display)."""
+    if info.offset:
+        ureg = registry()
+        return ureg.Quantity(value, _si_pint(info.dim)).to(info.text).magnitude
+    return value / info.factor
+
+
+def _si_pint(dim) -> str:
+    names = ("meter", "kilogram", "second", "ampere", "kelvin", "mole", "candela")
+    parts = [f"{n} ** {e}" for n, e in zip(names, dim) if e]
+    return " * ".join(parts) or "dimensionless"
+
+
+def quantity(mag, dim):
+    """A pint Quantity (application registry) of an SI magnitude with vector ``dim``."""
+    ureg = registry()
+    return ureg.Quantity(mag, _si_pint(dim))
+
+
+def angle_mismatch(given_radians: int | None, target: UnitInfo, name: str, given_text: str | None) -> str | None:
+    """P01/P07: a message when showing a value in a unit with a different angle content."""
+    if given_radians is None or given_radians == target.radians:
+        return None
+    if given_radians == 1 and target.radians == 0:
+        return (
+            f"{name} was given in {given_text} (an angular quantity, in radians) and {target.text!r} counts cycles: "
+            f"1 Hz = 2π rad/s, so the numbers differ by 2π. Show it in rad/s or rpm, or convert explicitly: "
+            f"{name}_cycles = @{name}/(2*$pi)."
+        )
+    if given_radians == 0 and target.radians == 1:
+        return (
+            f"{name} was given in {given_text or 'a unit without angles'} (cycles or a plain rate) and {target.text!r} "
+            f"measures radians: the numbers differ by 2π. Convert explicitly: {name}_rad = @{name}*2*$pi."
+        )
+    if target.radians == 2 or given_radians == 2:
+        return (
+            f"{name} was given in {given_text or 'a unit without angles'} and {target.text!r} is a solid angle "
+            "(steradian); a ratio is not a solid angle. Show it as a plain number or in the unit it was given in."
+        )
+    return (
+        f"{name} was given in {given_text} and {target.text!r} has a different angle content; convert explicitly in a formula."
+    )
+
+
+# ------------------------------------------------------------------ display names
+
+_SYMBOL = {
+    (1, 1, -2, 0, 0, 0, 0): "N",
+    (-1, 1, -2, 0, 0, 0, 0): "Pa",
+    (2, 1, -2, 0, 0, 0, 0): "J",
+    (2, 1, -3, 0, 0, 0, 0): "W",
+    (0, 0, 1, 1, 0, 0, 0): "C",
+    (2, 1, -3, -1, 0, 0, 0): "V",
+    (-2, -1, 4, 2, 0, 0, 0): "F",
+    (2, 1, -3, -2, 0, 0, 0): "Ω",
+    (-2, -1, 3, 2, 0, 0, 0): "S",
+    (2, 1, -2, -2, 0, 0, 0): "H",
+    (2, 1, -2, -1, 0, 0, 0): "Wb",
+    (0, 1, -2, -1, 0, 0, 0): "T",
+    (0, 0, -1, 0, 0, 1, 0): "kat",
+}
+_LATEX_SYMBOL = {"Ω": r"\Omega"}
+_SUP = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+@lru_cache(maxsize=512)
+def si_parts(dim: tuple) -> tuple:
+    """A vector as ``((symbol, exponent), ...)``: a named SI unit (N, Pa, Ω, ...) times the
+    fewest base units, else base units (``s⁻¹``, never Hz)."""
+    dim = tuple(int(x) for x in dim)
+    if dim == D.ZERO:
+        return ()
+    best = None
+    for vec, sym in _SYMBOL.items():
+        resid = tuple(a - b for a, b in zip(dim, vec))
+        cost = sum(abs(x) for x in resid)
+        if best is None or cost < best[0]:
+            best = (cost, sym, resid)
+    base_cost = sum(abs(x) for x in dim)
+    parts = []
+    resid = dim
+    if best is not None and best[0] < base_cost - 0:
+        if best[0] + 1 <= base_cost:
+            parts.append((best[1], 1))
+            resid = best[2]
+    for sym, e in zip(D.BASE_SYMBOLS, resid):
+        if e:
+            parts.append((sym, e))
+    # positive exponents first
+    parts.sort(key=lambda p: p[1] < 0)
+    return tuple(parts)
+
+
+def si_text(dim) -> str:
+    """``Ω·m``, ``kg·m⁻³``, ``s⁻¹``; ``''`` when dimensionless."""
+    return "·".join(s if e == 1 else f"{s}{str(e).translate(_SUP)}" for s, e in si_parts(tuple(dim)))
+
+
+def si_latex(dim) -> str:
+    parts = si_parts(tuple(dim))
+    if not parts:
+        return ""
+    out = []
+    for s, e in parts:
+        s = _LATEX_SYMBOL.get(s, s)
+        out.append(s if e == 1 else f"{s}^{{{e}}}")
+    return r"\mathrm{" + r"\,".join(out) + "}"
+
+
+def unit_latex(text: str) -> str:
+    """A written unit as LaTeX via pint (``kN*m`` -> ``\\mathrm{kN} \\cdot \\mathrm{m}``)."""
+    try:
+        return format(registry().Unit(text), "~L")
+    except Exception:
+        return r"\text{" + text.replace("\\", "").replace("{", "").replace("}", "") + "}"
+
+
+def unit_pretty(text: str) -> str:
+    try:
+        s = format(registry().Unit(text), "~P")
+        return s or text
+    except Exception:
+        return text
