@@ -37,9 +37,36 @@ from .errors import (
 )
 from .evaluate import Compiled, compile_formula
 from .grammar import parse
-from .values import ARRAY, OBJECT, Sig, Value, check_finite, check_get_dim, check_name, parse_tagged, render, short, stored
+import json as _json
+
+from .values import (
+    ARRAY,
+    OBJECT,
+    Sig,
+    Value,
+    check_finite,
+    check_get_dim,
+    check_name,
+    intern_sig,
+    is_finite_fast,
+    parse_tagged,
+    render,
+    short,
+    stored,
+    stored_json,
+)
 
 TOOLS = ("set", "get", "eval", "record_start", "record_message", "record_end")
+_NO_BOUND: dict = {}
+
+
+def _formula_json(text: str, _cache: dict = {}) -> str:  # noqa: B006 - a deliberate memo
+    j = _cache.get(text)
+    if j is None:
+        if len(_cache) > 4096:
+            _cache.clear()
+        j = _cache[text] = _json.dumps(text, ensure_ascii=False)
+    return j
 
 
 def default_home() -> Path:
@@ -49,11 +76,20 @@ def default_home() -> Path:
 
 
 class _Slot:
-    __slots__ = ("value", "rev")
+    __slots__ = ("value", "rev", "_json")
 
     def __init__(self, value: Value, rev: int):
         self.value = value
         self.rev = rev
+        self._json = None
+
+    @property
+    def json(self) -> str:
+        """The stored form as JSON text, computed once (a slot's value never changes)."""
+        j = self._json
+        if j is None:
+            j = self._json = stored_json(self.value)
+        return j
 
 
 class _Open:
@@ -215,57 +251,74 @@ class Engine:
         return self._guard("eval", self._eval, formula, target)
 
     def _eval(self, formula, target):
-        self._need_open()
-        if not isinstance(formula, str):
+        o = self._need_open()
+        if type(formula) is not str:
             raise _fail(INVALID_ARGS, f"formula is {short(formula)}; it must be a string holding one expression.")
         if target is None:
             raise _fail(INVALID_ARGS, "target is missing; eval writes its result into the slot named by target.")
-        check_name(target, "target")
+        if target not in self._slots:
+            check_name(target, "target")
         value, f = self.evaluate(formula)
-        vars_ = {n: stored(self._slots[n].value) for n in f.slots}  # the values read, before the write
+        slots = self._slots
+        vars_json = ",".join(['"' + n + '":' + slots[n].json for n in f.slots])  # values read, before the write
         self._write(target, value)
-        rev = self._slots[target].rev
-        content = {"formula": formula, "target": target, "rev": rev, "vars": vars_, "result": stored(value)}
-        return {"ok": True, "target": target, "rev": rev}, content
+        slot = slots[target]
+        rev = slot.rev
+        o.seq += 1
+        line = (
+            '{"seq":' + str(o.seq) + ',"at":' + str(R.now_ms()) + ',"tool":"eval","ok":true,"content":{"formula":'
+            + _formula_json(formula) + ',"target":"' + target + '","rev":' + str(rev) + ',"vars":{' + vars_json
+            + '},"result":' + slot.json + "}}\n"
+        )
+        try:
+            o.writer.append_encoded(line.encode("utf-8"))
+        except (OSError, StorageError):
+            self.trace_failures += 1
+        return {"ok": True, "target": target, "rev": rev}, None
 
     def evaluate(self, formula: str):
         """Evaluate without writing: returns ``(Value, Formula)``; raises :class:`EngineError`.
 
-        This is the evaluation core used by :meth:`eval`, :func:`replay` and the benchmark.
+        This is the evaluation core used by :meth:`eval`, :func:`replay` and the benchmark:
+        the parse cache, the dimension-check cache, the compiled closure, the finiteness
+        check.
         """
         f = parse(formula)
         compiled = self._compiled(f)
         try:
-            if compiled.sig.kind == ARRAY or any(self._sigs[n].kind == ARRAY for n in f.slots):
+            if compiled.arrays:
                 with np.errstate(all="ignore"):
-                    mag = compiled.fn(self._mags, {})
+                    mag = compiled.fn(self._mags, _NO_BOUND)
             else:
-                mag = compiled.fn(self._mags, {})
+                mag = compiled.fn(self._mags, _NO_BOUND)
         except (OverflowError, ZeroDivisionError, ValueError, FloatingPointError) as exc:
             raise _fail(UNDEFINED_RESULT, f"the formula has no finite value ({exc}).") from None
-        if isinstance(mag, np.generic):
-            mag = mag.item()
-        sig = compiled.sig
-        if isinstance(mag, np.ndarray):
-            mag.setflags(write=False)
-        _check_integral(sig, formula)
-        value = Value(mag, sig)
-        check_finite(value, f"the result of {formula!r}")
+        if type(mag) is not float:
+            if isinstance(mag, np.generic):
+                mag = mag.item()
+            elif type(mag) is np.ndarray:
+                mag.setflags(write=False)
+        value = Value(mag, compiled.sig)
+        if not is_finite_fast(mag):
+            check_finite(value, f"the result of {formula!r}")
         return value, f
 
     def _compiled(self, f) -> Compiled:
-        key = tuple(self._sigs.get(n) for n in f.slots)
-        per = self._cache.get(f)
+        sigs = self._sigs
+        key = tuple([id(sigs.get(n)) for n in f.slots])
+        per = self._cache.get(f.text)
         if per is not None:
             c = per.get(key)
             if c is not None:
                 return c
-        c = compile_formula(f, self._sigs, self._mags)
+        c = compile_formula(f, sigs, self._mags)
+        _check_integral(c.sig, f.text)
+        c = Compiled(intern_sig(c.sig), c.fn, c.cacheable, c.arrays)
         if c.cacheable:
             if per is None:
                 if len(self._cache) > 4096:
                     self._cache.clear()
-                per = self._cache[f] = {}
+                per = self._cache[f.text] = {}
             per[key] = c
         return c
 
@@ -410,9 +463,12 @@ class Engine:
         rev = old.rev + 1 if old is not None else 1
         if isinstance(v.mag, np.ndarray) and v.mag.flags.writeable:
             v.mag.setflags(write=False)
+        sig = intern_sig(v.sig)
+        if sig is not v.sig:
+            v = Value(v.mag, sig)
         self._slots[name] = _Slot(v, rev)
         self._mags[name] = v.mag
-        self._sigs[name] = v.sig
+        self._sigs[name] = sig
 
     def _delete(self, name: str) -> None:
         self._slots.pop(name, None)

@@ -56,9 +56,13 @@ class C:
 
 @dataclass(frozen=True, slots=True)
 class Compiled:
+    """A checked formula: result signature, closure, whether the check may be reused for
+    the same slot signatures, and whether numpy arrays are involved."""
+
     sig: Sig
     fn: Fn
     cacheable: bool
+    arrays: bool = False
 
 
 class _NeedBound(Exception):
@@ -85,7 +89,8 @@ def compile_formula(formula: G.Formula, sigs: dict, mags: dict) -> Compiled:
     """
     ctx = _Ctx(formula.text, sigs, mags)
     c = _compile(formula.tree, ctx)
-    return Compiled(c.sig, c.fn, not ctx.value_dependent)
+    arrays = c.sig.kind == ARRAY or any(sigs[n].kind == ARRAY for n in formula.slots) or "$seq" in formula.text
+    return Compiled(c.sig, c.fn, not ctx.value_dependent, arrays)
 
 
 # ---------------------------------------------------------------- helpers
@@ -299,9 +304,13 @@ def _muldiv(node: G.Binary, ctx: _Ctx) -> C:
         else:
             def fn(v, b):
                 x, y = _align(lf(v, b), rf(v, b))
-                zero = (y == 0)
-                if np.any(zero):
-                    bad = f" (element {_first_bad(zero)})" if isinstance(y, np.ndarray) and y.ndim else ""
+                if type(y) is np.ndarray:
+                    ok = (y.dtype.kind == "f" and y.size and y.min() > 0) or y.all()
+                else:
+                    ok = y != 0
+                if not ok:
+                    zero = np.asarray(y) == 0
+                    bad = f" (element {_first_bad(zero)})" if zero.ndim else ""
                     raise EngineError(
                         UNDEFINED_RESULT,
                         f"division by zero{bad} in '/ {where}'; the divisor must not be zero.",
@@ -412,7 +421,15 @@ def _pow(node: G.Binary, ctx: _Ctx) -> C:
     bf, ef = base.fn, ex.fn
     bv = base.bvars | ex.bvars
     if sig.kind == ARRAY:
-        fn = lambda v, b: _apow(bf(v, b), ef(v, b), where)  # noqa: E731
+        p = ex.const
+        if type(p) is float and p.is_integer() and 0 < p <= 64 and ex.sig.kind == SCALAR:
+            if p == 2.0:
+                fn = lambda v, b: (lambda x: x * x)(bf(v, b))  # noqa: E731
+            else:
+                ip = int(p)
+                fn = lambda v, b: np.power(bf(v, b), ip)  # noqa: E731
+        else:
+            fn = lambda v, b: _apow(bf(v, b), ef(v, b), where)  # noqa: E731
     elif ex.const is not _NOCONST and type(ex.const) is float and ex.const == 2.0:
         fn = lambda v, b: _sq(bf(v, b), where)  # noqa: E731
     else:
@@ -573,27 +590,72 @@ def _sign(x):
     return 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)
 
 
+def _a_domain(name, bad_fn, why):
+    """An array version with a domain check (numpy does the work; one pass to check)."""
+    def wrap(np_fn):
+        def f(a):
+            if a.dtype.kind != "c":
+                bad = bad_fn(a)
+                if bad.any():
+                    i = _first_bad(bad)
+                    _undef(f"${name} of element {i} ({a.ravel()[int(np.argmax(bad.ravel()))]!r}) {why}.")
+            elif name in ("ln", "log") and not a.all():
+                _undef(f"${name} of a zero element is undefined.")
+            return np_fn(a)
+        return f
+    return wrap
+
+
+def _a_real_only(name, np_fn):
+    def f(a):
+        if a.dtype.kind == "c":
+            _undef(f"${name} takes real numbers only but the array holds complex values; use $re or $abs first.")
+        return np_fn(a).astype(float)
+    return f
+
+
+def _a_exp(a):
+    r = np.exp(a)
+    if not np.all(np.isfinite(r)):
+        _undef("$exp overflows for an element of the array (the result is not finite).")
+    return r
+
+
+_A_SQRT = _a_domain("sqrt", lambda a: a < 0, "is negative, so it has no real square root; for the imaginary root "
+                    "write $j*$sqrt(-x)")(np.sqrt)
+_A_LN = _a_domain("ln", lambda a: a <= 0, "is not > 0, where the real logarithm is defined")(np.log)
+_A_LOG = _a_domain("log", lambda a: a <= 0, "is not > 0, where the real logarithm is defined")(np.log10)
+_A_ASIN = _a_domain("asin", lambda a: np.abs(a) > 1, "is outside [-1, 1]")(np.arcsin)
+_A_ACOS = _a_domain("acos", lambda a: np.abs(a) > 1, "is outside [-1, 1]")(np.arccos)
+
+
+def _a_arg(a):
+    if a.dtype.kind == "c":
+        return np.angle(a)
+    return np.where(a < 0, math.pi, 0.0)
+
+
 # name -> (dimension rule, scalar function, array function or None to map elementwise)
 # rules: "same", "half", "zero" (argument must be dimensionless; result dimensionless),
 #        "tozero" (any argument; result dimensionless)
 _UNARY: dict[str, tuple[str, Callable, Callable | None]] = {
     "abs": ("same", abs, np.abs),
-    "sqrt": ("half", _s_sqrt, None),
-    "exp": ("zero", _s_exp, None),
-    "ln": ("zero", _s_ln, None),
-    "log": ("zero", lambda x: _s_ln(x, True), None),
+    "sqrt": ("half", _s_sqrt, _A_SQRT),
+    "exp": ("zero", _s_exp, _a_exp),
+    "ln": ("zero", _s_ln, _A_LN),
+    "log": ("zero", lambda x: _s_ln(x, True), _A_LOG),
     "sin": ("zero", _s_trig("sin"), np.sin),
     "cos": ("zero", _s_trig("cos"), np.cos),
     "tan": ("zero", _s_trig("tan"), np.tan),
-    "asin": ("zero", _s_arc("asin"), None),
-    "acos": ("zero", _s_arc("acos"), None),
-    "atan": ("zero", _s_arc("atan"), None),
-    "floor": ("zero", _s_rounding("floor", math.floor), None),
-    "ceil": ("zero", _s_rounding("ceil", math.ceil), None),
-    "sign": ("zero", _s_rounding("sign", _sign), None),
+    "asin": ("zero", _s_arc("asin"), _A_ASIN),
+    "acos": ("zero", _s_arc("acos"), _A_ACOS),
+    "atan": ("zero", _s_arc("atan"), np.arctan),
+    "floor": ("zero", _s_rounding("floor", math.floor), _a_real_only("floor", np.floor)),
+    "ceil": ("zero", _s_rounding("ceil", math.ceil), _a_real_only("ceil", np.ceil)),
+    "sign": ("zero", _s_rounding("sign", _sign), _a_real_only("sign", np.sign)),
     "re": ("same", lambda x: x.real if isinstance(x, complex) else x, np.real),
     "im": ("same", lambda x: x.imag if isinstance(x, complex) else 0.0, lambda a: np.imag(a).astype(float)),
-    "arg": ("tozero", lambda x: math.atan2(x.imag, x.real) if isinstance(x, complex) else (math.pi if x < 0 else 0.0), None),
+    "arg": ("tozero", lambda x: math.atan2(x.imag, x.real) if isinstance(x, complex) else (math.pi if x < 0 else 0.0), _a_arg),
     "conj": ("same", lambda x: x.conjugate() if isinstance(x, complex) else x, np.conj),
     "len": ("tozero", None, None),
     "transpose": ("same", None, None),

@@ -60,8 +60,10 @@ class Sig:
 SCALAR_ZERO = Sig(SCALAR, D.ZERO)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Value:
+    """Magnitudes in SI plus a :class:`Sig`. Treated as immutable (arrays are read-only)."""
+
     mag: Any
     sig: Sig
 
@@ -249,6 +251,64 @@ def _shape(x, where: str) -> tuple:
                 f"{list(s) or 'scalar'}; nested arrays must all have the same length.",
             )
     return (len(x),) + first
+
+
+# ---------------------------------------------------------------- hot-path helpers
+
+_INTERN: dict = {}
+
+
+_INTERNED: set = set()
+
+
+def intern_sig(sig: Sig) -> Sig:
+    """One object per distinct signature, so caches can key on identity."""
+    if id(sig) in _INTERNED:
+        return sig
+    out = _INTERN.setdefault(sig, sig)
+    _INTERNED.add(id(out))
+    return out
+
+
+_DIM_JSON: dict = {}
+
+
+def dim_json(dim) -> str:
+    """``[2,1,-3,-2,0,0,0]`` as JSON text (cached per vector)."""
+    t = _DIM_JSON.get(dim)
+    if t is None:
+        t = _DIM_JSON[dim] = "[" + ",".join(str(int(x)) for x in dim) + "]"
+    return t
+
+
+def stored_json(v: Value) -> str:
+    """The stored form of ``v`` as strict JSON text (same content as :func:`stored`)."""
+    m = v.mag
+    if type(m) is float:
+        return '{"num":' + repr(m + 0.0) + ',"dim":' + dim_json(v.sig.dim) + "}"
+    if type(m) is complex:
+        return '{"re":' + repr(m.real + 0.0) + ',"im":' + repr(m.imag + 0.0) + ',"dim":' + dim_json(v.sig.dim) + "}"
+    import json
+
+    return json.dumps(stored(v), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def is_finite_fast(m) -> bool:
+    """True when every number in ``m`` is finite (cheap for scalars and big arrays)."""
+    t = type(m)
+    if t is float:
+        return m - m == 0.0
+    if t is complex:
+        return m.real - m.real == 0.0 and m.imag - m.imag == 0.0
+    if t is np.ndarray:
+        if m.size == 0:
+            return True
+        with np.errstate(all="ignore"):
+            total = m.sum()
+        if np.isfinite(total):
+            return True
+        return bool(np.all(np.isfinite(m)))
+    return _nonfinite(m) is None
 
 
 # ---------------------------------------------------------------- finiteness

@@ -221,6 +221,15 @@ class JsonlWriter:
         self._append_bytes(line)
         return line
 
+    def append_encoded(self, line: bytes) -> bytes:
+        """Append a line already encoded by the caller (hot paths build strict JSON from
+        cached pieces). It must be one UTF-8 JSON object ending in ``b"\\n"`` with no other
+        newline; ``StorageError`` otherwise. The caller guarantees strictness (no NaN)."""
+        if line.count(b"\n") != 1 or not line.endswith(b"\n") or not line.startswith(b"{"):
+            raise StorageError("append_encoded needs exactly one JSON object line ending in a newline")
+        self._append_bytes(line)
+        return line
+
     def append_many(self, objs: Iterable[Any]) -> list[bytes]:
         """Append several objects in one write; all are encoded first, so a refused value writes nothing."""
         lines = [dumps_line(o) for o in objs]
