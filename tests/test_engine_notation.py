@@ -294,6 +294,13 @@ def test_domain_errors(data, formula, hint):
         assert hint in msg
 
 
+@pytest.mark.parametrize("formula", ["$mod($inf, $pi)", "-$mod($inf, 2)", "$floor($inf)", "$sin($inf)", "@L^$inf",
+                                     "@L^($inf-$inf)", "$mod(@N*$inf, 2)", "$inf*0", "$exp($inf)"])
+def test_infinity_in_domains_is_undefined_not_internal(data, formula):
+    # constant sub-expressions are folded while checking; their domain faults are refusals too
+    refused(data.eval(formula, "x"), "ENGINE_UNDEFINED_RESULT")
+
+
 def test_division_by_zero_names_position(engine):
     msg = refused(engine.eval("2 + 1/0", "x"), "ENGINE_UNDEFINED_RESULT")
     assert "zero" in msg and "position 7" in msg

@@ -228,7 +228,7 @@ def test_object_field_name_rule(engine, field):
     refused(engine.set("o", {"object": {field: {"num": 1}}}), "ENGINE_INVALID_IDENTIFIER")
 
 
-@pytest.mark.parametrize("name", ["1R", "@R", "", "R load", "Rü", 5, None, True])
+@pytest.mark.parametrize("name", ["1R", "@R", "", "R load", "Rü", 5, None, True, ["R"], {"R": 1}, 1.5])
 def test_slot_name_rule(engine, name):
     refused(engine.set(name, {"num": 1}), "ENGINE_INVALID_IDENTIFIER")
     refused(engine.get(name), "ENGINE_INVALID_IDENTIFIER")

@@ -469,11 +469,11 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
     if ln.form == "given":
         if ln.name is None:
             return Step(ln, "set", eng.refuse("set", "ENGINE_INVALID_ARGS",
-                        f"line {ln.lineno}: a given line is 'given NAME = VALUE [UNIT]', e.g. given L = 25 m."))
+                        "a given line is 'given NAME = VALUE [UNIT]', e.g. given L = 25 m."))
         try:
             g = read_given(ln.name, ln.rest, user_ns)
         except (ValueError_, U.UnitError) as exc:
-            return Step(ln, "set", eng.refuse("set", exc.code, f"line {ln.lineno}: {exc.message}"))
+            return Step(ln, "set", eng.refuse("set", exc.code, exc.message))
         r = eng.set(ln.name, g.tagged)
         if r["ok"]:
             session.given_units[ln.name] = (g.unit, g.value_text, g.radians)
@@ -498,13 +498,13 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
         return Step(ln, "record_message", eng.record_message(ln.rest, hide=ln.form == "note!"))
     if ln.form == "delete":
         r = eng.set(ln.name, None) if ln.name else eng.refuse(
-            "set", "ENGINE_INVALID_ARGS", f"line {ln.lineno}: delete needs a slot name, e.g. delete x.")
+            "set", "ENGINE_INVALID_ARGS", "delete needs a slot name, e.g. delete x.")
         if r.get("ok"):
             session.given_units.pop(ln.name, None)
         return Step(ln, "set", r)
     return Step(ln, "eval", eng.refuse(
         "eval", "ENGINE_INVALID_ARGS",
-        f"line {ln.lineno}: {ln.source!r} is not a %%reckon line; lines are 'given NAME = VALUE UNIT', "
+        f"{ln.source!r} is not a %%reckon line; lines are 'given NAME = VALUE UNIT', "
         "'NAME = FORMULA', 'show NAME [in UNIT]', 'note TEXT', 'delete NAME' or 'end [TEXT]'."))
 
 
@@ -512,18 +512,18 @@ def _show(session: ReckonSession, ln: Line) -> Step:
     eng = session.engine
     if ln.name is None or (ln.digits is not None and ln.digits < 1):
         return Step(ln, "get", eng.refuse("get", "ENGINE_INVALID_ARGS",
-                    f"line {ln.lineno}: a show line is 'show NAME [in UNIT] [digits N]' with N a positive whole number."))
+                    "a show line is 'show NAME [in UNIT] [digits N]' with N a positive whole number."))
     unit = None
     if ln.unit:
         try:
             unit = U.parse_unit(ln.unit)
         except U.UnitError as exc:
-            return Step(ln, "get", eng.refuse("get", exc.code, f"line {ln.lineno}: {exc.message}"))
+            return Step(ln, "get", eng.refuse("get", exc.code, exc.message))
         known = session.given_units.get(ln.name)
         if known is not None and ln.name in eng.slots():
             msg = U.angle_mismatch(known[2], unit, ln.name, known[0].text if known[0] else "a plain number")
             if msg:
-                return Step(ln, "get", eng.refuse("get", "ENGINE_INCOMPATIBLE_DIMENSION", f"line {ln.lineno}: {msg}"))
+                return Step(ln, "get", eng.refuse("get", "ENGINE_INCOMPATIBLE_DIMENSION", msg))
         r = eng.get(ln.name, dim=list(unit.dim))
     else:
         r = eng.get(ln.name)

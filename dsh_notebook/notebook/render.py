@@ -46,10 +46,12 @@ def _mantissa_exp(x: float, digits: int) -> tuple[str, int | None]:
 
 
 def num_text(x, digits: int) -> str:
-    """``0.12725``, ``1.68×10⁻⁸``, ``3+4j``."""
+    """``0.12725``, ``1.68×10⁻⁸``, ``3+4j``, ``-31.83j``."""
     if isinstance(x, complex):
-        re_, im_ = num_text(x.real, digits), num_text(abs(x.imag), digits)
-        return f"{re_}{'-' if x.imag < 0 else '+'}{im_}j"
+        im_ = num_text(abs(x.imag), digits)
+        if x.real == 0:
+            return f"{'-' if x.imag < 0 else ''}{im_}j"
+        return f"{num_text(x.real, digits)}{'-' if x.imag < 0 else '+'}{im_}j"
     m, e = _mantissa_exp(float(x), digits)
     return m if e is None else f"{m}×10{str(e).translate(_SUPER)}"
 
@@ -240,7 +242,13 @@ def formula_text(node: G.Node, subst: dict, digits: int) -> str:
         if isinstance(n, G.Field):
             return f"{wrap(n.x, 9)}.{n.name}"
         if isinstance(n, G.Call):
-            return f"{n.name}(" + ", ".join(go(a) for a in n.args) + ")"
+            args = []
+            for a in n.args:
+                t = go(a)
+                if isinstance(a, G.Slot) and t.startswith("(") and t.endswith(")"):
+                    t = t[1:-1]
+                args.append(t)
+            return f"{n.name}(" + ", ".join(args) + ")"
         if isinstance(n, G.Fold):
             return f"{n.name}_{{{n.var}={go(n.lo)}}}^{{{go(n.hi)}}}({go(n.body)})"
         if isinstance(n, G.Symbolic):
@@ -256,7 +264,7 @@ def formula_text(node: G.Node, subst: dict, digits: int) -> str:
 def _given_display(st: Step, digits: int) -> tuple[str, str]:
     g = st.given
     name = st.line.name
-    if g.unit is not None:
+    if g.unit is not None and not g.value_text.startswith("py:"):
         text = f"{g.value_text} {U.unit_pretty(g.unit.text)}"
         latex = rf"{name_latex(name)} = {_value_text_latex(g.value_text)}\,{U.unit_latex(g.unit.text)}"
         si = value_text(st.result, digits)

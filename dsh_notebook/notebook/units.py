@@ -340,9 +340,44 @@ def unit_latex(text: str) -> str:
         return r"\text{" + text.replace("\\", "").replace("{", "").replace("}", "") + "}"
 
 
+_SUPERS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
 def unit_pretty(text: str) -> str:
-    try:
-        s = format(registry().Unit(text), "~P")
-        return s or text
-    except Exception:
-        return text
+    """A unit as written, in symbols: ``ohm*m`` -> ``Ω·m``, ``kg/m^3`` -> ``kg/m³``,
+    ``degC`` -> ``°C`` (the order the person wrote is kept)."""
+    out = []
+    pos = 0
+    t = _normalise(text)
+    power = False
+    while pos < len(t):
+        m = _TOKEN.match(t, pos)
+        if not m:
+            return text
+        tok = m.group(1)
+        pos = m.end()
+        if tok in ("**", "^"):
+            power = True
+            continue
+        if power:
+            power = False
+            if re.fullmatch(r"-?[0-9]+", tok):
+                out.append(tok.translate(_SUPERS))
+                continue
+            out.append("^" + tok)
+            continue
+        if tok == "*":
+            out.append("·")
+        elif tok in ("/", "(", ")"):
+            out.append(tok)
+        elif re.fullmatch(r"[0-9.eE+-]+", tok):
+            out.append(tok + " ")
+        else:
+            try:
+                sym = format(registry().Unit(tok), "~P")
+            except Exception:
+                sym = tok
+            if out and out[-1] not in ("·", "/", "(") and not out[-1].endswith(" "):
+                out.append("·")
+            out.append(sym or tok)
+    return "".join(out).replace(" ·", "·").replace(" /", "/").replace(" )", ")").strip()

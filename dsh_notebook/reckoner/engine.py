@@ -256,7 +256,7 @@ class Engine:
             raise _fail(INVALID_ARGS, f"formula is {short(formula)}; it must be a string holding one expression.")
         if target is None:
             raise _fail(INVALID_ARGS, "target is missing; eval writes its result into the slot named by target.")
-        if target not in self._slots:
+        if type(target) is not str or target not in self._slots:  # an unhashable target must not reach the dict
             check_name(target, "target")
         value, f = self.evaluate(formula)
         slots = self._slots
@@ -284,7 +284,11 @@ class Engine:
         check.
         """
         f = parse(formula)
-        compiled = self._compiled(f)
+        try:
+            # constant sub-expressions are folded while compiling, so a domain fault can surface here too
+            compiled = self._compiled(f)
+        except (OverflowError, ZeroDivisionError, ValueError, FloatingPointError) as exc:
+            raise _fail(UNDEFINED_RESULT, f"the formula has no finite value ({exc}).") from None
         try:
             if compiled.arrays:
                 with np.errstate(all="ignore"):

@@ -1,0 +1,136 @@
+"""``dsh-notebook``: the command line (spec: README.md "Public surface").
+
+* ``run NOTEBOOK``: execute a notebook headless with nbclient in the current environment
+  (``DSH_NOTEBOOK_PATH`` set to it, so records land in ``<stem>.dsh/``), save its outputs,
+  print a table of the records it produced, exit 1 if a cell failed that is not tagged
+  ``raises-exception``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+from . import __version__
+
+MIME_RECORD = "application/vnd.dsh.record+json"
+
+
+def _records_in(nb) -> list[str]:
+    """Record ids named by the notebook's outputs, in order (duplicates dropped)."""
+    seen: list[str] = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if MIME_RECORD in out.get("data", {}):
+                rid = (out.get("metadata", {}).get("dsh") or {}).get("record_id")
+                if rid and rid not in seen:
+                    seen.append(rid)
+    return seen
+
+
+def _result_text(rec) -> str:
+    from .notebook.render import value_text
+    from .reckoner.values import parse_tagged
+
+    steps = rec.steps
+    if not steps:
+        return rec.closing_text or ""
+    c = steps[-1]["content"]
+    try:
+        v = parse_tagged(c["result"])
+        return f"{c['target']} = {value_text(v, 5)}"
+    except Exception:
+        return f"{c.get('target')} = {c.get('result')}"
+
+
+def _table(rows: list[tuple], head: tuple) -> str:
+    widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
+    fmt = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
+    return "\n".join([fmt(head), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows])
+
+
+def cmd_run(args) -> int:
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    from .notebook.paths import sidecar_for
+    from .reckoner import find_record, read_record
+
+    path = Path(args.notebook).resolve()
+    if not path.exists():
+        print(f"dsh-notebook run: no such notebook: {args.notebook}", file=sys.stderr)
+        return 2
+    try:
+        nb = nbformat.read(str(path), as_version=4)
+    except Exception as exc:
+        print(f"dsh-notebook run: {args.notebook} is not a readable notebook ({exc})", file=sys.stderr)
+        return 2
+    os.environ["DSH_NOTEBOOK_PATH"] = str(path)
+    client = NotebookClient(
+        nb,
+        timeout=args.timeout,
+        kernel_name=args.kernel,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    failed = None
+    start = time.time()
+    try:
+        client.execute()
+    except CellExecutionError as exc:
+        failed = exc
+    except Exception as exc:  # kernel could not start, timeout, ...
+        failed = exc
+    if not args.no_save:
+        nbformat.write(nb, str(path))
+    sidecar = sidecar_for(path)
+    rows = []
+    for rid in _records_in(nb):
+        try:
+            rec = read_record(find_record(sidecar, rid))
+        except (FileNotFoundError, ValueError):
+            rows.append((rid, "(record file missing)", "", "", ""))
+            continue
+        rows.append((rec.title, len(rec.steps), len(rec.refused), _result_text(rec), rec.id))
+    print(f"{path.name}: executed in {time.time() - start:.1f} s{'' if args.no_save else ', outputs saved'}")
+    if rows:
+        print(f"records in {sidecar}:")
+        print(_table(rows, ("title", "steps", "refused", "result", "id")))
+    else:
+        print("no records were produced")
+    if failed is not None:
+        msg = re.sub(r"\x1b\[[0-9;]*m", "", str(failed)).strip().splitlines()
+        print(f"\ndsh-notebook run: a cell failed (not tagged raises-exception):\n  " + "\n  ".join(msg[-12:]),
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="dsh-notebook", description="Auditable, reproducible notebooks: reckoner records and more.")
+    p.add_argument("--version", action="version", version=f"dsh-notebook {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    r = sub.add_parser("run", help="execute a notebook headless, save its outputs, print its records")
+    r.add_argument("notebook", help="the .ipynb file")
+    r.add_argument("--timeout", type=int, default=600, help="seconds per cell (default 600)")
+    r.add_argument("--kernel", default="python3", help="kernel name (default python3: this environment)")
+    r.add_argument("--no-save", action="store_true", help="do not write the outputs back into the notebook")
+    r.set_defaults(func=cmd_run)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    return args.func(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
