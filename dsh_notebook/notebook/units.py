@@ -158,9 +158,11 @@ def _check_units(t: str, q, ureg) -> None:
                 "Convert to a linear unit first (e.g. 3 dBm is 10**(3/10) mW = 1.995 mW) or keep decibels as a "
                 "dimensionless number and write the 10*log10 factor into the formula.",
             )
-    textile = ureg.get_group("Textile").members
+    textile = set(ureg.get_group("Textile").members)
     for name in q._units:
-        if name in textile:
+        hit = ({name} | {u for _, u, _ in ureg.parse_unit_name(name)}) & textile  # kNm is kilo + number_meter
+        if hit:
+            name = sorted(hit)[0]
             raise UnitError(
                 "ENGINE_INVALID_DIMENSION",
                 f"{t!r} is read by pint as the textile yarn count {name!r}, which is almost never meant; "
