@@ -1,0 +1,113 @@
+"""``dsh-notebook run`` and the notebooks in ``notebooks/`` (spec: README.md "Public surface")."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def make_nb(path: Path, cells: list[tuple[str, list[str]]]) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src, metadata={"tags": tags} if tags else {}) for src, tags in cells]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, str(path))
+    return path
+
+
+def run_cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "dsh_notebook.cli", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=300)
+
+
+def test_run_executes_saves_outputs_and_prints_records(tmp_path):
+    nb = make_nb(tmp_path / "report.ipynb", [
+        ("%load_ext dsh_notebook", []),
+        ("%%reckon Copper wire\ngiven rho = 1.68e-8 ohm*m\ngiven L = 25 m\ngiven d = 2.05 mm\n"
+         "A = $pi*(@d/2)^2\nR = @rho*@L/@A", []),
+        ("%%reckon A unit mistake\ngiven V = 12 V\ngiven R = 4.7 ohm\nI = @V + @R", ["raises-exception"]),
+    ])
+    p = run_cli("run", str(nb))
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    assert "Copper wire" in out and "R = 0.12725 Ω" in out and "A unit mistake" in out
+    lines = [ln for ln in out.splitlines() if ln.startswith(("Copper wire", "A unit mistake"))]
+    assert lines[0].split()[2:4] == ["2", "0"]  # steps, refused
+    assert lines[1].split()[3:5] == ["0", "1"]
+    saved = nbformat.read(str(nb), as_version=4)
+    assert all(c.execution_count for c in saved.cells)
+    assert any("application/vnd.dsh.record+json" in o.get("data", {}) for o in saved.cells[1].outputs)
+    records = list((tmp_path / "report.dsh" / "records").glob("*.jsonl"))
+    assert len(records) == 2
+    nbformat.validate(saved)
+
+
+def test_run_fails_on_an_untagged_error(tmp_path):
+    nb = make_nb(tmp_path / "bad.ipynb", [("%load_ext dsh_notebook", []), ("%%reckon X\nx = @missing", [])])
+    p = run_cli("run", str(nb))
+    assert p.returncode == 1
+    assert "ENGINE_SLOT_NOT_FOUND" in p.stderr and "\x1b[" not in p.stderr
+
+
+def test_run_missing_or_unreadable_notebook(tmp_path):
+    assert run_cli("run", str(tmp_path / "nope.ipynb")).returncode == 2
+    junk = tmp_path / "junk.ipynb"
+    junk.write_text("{not json", encoding="utf-8")
+    p = run_cli("run", str(junk))
+    assert p.returncode == 2 and "not a readable notebook" in p.stderr
+
+
+def test_no_save_leaves_the_file_unchanged(tmp_path):
+    nb = make_nb(tmp_path / "keep.ipynb", [("%load_ext dsh_notebook", []), ("%%reckon K\ngiven x = 1", [])])
+    before = nb.read_bytes()
+    assert run_cli("run", str(nb), "--no-save").returncode == 0
+    assert nb.read_bytes() == before
+
+
+def test_every_example_notebook_is_committed_executed():
+    books = sorted((ROOT / "notebooks").glob("*.ipynb"))
+    assert any(b.name == "reckoner-tour.ipynb" for b in books)
+    for book in books:
+        nb = json.loads(book.read_text(encoding="utf-8"))
+        missing = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code" and c["source"]
+                   and c.get("execution_count") is None]
+        assert not missing, f"{book.name}: code cells {missing} were never executed"
+
+
+LAYERS = {
+    "reckoner": {"IPython", "ipywidgets", "anywidget", "httpx", "ipykernel", "nbclient"},
+    "storage": {"IPython", "ipywidgets", "anywidget", "httpx", "ipykernel", "nbclient"},
+}
+
+
+@pytest.mark.parametrize("package", sorted(LAYERS))
+def test_engine_layers_import_no_ui_or_network(package):
+    banned = LAYERS[package]
+    for path in (ROOT / "dsh_notebook" / package).rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            elif isinstance(node, ast.ImportFrom) and node.level >= 2 and node.module:
+                names = [node.module.split(".")[0]]
+                assert names[0] not in {"notebook", "server", "widgets", "cli"}, f"{path} imports {node.module}"
+            for n in names:
+                assert n.split(".")[0] not in banned, f"{path} imports {n}"
+
+
+def test_no_eval_or_exec_in_the_package():
+    for path in (ROOT / "dsh_notebook").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                assert node.func.id not in {"eval", "exec"}, f"{path}:{node.lineno} calls {node.func.id}"
