@@ -165,7 +165,7 @@ end closing words""")
     assert r.error_in_exec is None
     out = text(cap)
     assert "A = 6×10⁴ cm²" in out
-    assert "visible note" in out and "note for the writer: hidden note" in out
+    assert "visible note" in out and "hidden note" not in out  # note! is for the article writer only
     assert "b" not in sh.ns["_reckon"] and "a" in sh.ns["_reckon"]
     rows = sh.rows(sh.records()[0])
     msgs = [row["content"] for row in rows if row.get("tool") == "record_message"]

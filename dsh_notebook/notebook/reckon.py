@@ -258,6 +258,15 @@ class Given:
     unit: U.UnitInfo | None
     radians: int | None
 
+    @property
+    def digits(self) -> int:
+        """Significant digits as typed (``101.325`` -> 6), so a display never drops one."""
+        m = re.fullmatch(r"[+-]?(\d*)\.?(\d*)(?:[eE][+-]?\d+)?", self.value_text)
+        if not m:
+            return 0
+        digits = (m.group(1) + m.group(2)).lstrip("0")
+        return len(digits)
+
 
 def read_given(name: str, text: str, user_ns: dict) -> Given:
     """Turn ``VALUE [UNIT]`` into a tagged SI value. Raises ``ValueError_`` or ``UnitError``."""
@@ -323,7 +332,7 @@ def _from_python(name: str, obj, rest: str, var: str) -> Given:
             mag = float(mag)
         _finite(mag, name, var)
         si = U.to_si(mag, info)
-        return Given(_tagged(si, info.dim), f"{obj:~P}" if not isinstance(mag, np.ndarray) else f"py:{var}", None, info.radians)
+        return Given(_tagged(si, info.dim), f"py:{var}", None, info.radians)
     if isinstance(obj, bool) or not isinstance(obj, (int, float, complex, np.number, np.ndarray, list)):
         raise ValueError_(
             "ENGINE_INVALID_ARGS",
@@ -362,6 +371,7 @@ class Step:
     receipt: dict
     given: Given | None = None
     inputs: dict = field(default_factory=dict)  # eval: slot -> Value read
+    input_digits: dict = field(default_factory=dict)  # eval: slot -> digits as typed in its given line
     result: Value | None = None  # eval: the value written; show: the value read
     shown: Any = None  # show: magnitude in the display unit
     shown_unit: str | None = None
@@ -393,7 +403,7 @@ class ReckonSession:
     """The kernel's reckoner state: its engine and what ``given`` lines were written in."""
 
     engine: Engine
-    given_units: dict = field(default_factory=dict)  # slot -> (UnitInfo | None, value_text, radians)
+    given_units: dict = field(default_factory=dict)  # slot -> (UnitInfo | None, value_text, radians, digits)
     continuing: bool = False
     title: str | None = None
 
@@ -476,7 +486,7 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
             return Step(ln, "set", eng.refuse("set", exc.code, exc.message))
         r = eng.set(ln.name, g.tagged)
         if r["ok"]:
-            session.given_units[ln.name] = (g.unit, g.value_text, g.radians)
+            session.given_units[ln.name] = (g.unit, g.value_text, g.radians, g.digits)
             return Step(ln, "set", r, given=g, result=eng.slots()[ln.name][0])
         return Step(ln, "set", r, given=g)
     if ln.form == "eval":
@@ -487,7 +497,8 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
         except EngineError:
             f, inputs = None, {}
         r = eng.eval(ln.rest, ln.name)
-        st = Step(ln, "eval", r, inputs=inputs, formula=f)
+        typed = {n: session.given_units[n][3] for n in inputs if n in session.given_units}
+        st = Step(ln, "eval", r, inputs=inputs, formula=f, input_digits=typed)
         if r["ok"]:
             st.result = eng.slots()[ln.name][0]
             session.given_units.pop(ln.name, None)
@@ -524,6 +535,14 @@ def _show(session: ReckonSession, ln: Line) -> Step:
             msg = U.angle_mismatch(known[2], unit, ln.name, known[0].text if known[0] else "a plain number")
             if msg:
                 return Step(ln, "get", eng.refuse("get", "ENGINE_INCOMPATIBLE_DIMENSION", msg))
+        slot = eng.slots().get(ln.name)
+        if slot is not None and slot[0].sig.kind != "object" and tuple(slot[0].sig.dim) != tuple(unit.dim):
+            have = slot[0].sig.dim
+            return Step(ln, "get", eng.refuse("get", "ENGINE_INCOMPATIBLE_DIMENSION", (
+                f"{ln.name} is {U.describe_dim(have)} but {U.unit_pretty(unit.text)!r} is {U.describe_dim(unit.dim)}; "
+                f"show it in a unit of the same dimension (in SI: {U.si_text(have) or 'a plain number'})"
+                + (", or convert it in a formula first." if any(have) else ".")
+            )))
         r = eng.get(ln.name, dim=list(unit.dim))
     else:
         r = eng.get(ln.name)

@@ -132,7 +132,7 @@ _FUNC_LATEX = {
 _PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "neg": 3, "^": 4}
 
 
-def formula_latex(node: G.Node, subst: dict | None = None, digits: int = 5) -> str:
+def formula_latex(node: G.Node, subst: dict | None = None, digits: int = 5, typed: dict | None = None) -> str:
     """The formula tree as LaTeX; with ``subst`` (slot -> Value) slots show their values."""
 
     def prec(n):
@@ -156,7 +156,9 @@ def formula_latex(node: G.Node, subst: dict | None = None, digits: int = 5) -> s
         if isinstance(n, G.Slot):
             if subst is not None and n.name in subst:
                 v = subst[n.name]
-                return rf"\left({value_latex(v, digits)}\right)" if U.si_latex(v.sig.dim) or v.sig.kind != "scalar" else value_latex(v, digits)
+                dd = max(digits, (typed or {}).get(n.name, 0))
+                lv = value_latex(v, dd)
+                return rf"\left({lv}\right)" if U.si_latex(v.sig.dim) or v.sig.kind != "scalar" else lv
             return name_latex(n.name)
         if isinstance(n, G.Bound):
             return name_latex(n.name)
@@ -201,7 +203,7 @@ def formula_latex(node: G.Node, subst: dict | None = None, digits: int = 5) -> s
     return go(node)
 
 
-def formula_text(node: G.Node, subst: dict, digits: int) -> str:
+def formula_text(node: G.Node, subst: dict, digits: int, typed: dict | None = None) -> str:
     """The formula as written, each ``@slot`` replaced by its value with its SI unit."""
 
     def prec(n):
@@ -222,7 +224,7 @@ def formula_text(node: G.Node, subst: dict, digits: int) -> str:
             v = subst.get(n.name)
             if v is None:
                 return "@" + n.name
-            t = value_text(v, digits)
+            t = value_text(v, max(digits, (typed or {}).get(n.name, 0)))
             return f"({t})" if " " in t else t
         if isinstance(n, G.Bound):
             return n.name
@@ -267,10 +269,10 @@ def _given_display(st: Step, digits: int) -> tuple[str, str]:
     if g.unit is not None and not g.value_text.startswith("py:"):
         text = f"{g.value_text} {U.unit_pretty(g.unit.text)}"
         latex = rf"{name_latex(name)} = {_value_text_latex(g.value_text)}\,{U.unit_latex(g.unit.text)}"
-        si = value_text(st.result, digits)
+        d = max(digits, g.digits)  # never drop a digit the person typed
         if g.unit.factor != 1.0 or g.unit.offset:
-            text += f" = {si}"
-            latex += f" = {value_latex(st.result, digits)}"
+            text += f" = {value_text(st.result, d)}"
+            latex += f" = {value_latex(st.result, d)}"
         return text, latex
     text = value_text(st.result, digits) if g.value_text.startswith("py:") else g.value_text
     if g.value_text.startswith("py:") or st.result.sig.kind != "scalar":
@@ -309,7 +311,7 @@ def step_rows(out: CellOutcome) -> list[dict]:
             res = value_text(st.result, d)
             if f is not None:
                 sym = formula_latex(f.tree)
-                sub = formula_latex(f.tree, st.inputs, d)
+                sub = formula_latex(f.tree, st.inputs, d, st.input_digits)
                 latex = rf"{name_latex(ln.name)} = {sym}"
                 if st.inputs:
                     latex += rf" = {sub}"
@@ -317,7 +319,7 @@ def step_rows(out: CellOutcome) -> list[dict]:
                 row["latex"] = latex
                 plain = f"{ln.name} = {ln.rest}"
                 if st.inputs:
-                    plain += f" = {formula_text(f.tree, st.inputs, d)}"
+                    plain += f" = {formula_text(f.tree, st.inputs, d, st.input_digits)}"
                 row["text"] = f"{plain} = {res}"
             else:
                 row["text"] = f"{ln.name} = {ln.rest} = {res}"
@@ -365,6 +367,8 @@ def bundle(out: CellOutcome, metadata: dict) -> tuple[dict, dict]:
         md.append(f"*({_md_escape(note)})*  ")
         htm.append(f'<tr><td colspan="2"><i>({html.escape(note)})</i></td></tr>')
     for r in rows:
+        if r["kind"] == "note!" and r["ok"]:
+            continue  # a note for the article writer: recorded, hidden from the record view
         if not r["ok"]:
             msg = f"line {r['line']}: {r['source']}  →  {r['code']}: {r['error']}"
             plain.append(f"  ✗ {msg}")
@@ -380,8 +384,8 @@ def bundle(out: CellOutcome, metadata: dict) -> tuple[dict, dict]:
             htm.append(f'<tr><td>{r["line"]}</td><td>$${html.escape(r["latex"])}$$</td></tr>')
             tex.append(r["latex"].replace(" = ", " &= ", 1) + r"\\")
         else:
-            label = {"note": "", "note!": "note for the writer: ", "delete": "", "end": ""}.get(r["kind"], "")
-            style = ' style="color:#777"' if r["kind"] == "note!" else ""
+            label = ""
+            style = ""
             plain.append(f"  {label}{r['text']}")
             md.append(f"{'*' if r['kind'] != 'end' else '**'}{_md_escape(label + r['text'])}{'*' if r['kind'] != 'end' else '**'}  ")
             htm.append(f'<tr{style}><td>{r["line"]}</td><td><i>{html.escape(label + r["text"])}</i></td></tr>')

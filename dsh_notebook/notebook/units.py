@@ -323,6 +323,13 @@ def si_text(dim) -> str:
     return "·".join(s if e == 1 else f"{s}{str(e).translate(_SUP)}" for s, e in si_parts(tuple(dim)))
 
 
+def describe_dim(dim) -> str:
+    """``m³·mol⁻¹ [3,0,0,0,0,-1,0]`` for messages."""
+    vec = "[" + ",".join(str(int(x)) for x in dim) + "]"
+    name = si_text(tuple(dim))
+    return f"{name} {vec}" if name else f"dimensionless {vec}"
+
+
 def si_latex(dim) -> str:
     parts = si_parts(tuple(dim))
     if not parts:
@@ -379,6 +386,8 @@ def unit_pretty(text: str) -> str:
                 sym = format(registry().Unit(tok), "~P")
             except Exception:
                 sym = tok
+            if sym.lower() == tok.lower():
+                sym = tok  # keep the person's spelling: L, not l
             if out and out[-1] not in ("·", "/", "(") and not out[-1].endswith(" "):
                 out.append("·")
             out.append(sym or tok)

@@ -458,8 +458,9 @@ def _check_claim(sig: Sig, vec, spec, path):
         where = f" (field {path[1:]})" if path else ""
         raise EngineError(
             INCOMPATIBLE_DIMENSION,
-            f"the value{where} has the vector {D.describe(sig.dim)} but dim {short(spec)} claims "
-            f"{D.describe(tuple(vec))}; read without dim or convert in a formula.",
+            f"the value{where} has the vector {D.describe(sig.dim)} but "
+            + (f"dim {spec!r} claims {D.describe(tuple(vec))}" if isinstance(spec, str) else f"dim claims {D.describe(tuple(vec))}")
+            + "; read without dim or convert in a formula.",
         )
 
 
