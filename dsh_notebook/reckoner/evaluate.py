@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import cmath
 import math
+import operator
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -304,12 +305,13 @@ def _muldiv(node: G.Binary, ctx: _Ctx) -> C:
         else:
             def fn(v, b):
                 x, y = _align(lf(v, b), rf(v, b))
-                if type(y) is np.ndarray:
-                    ok = (y.dtype.kind == "f" and y.size and y.min() > 0) or y.all()
-                else:
-                    ok = y != 0
-                if not ok:
-                    zero = np.asarray(y) == 0
+                with np.errstate(divide="raise", invalid="raise"):
+                    try:
+                        return x / y  # numpy's flags report a zero divisor without an extra pass
+                    except (FloatingPointError, ZeroDivisionError):
+                        pass
+                zero = np.asarray(y) == 0
+                if np.any(zero):
                     bad = f" (element {_first_bad(zero)})" if zero.ndim else ""
                     raise EngineError(
                         UNDEFINED_RESULT,
@@ -591,17 +593,20 @@ def _sign(x):
 
 
 def _a_domain(name, bad_fn, why):
-    """An array version with a domain check (numpy does the work; one pass to check)."""
+    """An array version with a domain check. numpy's floating-point flags catch a domain
+    error at no extra pass; only then is the offending element looked up for the message."""
     def wrap(np_fn):
         def f(a):
-            if a.dtype.kind != "c":
-                bad = bad_fn(a)
-                if bad.any():
-                    i = _first_bad(bad)
-                    _undef(f"${name} of element {i} ({a.ravel()[int(np.argmax(bad.ravel()))]!r}) {why}.")
-            elif name in ("ln", "log") and not a.all():
-                _undef(f"${name} of a zero element is undefined.")
-            return np_fn(a)
+            with np.errstate(divide="raise", invalid="raise", over="raise"):
+                try:
+                    return np_fn(a)
+                except FloatingPointError:
+                    pass
+            bad = bad_fn(a) if a.dtype.kind != "c" else (a == 0)
+            if bad.any():
+                i = _first_bad(bad)
+                _undef(f"${name} of element {i} ({a.ravel()[int(np.argmax(bad.ravel()))]!r}) {why}.")
+            _undef(f"${name} has no finite value for an element of the array.")
         return f
     return wrap
 
@@ -615,10 +620,12 @@ def _a_real_only(name, np_fn):
 
 
 def _a_exp(a):
-    r = np.exp(a)
-    if not np.all(np.isfinite(r)):
-        _undef("$exp overflows for an element of the array (the result is not finite).")
-    return r
+    with np.errstate(over="raise", invalid="raise"):
+        try:
+            return np.exp(a)
+        except FloatingPointError:
+            pass
+    _undef("$exp overflows for an element of the array (the result is not finite).")
 
 
 _A_SQRT = _a_domain("sqrt", lambda a: a < 0, "is negative, so it has no real square root; for the imaginary root "
@@ -839,7 +846,9 @@ def _fold(node: G.Fold, ctx: _Ctx) -> C:
             )
         return a, z
 
-    if name == "sum":
+    if name in ("sum", "prod"):
+        combine = operator.add if name == "sum" else operator.mul
+
         def fn(v, b):
             a, z = bounds(v, b)
             b2 = dict(b)
@@ -850,20 +859,7 @@ def _fold(node: G.Fold, ctx: _Ctx) -> C:
                 t = bf(v, b2)
                 if is_array:
                     acc, t = _align(acc, t)
-                acc = acc + t
-            return acc
-    elif name == "prod":
-        def fn(v, b):
-            a, z = bounds(v, b)
-            b2 = dict(b)
-            b2[var] = float(a)
-            acc = bf(v, b2)
-            for k in range(a + 1, z + 1):
-                b2[var] = float(k)
-                t = bf(v, b2)
-                if is_array:
-                    acc, t = _align(acc, t)
-                acc = acc * t
+                acc = combine(acc, t)
             return acc
     else:
         def fn(v, b):
