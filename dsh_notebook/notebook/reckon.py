@@ -257,6 +257,7 @@ class Given:
     value_text: str
     unit: U.UnitInfo | None
     radians: int | None
+    display: tuple | None = None  # (text, latex) for a py: Quantity, shown in its own unit
 
     @property
     def digits(self) -> int:
@@ -332,7 +333,13 @@ def _from_python(name: str, obj, rest: str, var: str) -> Given:
             mag = float(mag)
         _finite(mag, name, var)
         si = U.to_si(mag, info)
-        return Given(_tagged(si, info.dim), f"py:{var}", None, info.radians)
+        display = None
+        if not isinstance(mag, np.ndarray):
+            try:
+                display = (f"{obj:~P}", f"{obj:~L}")
+            except Exception:  # a Quantity from another library's registry without these formats
+                display = None
+        return Given(_tagged(si, info.dim), f"py:{var}", None, info.radians, display)
     if isinstance(obj, bool) or not isinstance(obj, (int, float, complex, np.number, np.ndarray, list)):
         raise ValueError_(
             "ENGINE_INVALID_ARGS",

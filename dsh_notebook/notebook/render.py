@@ -58,7 +58,10 @@ def num_text(x, digits: int) -> str:
 
 def num_latex(x, digits: int) -> str:
     if isinstance(x, complex):
-        re_, im_ = num_latex(x.real, digits), num_latex(abs(x.imag), digits)
+        im_ = num_latex(abs(x.imag), digits)
+        if x.real == 0:
+            return rf"{'-' if x.imag < 0 else ''}{im_}\,j"
+        re_ = num_latex(x.real, digits)
         return rf"\left({re_} {'-' if x.imag < 0 else '+'} {im_}\,j\right)"
     m, e = _mantissa_exp(float(x), digits)
     return m if e is None else rf"{m} \times 10^{{{e}}}"
@@ -180,7 +183,12 @@ def formula_latex(node: G.Node, subst: dict | None = None, digits: int = 5, type
         if isinstance(n, G.Field):
             return wrap(n.x, 9) + r".\mathrm{" + n.name + "}"
         if isinstance(n, G.Call):
-            args = [go(a) for a in n.args]
+            args = []
+            for a in n.args:  # the call's own brackets are enough around a substituted slot
+                t = go(a)
+                if isinstance(a, G.Slot) and t.startswith(r"\left(") and t.endswith(r"\right)"):
+                    t = t[len(r"\left("):-len(r"\right)")]
+                args.append(t)
             if n.name == "sqrt":
                 return rf"\sqrt{{{args[0]}}}"
             if n.name == "abs":
@@ -266,6 +274,8 @@ def formula_text(node: G.Node, subst: dict, digits: int, typed: dict | None = No
 def _given_display(st: Step, digits: int) -> tuple[str, str]:
     g = st.given
     name = st.line.name
+    if g.display is not None:
+        return g.display[0], rf"{name_latex(name)} = {g.display[1]}"
     if g.unit is not None and not g.value_text.startswith("py:"):
         text = f"{g.value_text} {U.unit_pretty(g.unit.text)}"
         latex = rf"{name_latex(name)} = {_value_text_latex(g.value_text)}\,{U.unit_latex(g.unit.text)}"
@@ -365,7 +375,7 @@ def bundle(out: CellOutcome, metadata: dict) -> tuple[dict, dict]:
     for note in out.notices:
         plain.append(f"  ({note})")
         md.append(f"*({_md_escape(note)})*  ")
-        htm.append(f'<tr><td colspan="2"><i>({html.escape(note)})</i></td></tr>')
+        htm.append(f'<tr><td colspan="2" style="text-align:left"><i>({html.escape(note)})</i></td></tr>')
     for r in rows:
         if r["kind"] == "note!" and r["ok"]:
             continue  # a note for the article writer: recorded, hidden from the record view
@@ -374,21 +384,22 @@ def bundle(out: CellOutcome, metadata: dict) -> tuple[dict, dict]:
             plain.append(f"  ✗ {msg}")
             md.append(f'<span style="color:#c62828">✗ line {r["line"]}: <code>{html.escape(r["source"])}</code> — '
                       f'<b>{html.escape(r["code"] or "")}</b>: {html.escape(r["error"] or "")}</span>  ')
-            htm.append(f'<tr style="color:#c62828"><td>✗ {r["line"]}</td><td><code>{html.escape(r["source"])}</code><br>'
+            htm.append(f'<tr style="color:#c62828"><td>✗ {r["line"]}</td><td style="text-align:left"><code>{html.escape(r["source"])}</code><br>'
                        f'<b>{html.escape(r["code"] or "")}</b>: {html.escape(r["error"] or "")}</td></tr>')
             tex.append(r"&\text{line " + str(r["line"]) + r" refused: " + _tex_text(r["code"] or "") + r"}\\")
             continue
         if r["latex"]:
             plain.append(f"  {r['text']}")
             md.append(f"$${r['latex']}$$")
-            htm.append(f'<tr><td>{r["line"]}</td><td>$${html.escape(r["latex"])}$$</td></tr>')
+            math = html.escape(r"\displaystyle " + r["latex"])
+            htm.append(f'<tr><td>{r["line"]}</td><td style="text-align:left">${math}$</td></tr>')
             tex.append(r["latex"].replace(" = ", " &= ", 1) + r"\\")
         else:
             label = ""
             style = ""
             plain.append(f"  {label}{r['text']}")
             md.append(f"{'*' if r['kind'] != 'end' else '**'}{_md_escape(label + r['text'])}{'*' if r['kind'] != 'end' else '**'}  ")
-            htm.append(f'<tr{style}><td>{r["line"]}</td><td><i>{html.escape(label + r["text"])}</i></td></tr>')
+            htm.append(f'<tr{style}><td>{r["line"]}</td><td style="text-align:left"><i>{html.escape(label + r["text"])}</i></td></tr>')
             tex.append(r"&\text{" + _tex_text(label + r["text"]) + r"}\\")
     htm.append("</table></div>")
     tex.append(r"\end{align*}")
