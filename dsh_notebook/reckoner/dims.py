@@ -81,18 +81,36 @@ def sub(a: Dim, b: Dim) -> Dim:
     return tuple(_norm(x - y) for x, y in zip(a, b))
 
 
+MAX_EXPONENT = 1000  # a stored vector's components stay within +-1000
+
+
 def scale(a: Dim, p) -> Dim:
-    """``a`` times a real exponent ``p`` (float, int or Fraction)."""
+    """``a`` times a real exponent ``p`` (float, int or Fraction).
+
+    A float exponent that is a simple fraction written in decimal (0.5, 1/3 as
+    0.333...) counts as that fraction; any other float keeps its exact binary value, so
+    ``@L^1.0000001`` has a fractional vector and is refused, never rounded to metres.
+    """
     if a == ZERO:
         return ZERO
     if not isinstance(p, (int, Fraction)):
-        p = Fraction(p).limit_denominator(1_000_000)
+        p = float(p)
+        near = Fraction(p).limit_denominator(1000)
+        p = near if abs(float(near) - p) <= 1e-12 * max(1.0, abs(p)) else Fraction(p)
     return tuple(_norm(x * p) for x in a)
+
+
+def _comp(x) -> str:
+    if abs(x) > 10**9:
+        return "(huge)"
+    if isinstance(x, Fraction) and x.denominator > 10**6:
+        return f"{float(x):.9g}"
+    return str(x)
 
 
 def fmt(d: Dim) -> str:
     """``[2,1,-3,-2,0,0,0]``; fractional exponents as ``1/2``."""
-    return "[" + ",".join(str(x) for x in d) + "]"
+    return "[" + ",".join(_comp(x) for x in d) + "]"
 
 
 def describe(d: Dim) -> str:
@@ -138,6 +156,12 @@ def parse_dim(spec) -> tuple[Dim, float, float]:
                     f"dim {_short(spec)} has the component {x!r}, which is not an integer; "
                     "each of the 7 exponents [m,kg,s,A,K,mol,cd] must be a whole number.",
                 )
+            if abs(x) > MAX_EXPONENT:
+                raise EngineError(
+                    INVALID_DIMENSION,
+                    f"dim has the exponent {_comp(x)}, beyond +-{MAX_EXPONENT}; no physical quantity has it, "
+                    "check the 7 exponents [m,kg,s,A,K,mol,cd].",
+                )
             out.append(int(x))
         return tuple(out), 1.0, 0.0
     raise EngineError(
@@ -148,7 +172,10 @@ def parse_dim(spec) -> tuple[Dim, float, float]:
 
 
 def _short(x) -> str:
-    s = repr(x)
+    try:
+        s = repr(x)
+    except ValueError:  # an integer too long to print
+        return "(a very large number)"
     return s if len(s) <= 60 else s[:57] + "..."
 
 

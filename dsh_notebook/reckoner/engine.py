@@ -107,6 +107,21 @@ def _fail(code: str, message: str) -> EngineError:
     return EngineError(code, message)
 
 
+def _check_text(text, what: str) -> None:
+    """A marker text must be a non-empty string of valid Unicode (it is written as UTF-8)."""
+    if not isinstance(text, str) or not text.strip():
+        raise _fail(INVALID_ARGS, f"{what} is {short(text)}; it must be a non-empty text.")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start]
+        raise _fail(
+            INVALID_ARGS,
+            f"{what} contains U+{ord(bad):04X} at character {exc.start + 1}, a lone surrogate that is not valid "
+            "Unicode; remove it or encode the text properly.",
+        ) from None
+
+
 class Engine:
     """A deterministic, units-checked calculator with a slot table and one open record.
 
@@ -178,7 +193,7 @@ class Engine:
         row = {"seq": o.seq, "at": R.now_ms(), "tool": tool, "ok": ok, "content": content}
         try:
             o.writer.append(row)
-        except (OSError, StorageError):
+        except Exception:
             # Upstream: a failure to append a trace row never turns success into failure.
             self.trace_failures += 1
 
@@ -261,14 +276,16 @@ class Engine:
         value, f = self.evaluate(formula)
         slots = self._slots
         vars_json = ",".join(['"' + n + '":' + slots[n].json for n in f.slots])  # values read, before the write
+        result_json = stored_json(value)  # anything that can fail happens before the write
         self._write(target, value)
         slot = slots[target]
+        slot._json = result_json
         rev = slot.rev
         o.seq += 1
         line = (
             '{"seq":' + str(o.seq) + ',"at":' + str(R.now_ms()) + ',"tool":"eval","ok":true,"content":{"formula":'
             + _formula_json(formula) + ',"target":"' + target + '","rev":' + str(rev) + ',"vars":{' + vars_json
-            + '},"result":' + slot.json + "}}\n"
+            + '},"result":' + result_json + "}}\n"
         )
         try:
             o.writer.append_encoded(line.encode("utf-8"))
@@ -340,8 +357,7 @@ class Engine:
                 OPEN_RECORD_FOUND,
                 f"the record {self._open.title!r} ({self._open.id}) is still open; close it with record_end first.",
             )
-        if not isinstance(title, str) or not title.strip():
-            raise _fail(INVALID_ARGS, f"title is {short(title)}; record_start needs a non-empty text title.")
+        _check_text(title, "the title of record_start")
         path = self.home / R.OPEN_FILE
         if path.exists():
             if is_locked(path):
@@ -378,8 +394,7 @@ class Engine:
 
     def _record_message(self, text, hide):
         self._need_open()
-        if not isinstance(text, str) or not text.strip():
-            raise _fail(INVALID_ARGS, f"text is {short(text)}; record_message needs a non-empty text.")
+        _check_text(text, "the text of record_message")
         if not isinstance(hide, bool):
             raise _fail(INVALID_ARGS, f"hide is {short(hide)}; it must be true or false.")
         content = {"text": text, "hide": True} if hide else {"text": text}
@@ -391,7 +406,14 @@ class Engine:
         with self._lock:
             receipt = self._guard("record_end", self._record_end_row, text)
             if receipt.get("ok"):
-                self._close_file()
+                try:
+                    self._close_file()
+                except Exception as exc:  # the end row is on disk; the file stays to be set aside
+                    return EngineError(
+                        UNKNOWN_ERROR,
+                        f"internal error: the record could not be moved into records/ ({type(exc).__name__}: {exc}); "
+                        "it will be set aside when the next record starts.",
+                    ).receipt()
             return receipt
 
     def _record_end_row(self, text):
@@ -400,6 +422,7 @@ class Engine:
             raise _fail(INVALID_ARGS, f"text is {short(text)}; the closing text must be a string or absent.")
         content: dict[str, Any] = {"record": o.id}
         if text is not None and text.strip():
+            _check_text(text, "the closing text of record_end")
             content = {"text": text, "record": o.id}
         return {"ok": True}, content
 
@@ -409,10 +432,15 @@ class Engine:
         self._slots.clear()
         self._mags.clear()
         self._sigs.clear()
-        o.writer.close(fsync=True)
         dest = self.home / R.RECORDS_DIR / f"{o.id}.jsonl"
         dest.parent.mkdir(parents=True, exist_ok=True)
-        atomic_rename(self.home / R.OPEN_FILE, dest, make_read_only=True)
+        try:
+            # Renamed while the lock is still held: no other engine can see an unlocked
+            # open-record.jsonl that is really being closed (and set it aside or append to it).
+            o.writer.sync()
+            atomic_rename(self.home / R.OPEN_FILE, dest, make_read_only=True)
+        finally:
+            o.writer.close(fsync=False)
         self.last_closed = dest
 
     def refuse(self, tool: str, code: str, message: str) -> dict:
@@ -531,6 +559,12 @@ def _check_integral(sig: Sig, formula: str, path: str = "") -> None:
         for n, s in sig.fields:
             _check_integral(s, formula, f"{path}.{n}")
         return
+    if D.is_integral(sig.dim) and any(abs(x) > D.MAX_EXPONENT for x in sig.dim):
+        raise EngineError(
+            INCOMPATIBLE_DIMENSION,
+            f"the result of {formula!r} has the vector {D.fmt(sig.dim)}, with an exponent beyond +-{D.MAX_EXPONENT}; "
+            "no physical quantity has it: check the powers in the formula.",
+        )
     if not D.is_integral(sig.dim):
         where = f" (field {path[1:]})" if path else ""
         raise EngineError(

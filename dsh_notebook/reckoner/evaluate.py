@@ -41,6 +41,7 @@ from .values import ARRAY, OBJECT, SCALAR, SCALAR_ZERO, Sig, field_error
 
 Fn = Callable[[dict, dict], Any]
 _NOCONST = object()
+MAX_TERMS = 1_000_000  # $sum/$prod/$seq: at most this many terms (a runaway bound must not hang a kernel)
 _LN10 = math.log(10.0)
 
 
@@ -843,6 +844,12 @@ def _fold(node: G.Fold, ctx: _Ctx) -> C:
                 INVALID_INDEX,
                 f"${name} {_at(node)} runs from {a} to {z}: the lower bound is above the upper bound, "
                 "so the range is empty; swap the bounds.",
+            )
+        if z - a >= MAX_TERMS:
+            raise EngineError(
+                INVALID_INDEX,
+                f"${name} {_at(node)} runs from {a} to {z}, {z - a + 1} terms; the limit is {MAX_TERMS:,} "
+                "(a closed form or a coarser step keeps the calculation reviewable).",
             )
         return a, z
 

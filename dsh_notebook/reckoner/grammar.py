@@ -13,10 +13,12 @@
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from typing import Any
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark
+from lark.visitors import Transformer_NonRecursive
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from .errors import (
@@ -289,7 +291,7 @@ def _pos_of(tok) -> int:
     return getattr(tok, "start_pos", None) or 0
 
 
-class _Build(Transformer):
+class _Build(Transformer_NonRecursive):
     def __init__(self, text: str):
         super().__init__()
         self.text = text
@@ -297,9 +299,18 @@ class _Build(Transformer):
     def number(self, items):
         t = items[0]
         s = str(t)
+        body = s[:-1] if s[-1] in "ij" else s
+        x = float(body)
+        if math.isinf(x) or (x == 0.0 and any(c in "123456789" for c in body.split("e")[0])):
+            raise EngineError(
+                INVALID_NUMBER,
+                f"the number {s!r} at position {t.start_pos + 1} is {'too large' if math.isinf(x) else 'too small'} "
+                "for a double-precision number (about 1e-308 to 1e308); rescale the formula "
+                "(for infinity write $inf).",
+            )
         if s[-1] in "ij":
-            return Num(t.start_pos, complex(0.0, float(s[:-1])))
-        return Num(t.start_pos, float(s))
+            return Num(t.start_pos, complex(0.0, x))
+        return Num(t.start_pos, x)
 
     def bound(self, items):
         return Bound(items[0].start_pos, str(items[0]))
@@ -582,6 +593,43 @@ def parse(text: str) -> Formula:
         if isinstance(exc.orig_exc, EngineError):
             raise exc.orig_exc from None
         raise
+    depth = _depth(node)
+    if depth > MAX_DEPTH:
+        raise EngineError(
+            INVALID_FORMULA,
+            f"the formula nests {depth} operations deep, beyond the limit of {MAX_DEPTH}; "
+            "split it into several eval steps, or use $sum/$prod for long sums and products.",
+        )
     order: dict = {}
     _slot_order(node, order)
     return Formula(text, node, tuple(order))
+
+
+MAX_DEPTH = 200
+
+
+def _children(n: Node) -> tuple:
+    if isinstance(n, Unary):
+        return (n.x,)
+    if isinstance(n, Binary):
+        return (n.left, n.right)
+    if isinstance(n, Index):
+        return (n.x, n.index)
+    if isinstance(n, Field):
+        return (n.x,)
+    if isinstance(n, Call):
+        return n.args
+    if isinstance(n, Fold):
+        return (n.lo, n.hi, n.body)
+    return ()
+
+
+def _depth(root: Node) -> int:
+    """The tree's depth, computed without recursion."""
+    best = 0
+    stack = [(root, 1)]
+    while stack:
+        n, d = stack.pop()
+        best = max(best, d)
+        stack.extend((c, d + 1) for c in _children(n))
+    return best

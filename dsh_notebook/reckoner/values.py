@@ -93,6 +93,8 @@ def check_name(name, what: str = "name") -> str:
 def short(x, limit: int = 60) -> str:
     try:
         s = repr(x)
+    except ValueError:  # an integer too long to print
+        return "(a very large number)"
     except Exception:  # pragma: no cover - repr of exotic objects
         s = object.__repr__(x)
     return s if len(s) <= limit else s[: limit - 3] + "..."
@@ -104,7 +106,12 @@ def _finite_number(x, where: str) -> float:
             INVALID_ARGS,
             f"{where} is {short(x)}, which is not a number; numeric positions take finite JSON numbers only.",
         )
-    v = float(x)
+    try:
+        v = float(x)
+    except OverflowError:
+        raise EngineError(
+            INVALID_ARGS, f"{where} is an integer too large for a double-precision number; give a finite number."
+        ) from None
     if not math.isfinite(v):
         raise EngineError(
             INVALID_ARGS,
@@ -350,18 +357,31 @@ def _fmt_num(x) -> str:
 # ---------------------------------------------------------------- rendering
 
 def round_sig(x: float, digits: int) -> float:
-    """Upstream's rounding: at most ``digits`` significant digits, half toward +infinity."""
+    """Upstream's rounding: at most ``digits`` significant digits, half toward +infinity
+    (``floor(x*f + 0.5)/f``). 17 or more digits is a double's full precision: unchanged.
+    Where ``f`` would overflow (tiny values) the same rule runs in exact decimals."""
     if x == 0 or not math.isfinite(x):
         return 0.0 if x == 0 else x
+    if digits >= 17:
+        return x + 0.0
     e = math.floor(math.log10(abs(x)))
     p = digits - 1 - e
-    if p >= 0:
-        f = 10.0 ** p
-        r = math.floor(x * f + 0.5) / f
-    else:
-        f = 10.0 ** (-p)
-        r = math.floor(x / f + 0.5) * f
-    return r + 0.0  # -0 -> 0
+    try:
+        if p >= 0:
+            f = 10.0 ** p
+            r = math.floor(x * f + 0.5) / f
+        else:
+            f = 10.0 ** (-p)
+            r = math.floor(x / f + 0.5) * f
+        if math.isfinite(r) and math.isfinite(f):
+            return r + 0.0  # -0 -> 0
+    except OverflowError:
+        pass
+    from decimal import ROUND_FLOOR, Decimal
+
+    q = Decimal(1).scaleb(-p)
+    r = ((Decimal(x) / q) + Decimal("0.5")).to_integral_value(rounding=ROUND_FLOOR) * q
+    return float(r) + 0.0
 
 
 def _num(x: float, digits):

@@ -221,6 +221,12 @@ class JsonlWriter:
         self._append_bytes(line)
         return line
 
+    def sync(self) -> None:
+        """fsync the file now (the writer stays open and keeps its lock)."""
+        with self._mutex:
+            if not self.closed:
+                os.fsync(self._fh.fileno())
+
     def append_encoded(self, line: bytes) -> bytes:
         """Append a line already encoded by the caller (hot paths build strict JSON from
         cached pieces). It must be one UTF-8 JSON object ending in ``b"\\n"`` with no other
