@@ -81,6 +81,12 @@ class ReckonMagics(Magics):
             opts = parse_options(line)
         except ReckonUsageError as exc:
             raise UsageError(f"%%reckon: {exc}\n\n{USAGE}") from None
+        held = self.shell.user_ns.get(opts.export)
+        if held is not None and not isinstance(held, ReckonSlots):
+            raise UsageError(
+                f"%%reckon: --export {opts.export} would replace the existing variable {opts.export} "
+                f"(a {type(held).__name__}); choose another name"
+            )
         try:
             out = run_cell(self.session, opts, cell, self.shell.user_ns)
         except ReckonUsageError as exc:

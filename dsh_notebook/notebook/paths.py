@@ -60,9 +60,9 @@ def kernel_id() -> str:
     try:
         from ipykernel import get_connection_file  # noqa: PLC0415 - only inside a kernel
 
-        m = re.search(r"kernel-(.+)\.json$", get_connection_file())
-        if m:
-            return m.group(1)
+        stem = Path(get_connection_file()).stem  # kernel-<id>.json, or a temp name under nbclient
+        if stem:
+            return stem[len("kernel-"):] if stem.startswith("kernel-") else stem
     except Exception:
         pass
     global _PROCESS_ID

@@ -78,8 +78,11 @@ def parse_options(line: str) -> Options:
                     raise ReckonUsageError(f"--digits {v}: give a whole number of significant digits from 1 to 17")
                 opts.digits = int(v)
             else:
-                if not re.fullmatch(NAME_RE, v):
-                    raise ReckonUsageError(f"--export {v}: give a Python variable name")
+                import builtins
+                import keyword
+
+                if not re.fullmatch(NAME_RE, v) or keyword.iskeyword(v) or hasattr(builtins, v):
+                    raise ReckonUsageError(f"--export {v}: give a Python variable name that is not a keyword or a builtin")
                 opts.export = v
         elif w.startswith("--digits=") or w.startswith("--export="):
             k, _, v = w.partition("=")
@@ -139,7 +142,7 @@ def classify(lineno: int, s: str) -> Line:
                 return Line(lineno, s, "show", None, tail)
             digits = None
             if m.group(3) is not None:
-                digits = int(m.group(3)) if m.group(3).isdigit() else -1
+                digits = int(m.group(3)) if re.fullmatch(r"[0-9]{1,3}", m.group(3)) else -1
             return Line(lineno, s, "show", m.group(1), "", m.group(2), digits)
         if word == "delete":
             return Line(lineno, s, "delete", tail.strip() or None)
@@ -152,8 +155,8 @@ def classify(lineno: int, s: str) -> Line:
 
 # --------------------------------------------------------------------------- values
 
-_REAL = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
-_COMPLEX = re.compile(rf"(?:({_REAL})(?=[+-]))?([+-]?(?:\d+(?:\.\d*)?|\.\d+)?(?:[eE][+-]?\d+)?)[jJ]")
+_REAL = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_COMPLEX = re.compile(rf"(?:({_REAL})(?=[+-]))?([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)[jJ]")
 
 
 class ValueError_(ValueError):
@@ -164,6 +167,7 @@ class ValueError_(ValueError):
 
 
 def _number(tok: str, name: str):
+    tok = tok.replace("\u2212", "-")  # a typographic minus sign reads as '-'
     low = tok.lower().lstrip("+-")
     if low in ("nan", "inf", "infinity"):
         raise ValueError_(
@@ -174,6 +178,9 @@ def _number(tok: str, name: str):
         x = float(tok)
         if not math.isfinite(x):
             raise ValueError_("ENGINE_INVALID_ARGS", f"{name} = {tok}: the number overflows to infinity.")
+        if x == 0 and re.search(r"[1-9]", tok.lower().split("e")[0]):
+            raise ValueError_("ENGINE_INVALID_ARGS", f"{name} = {tok}: the number is too small for a double-precision "
+                                                     "number (below about 1e-308) and would be stored as 0; rescale it.")
         return x
     m = _COMPLEX.fullmatch(tok)
     if m:
@@ -326,11 +333,18 @@ def _from_python(name: str, obj, rest: str, var: str) -> Given:
             )
         info = U.parse_unit(str(obj.units))
         mag = obj.magnitude
-        mag = np.asarray(mag, dtype=complex if np.iscomplexobj(mag) else float) if not np.isscalar(mag) else mag
-        if isinstance(mag, (np.floating, np.integer)):
-            mag = float(mag)
-        if isinstance(mag, (int,)) and not isinstance(mag, bool):
-            mag = float(mag)
+        try:
+            if isinstance(mag, np.ndarray) and mag.dtype.kind not in "iufc":
+                raise TypeError(f"the array holds {mag.dtype} values")
+            mag = np.asarray(mag, dtype=complex if np.iscomplexobj(mag) else float) if not np.isscalar(mag) else mag
+            if isinstance(mag, (np.floating, np.integer)):
+                mag = float(mag)
+            if isinstance(mag, bool) or not isinstance(mag, (int, float, complex, np.ndarray)):
+                raise TypeError(f"its magnitude is a {type(mag).__name__}")
+            if isinstance(mag, int):
+                mag = float(mag)
+        except (OverflowError, TypeError, ValueError) as exc:
+            raise ValueError_("ENGINE_INVALID_ARGS", f"given {name} = py:{var}: the value is not a finite number ({exc}).") from None
         _finite(mag, name, var)
         si = U.to_si(mag, info)
         display = None
@@ -345,14 +359,22 @@ def _from_python(name: str, obj, rest: str, var: str) -> Given:
             "ENGINE_INVALID_ARGS",
             f"given {name} = py:{var}: {var} is a {type(obj).__name__}; give a number, a numpy array or a pint Quantity.",
         )
-    if isinstance(obj, list):
-        obj = _as_array(obj, name)
-    if isinstance(obj, np.ndarray):
-        obj = obj.astype(complex if np.iscomplexobj(obj) else float)
-    elif isinstance(obj, np.number):
-        obj = obj.item()
-    if isinstance(obj, int):
-        obj = float(obj)
+    try:
+        if isinstance(obj, list):
+            obj = _as_array(obj, name)
+        if isinstance(obj, np.ndarray):
+            if obj.dtype.kind not in "iufc":
+                raise ValueError_("ENGINE_INVALID_ARGS", f"given {name} = py:{var}: the array holds {obj.dtype} values; "
+                                                         "give numbers (int, float or complex).")
+            obj = obj.astype(complex if np.iscomplexobj(obj) else float)
+        elif isinstance(obj, np.number):
+            obj = obj.item()
+        if isinstance(obj, int):
+            obj = float(obj)
+    except (OverflowError, TypeError, ValueError) as exc:
+        if isinstance(exc, ValueError_):
+            raise
+        raise ValueError_("ENGINE_INVALID_ARGS", f"given {name} = py:{var}: the value is not a finite number ({exc}).") from None
     _finite(obj, name, var)
     info = U.parse_unit(rest)
     si = U.to_si(obj, info)
@@ -455,7 +477,19 @@ def run_cell(session: ReckonSession, opts: Options, cell: str, user_ns: dict) ->
             if not st.ok:
                 break
             continue
-        st = _run_line(session, ln, user_ns, opts)
+        try:
+            st = _run_line(session, ln, user_ns, opts)
+        except KeyboardInterrupt:
+            # The person interrupted a long line: record it, close the record, then stop.
+            tool = {"given": "set", "delete": "set", "show": "get"}.get(ln.form, "eval")
+            eng.refuse(tool, "ENGINE_UNKNOWN_ERROR", "interrupted by the user (KeyboardInterrupt) before the line finished.")
+            if eng.open_record is not None:
+                eng.record_end()
+            session.continuing = False
+            raise
+        except Exception as exc:  # a fault of ours must still be recorded and shown, never lost
+            tool = {"given": "set", "delete": "set", "show": "get"}.get(ln.form, "eval")
+            st = Step(ln, tool, eng.refuse(tool, "ENGINE_UNKNOWN_ERROR", f"internal error: {type(exc).__name__}: {exc}"))
         steps.append(st)
         if not st.ok:
             break
@@ -528,9 +562,9 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
 
 def _show(session: ReckonSession, ln: Line) -> Step:
     eng = session.engine
-    if ln.name is None or (ln.digits is not None and ln.digits < 1):
+    if ln.name is None or (ln.digits is not None and not 1 <= ln.digits <= 17):
         return Step(ln, "get", eng.refuse("get", "ENGINE_INVALID_ARGS",
-                    "a show line is 'show NAME [in UNIT] [digits N]' with N a positive whole number."))
+                    "a show line is 'show NAME [in UNIT] [digits N]' with N a whole number from 1 to 17."))
     unit = None
     if ln.unit:
         try:

@@ -358,7 +358,8 @@ def step_rows(out: CellOutcome) -> list[dict]:
 
 
 def _md_escape(s: str) -> str:
-    return s.replace("|", r"\|").replace("*", r"\*").replace("_", r"\_").replace("#", r"\#")
+    s = html.escape(s, quote=False)  # Markdown passes raw HTML through: never let a title or note inject it
+    return s.replace("|", r"\|").replace("*", r"\*").replace("_", r"\_").replace("#", r"\#").replace("$", r"\$")
 
 
 def bundle(out: CellOutcome, metadata: dict) -> tuple[dict, dict]:

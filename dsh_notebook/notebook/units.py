@@ -68,43 +68,106 @@ def _normalise(text: str) -> str:
 _TOKEN = re.compile(r"\s*(\*\*|[()*/^]|[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|[^\s()*/^]+)")
 
 
-def _check_implicit_after_slash(text: str) -> None:
-    """P02/P03: ``mg/12 h`` is mass x time to pint. Refuse an implicit product after '/'."""
+_SYNTAX = re.compile(r"\s*(\*\*|[()*/^]|-|[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|%|[^\W\d][\w°]*|°\w+|\S)")
+
+
+def _bad(text: str, why: str) -> UnitError:
+    return UnitError("ENGINE_INVALID_DIMENSION", f"the unit {text!r} {why}")
+
+
+def _check_syntax(text: str) -> None:
+    """A unit is a product and quotient of unit names with integer powers, e.g.
+    ``kg*m/s^2``, ``W/(m^2*K)``, ``mg/(12 h)``. Anything else pint would *calculate*
+    (``5 m - 2 m``, ``2 ft + 3 in``, ``3 m 4``, a trailing ``# comment``) is refused, and
+    so is an implicit product after ``/`` (``mg/12 h``: P02, P03), which pint reads as
+    a product."""
+    toks: list[tuple[str, bool]] = []  # (token, preceded by whitespace)
     pos = 0
-    depth = 0
-    slash_at: dict[int, bool] = {}
-    prev_operand = False
     while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if not m:
+        m = _SYNTAX.match(text, pos)
+        if not m or m.end() == pos:
             break
-        tok = m.group(1)
-        gap = m.start(1) > pos
+        toks.append((m.group(1), m.start(1) > pos))
         pos = m.end()
-        is_operand = tok not in ("**", "(", ")", "*", "/", "^")
-        opens = tok == "("
-        if (is_operand or opens) and prev_operand and gap and slash_at.get(depth):
-            raise UnitError(
-                "ENGINE_INVALID_DIMENSION",
-                f"the unit {text!r} is ambiguous: after '/' the space before {tok!r} is a multiplication, so pint "
-                f"would put {tok!r} in the numerator; write parentheses, e.g. "
-                f"{_suggest(text)}",
-            )
-        if tok == "(":
-            depth += 1
-            slash_at[depth] = False
-            prev_operand = False
-        elif tok == ")":
-            slash_at.pop(depth, None)
-            depth = max(depth - 1, 0)
-            prev_operand = True
-        elif tok == "/":
-            slash_at[depth] = True
-            prev_operand = False
-        elif tok in ("*", "**", "^"):
-            prev_operand = False
+    i = 0
+
+    def peek():
+        return toks[i][0] if i < len(toks) else None
+
+    def expr(depth: int) -> None:
+        nonlocal i
+        after_slash = False
+        factor(depth, top_start=True)
+        while True:
+            t = peek()
+            if t in ("*", "/"):
+                i += 1
+                after_slash = after_slash or t == "/"
+                nxt = peek()
+                if nxt is None:
+                    raise _bad(text, f"ends with {t!r}; a unit must follow it.")
+                if t == "/" and depth == 0 and re.fullmatch(r"[0-9].*", nxt):
+                    raise _bad(text, f"is ambiguous: pint reads '/{nxt} ...' as dividing by {nxt} only and multiplies "
+                                     f"by what follows; write parentheses, e.g. {_suggest(text)}")
+                factor(depth, top_start=False)
+            elif t is not None and t not in (")",) and toks[i][1]:
+                if after_slash:
+                    raise _bad(text, f"is ambiguous: after '/' the space before {t!r} is a multiplication, so pint "
+                                     f"would put {t!r} in the numerator; write parentheses, e.g. {_suggest(text)}")
+                factor(depth, top_start=False)
+            else:
+                return
+
+    def factor(depth: int, top_start: bool) -> None:
+        nonlocal i
+        t = peek()
+        if t is None:
+            raise _bad(text, "is incomplete; write a unit such as 'kg*m/s^2'.")
+        if t == "(":
+            i += 1
+            expr(depth + 1)
+            if peek() != ")":
+                raise _bad(text, "has a '(' that is never closed.")
+            i += 1
+        elif re.fullmatch(r"[0-9].*", t):
+            if depth == 0 and not (top_start and t == "1" and i + 1 < len(toks) and toks[i + 1][0] == "/"):
+                raise _bad(text, f"has the number {t!r} outside parentheses; the value goes before the unit, and a "
+                                 "number inside a unit needs parentheses, e.g. 'mg/(12 h)'.")
+            i += 1
+        elif t == "%" or re.fullmatch(r"[^\W\d][\w°]*|°\w+", t):
+            i += 1
         else:
-            prev_operand = True
+            hint = " (comments start only at the beginning of a line)" if t == "#" else ""
+            what = {"+": "an addition", "-": "a subtraction"}.get(t, f"the character {t!r}")
+            raise _bad(text, f"contains {what}{hint}; a unit is a product or quotient of unit names with integer "
+                             "powers, e.g. 'kg*m/s^2' or 'W/(m^2*K)'.")
+        if peek() in ("**", "^"):
+            i += 1
+            neg = peek() == "-"
+            if neg:
+                i += 1
+            e = peek()
+            paren = e == "("
+            if paren:
+                i += 1
+                if peek() == "-":
+                    i += 1
+                e = peek()
+            if e is None or not re.fullmatch(r"[0-9]{1,3}", e):
+                raise _bad(text, f"has the power {e!r}; a unit power is a whole number (m^2, s^-1).")
+            i += 1
+            if paren:
+                if peek() != ")":
+                    raise _bad(text, "has a '(' that is never closed.")
+                i += 1
+            if peek() in ("**", "^"):
+                raise _bad(text, "has a power of a power; write one whole-number power, e.g. m^8.")
+
+    expr(0)
+    if i < len(toks):
+        t = toks[i][0]
+        raise _bad(text, f"has {t!r} where the unit should end" + (
+            "; a ')' closes nothing." if t == ")" else "; a unit is a product or quotient of unit names."))
 
 
 def _suggest(text: str) -> str:
@@ -120,7 +183,7 @@ def parse_unit(text: str) -> UnitInfo:
     if not t:
         return UnitInfo("", D.ZERO, 0, False, 1.0)
     ureg = registry()
-    _check_implicit_after_slash(t)
+    _check_syntax(t)
     try:
         q = ureg.parse_expression(t)
     except Exception as exc:  # pint raises several types (UndefinedUnitError, DefinitionSyntaxError, ...)
@@ -299,17 +362,19 @@ def si_parts(dim: tuple) -> tuple:
         return ()
     best = None
     for vec, sym in _SYMBOL.items():
+        if any(d == 0 and v != 0 for d, v in zip(dim, vec)):
+            continue  # never name a unit by introducing a base it does not have (no N·kg⁻¹ for m·s⁻²)
         resid = tuple(a - b for a, b in zip(dim, vec))
-        cost = sum(abs(x) for x in resid)
-        if best is None or cost < best[0]:
-            best = (cost, sym, resid)
+        # fewest leftover base units; on a tie, the named unit that covers more (W before N)
+        key = (sum(abs(x) for x in resid), -sum(abs(x) for x in vec))
+        if best is None or key < best[0]:
+            best = (key, sym, resid)
     base_cost = sum(abs(x) for x in dim)
     parts = []
     resid = dim
-    if best is not None and best[0] < base_cost - 0:
-        if best[0] + 1 <= base_cost:
-            parts.append((best[1], 1))
-            resid = best[2]
+    if best is not None and best[0][0] + 1 < base_cost:  # a name must make the unit shorter
+        parts.append((best[1], 1))
+        resid = best[2]
     for sym, e in zip(D.BASE_SYMBOLS, resid):
         if e:
             parts.append((sym, e))

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -165,6 +166,8 @@ def list_records(home) -> dict:
 def find_record(home, record_id: str) -> Path:
     """The file of a record id in ``home`` (closed, open or set aside); ``FileNotFoundError`` if none."""
     home = Path(home)
+    if not isinstance(record_id, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", record_id) or ".." in record_id:
+        raise FileNotFoundError(f"{record_id!r} is not a record id (ids look like 1795969445532)")
     for p in (home / RECORDS_DIR / f"{record_id}.jsonl", home / STALE_DIR / f"{record_id}.jsonl"):
         if p.exists():
             return p
