@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -71,11 +73,31 @@ def cmd_run(args) -> int:
         print(f"dsh-notebook run: {args.notebook} is not a readable notebook ({exc})", file=sys.stderr)
         return 2
     os.environ["DSH_NOTEBOOK_PATH"] = str(path)
+    for cell in nb.cells:  # only this run's outputs may name records
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+    from traitlets.config import Config
+
+    try:
+        KernelSpecManager().get_kernel_spec(args.kernel)
+    except NoSuchKernel:
+        print(f"dsh-notebook run: no kernel named {args.kernel!r} (see `jupyter kernelspec list`); "
+              "nothing was run or saved", file=sys.stderr)
+        return 2
+    # IPC sockets in a private folder: the kernel talks over local files, not TCP (so ipykernel
+    # has no unencrypted-TCP warning to print), whatever the kernel's working directory.
+    sockets = tempfile.mkdtemp(prefix="dshk-")
+    config = Config()
+    config.KernelManager.transport = "ipc"
+    config.KernelManager.ip = os.path.join(sockets, "k")
     client = NotebookClient(
         nb,
         timeout=args.timeout,
         kernel_name=args.kernel,
         resources={"metadata": {"path": str(path.parent)}},
+        config=config,
     )
     failed = None
     start = time.time()
@@ -83,8 +105,15 @@ def cmd_run(args) -> int:
         client.execute()
     except CellExecutionError as exc:
         failed = exc
-    except Exception as exc:  # kernel could not start, timeout, ...
+    except Exception as exc:  # kernel died, timeout, ...
         failed = exc
+    finally:
+        shutil.rmtree(sockets, ignore_errors=True)
+    executed = any(c.get("execution_count") for c in nb.cells if c.cell_type == "code")
+    if not executed and failed is not None:
+        print(f"dsh-notebook run: the kernel did not run the notebook ({type(failed).__name__}: {failed}); "
+              "nothing was saved", file=sys.stderr)
+        return 2
     if not args.no_save:
         nbformat.write(nb, str(path))
     sidecar = sidecar_for(path)
@@ -93,18 +122,27 @@ def cmd_run(args) -> int:
         try:
             rec = read_record(find_record(sidecar, rid))
         except (FileNotFoundError, ValueError):
-            rows.append((rid, "(record file missing)", "", "", ""))
+            rows.append(("(record file missing)", "", "", "", rid))
             continue
-        rows.append((rec.title, len(rec.steps), len(rec.refused), _result_text(rec), rec.id))
+        status = "" if rec.closed else "  (still open)"
+        rows.append((rec.title + status, len(rec.steps), len(rec.refused), _result_text(rec), rec.id))
     print(f"{path.name}: executed in {time.time() - start:.1f} s{'' if args.no_save else ', outputs saved'}")
     if rows:
         print(f"records in {sidecar}:")
         print(_table(rows, ("title", "steps", "refused", "result", "id")))
     else:
         print("no records were produced")
+    open_file = sidecar / "open-record.jsonl"
+    if open_file.exists():
+        try:
+            title = read_record(open_file).title
+        except ValueError:
+            title = "(unreadable)"
+        print(f"note: the record {title!r} was left open (a cell ended with --continue, or the kernel stopped); "
+              "the next kernel sets it aside: close or discard it with %reckon recover")
     if failed is not None:
         msg = re.sub(r"\x1b\[[0-9;]*m", "", str(failed)).strip().splitlines()
-        print(f"\ndsh-notebook run: a cell failed (not tagged raises-exception):\n  " + "\n  ".join(msg[-12:]),
+        print("\ndsh-notebook run: a cell failed (not tagged raises-exception):\n  " + "\n  ".join(msg[-12:]),
               file=sys.stderr)
         return 1
     return 0

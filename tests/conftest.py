@@ -7,9 +7,7 @@ import tempfile
 
 import pytest
 
-# Nothing in the suite may write into the real ~/.dsh-notebook.
-if not os.environ.get("DSH_NOTEBOOK_HOME"):
-    os.environ["DSH_NOTEBOOK_HOME"] = tempfile.mkdtemp(prefix="dsh-notebook-test-home-")
+# DSH_NOTEBOOK_HOME is pointed at a temporary folder by the repository's root conftest.py.
 
 
 @pytest.fixture

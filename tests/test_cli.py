@@ -111,3 +111,20 @@ def test_no_eval_or_exec_in_the_package():
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 assert node.func.id not in {"eval", "exec"}, f"{path}:{node.lineno} calls {node.func.id}"
+
+
+def test_unknown_kernel_runs_nothing_and_saves_nothing(tmp_path):
+    nb = make_nb(tmp_path / "k.ipynb", [("%load_ext dsh_notebook", []), ("%%reckon K\ngiven x = 1", [])])
+    before = nb.read_bytes()
+    p = run_cli("run", str(nb), "--kernel", "no-such-kernel")
+    assert p.returncode == 2 and "no kernel named" in p.stderr
+    assert nb.read_bytes() == before
+
+
+def test_run_reports_a_record_left_open_and_is_quiet_about_transport(tmp_path):
+    nb = make_nb(tmp_path / "open.ipynb", [("%load_ext dsh_notebook", []),
+                                           ("%%reckon --continue Half done\ngiven x = 1 m", [])])
+    p = run_cli("run", str(nb))
+    assert p.returncode == 0
+    assert "Half done  (still open)" in p.stdout and "left open" in p.stdout
+    assert "without encryption" not in p.stderr

@@ -214,7 +214,7 @@ def test_brackets_on_non_array(data, formula):
     refused(data.eval(formula, "x"), "ENGINE_UNSUPPORTED_INDEX")
 
 
-@pytest.mark.parametrize("formula", ["@L.x", "@a.x", "@net.R.x"])
+@pytest.mark.parametrize("formula", ["@L.x", "@a.x", "@net.R.x", "@net.port.f[0].z", "@net.m[0].x"])
 def test_dot_on_non_object(data, formula):
     refused(data.eval(formula, "x"), "ENGINE_UNSUPPORTED_INDEX")
 
@@ -263,3 +263,8 @@ def test_bound_variable_is_dimensionless_real(calc):
 def test_formula_errors_carry_positions(engine, formula, code, pos):
     msg = refused(engine.eval(formula, "x"), code)
     assert f"position {pos}" in msg
+
+
+def test_target_with_at_sign_gets_a_hint(engine):
+    msg = refused(engine.eval("1", "@x"), "ENGINE_INVALID_IDENTIFIER")
+    assert "without the @" in msg

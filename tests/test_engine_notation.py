@@ -361,6 +361,14 @@ def test_prod_dimension_follows_bound_from_slot_not_cache(data):
         assert v["dim"] == ("metre" if n == 1 else want)
 
 
+def test_prod_with_variable_exponent_and_bound_from_slot(data):
+    for n in (2, 3, 2):
+        data.set("N", {"num": n})
+        assert data.eval("$prod_{k=1}^{@N}(@L^k)", "P")["ok"]
+        e = n * (n + 1) // 2
+        assert data.get("P")["value"] == num(2.0 ** e, [e, 0, 0, 0, 0, 0, 0])
+
+
 def test_prod_dimension_follows_len_bound(data):
     formula = "$prod_{k=1}^{$len(@a)}(@L)"
     data.set("a", {"array": [1, 2]})

@@ -467,6 +467,19 @@ def test_open_file_failing_version_gate_is_discarded_at_start(home):
         e.close()
 
 
+def test_open_file_without_start_title_is_discarded_at_start(home):
+    _write(home / "open-record.jsonl", [{"seq": 0, "version": 1},
+                                        dict(START, content={"record": "1700000000000"}),
+                                        {"seq": 2, "at": 1, "tool": "set", "ok": True,
+                                         "content": {"name": "x", "value": {"num": 1, "dim": ZERO}}}])
+    e = Engine(home)
+    try:
+        assert e.open_record is None and e.slots() == {}
+        assert not (home / "open-record.jsonl").exists()
+    finally:
+        e.close()
+
+
 # ------------------------------------------------------------------ replay
 
 
