@@ -7,12 +7,9 @@ import math
 
 import pytest
 
+from receipts import refused
 
-def refused(r, code):
-    assert isinstance(r, dict) and r.get("ok") is False, r
-    assert r["code"] == code, r
-    assert isinstance(r["error"], str) and r["error"].strip()
-    return r["error"]
+
 
 
 @pytest.fixture

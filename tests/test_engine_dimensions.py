@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from receipts import refused
+
 from dsh_notebook.reckoner.values import stored
 
 
-def refused(r, code):
-    assert isinstance(r, dict) and r.get("ok") is False, r
-    assert r["code"] == code, r
-    assert isinstance(r["error"], str) and r["error"].strip()
-    return r["error"]
 
 
 @pytest.fixture

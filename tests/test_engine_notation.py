@@ -8,6 +8,8 @@ import math
 
 import pytest
 
+from receipts import refused
+
 from dsh_notebook.reckoner.grammar import ALL_NAMES
 
 DL = "dim-less"
@@ -15,11 +17,6 @@ METRE = "metre"
 OHM = "ohm"
 
 
-def refused(r, code):
-    assert isinstance(r, dict) and r.get("ok") is False, r
-    assert r["code"] == code, r
-    assert isinstance(r["error"], str) and r["error"].strip()
-    return r["error"]
 
 
 @pytest.fixture

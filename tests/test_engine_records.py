@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from receipts import refused
+
 from dsh_notebook.reckoner import (
     Engine,
     UnreadableRecord,
@@ -43,10 +45,6 @@ def snapshot(engine):
     return {n: (stored(v), rev) for n, (v, rev) in engine.slots().items()}
 
 
-def refused(r, code):
-    assert r["ok"] is False and r["code"] == code, r
-    assert isinstance(r["error"], str) and r["error"].strip()
-    return r["error"]
 
 
 @pytest.fixture

@@ -7,6 +7,8 @@ import math
 
 import pytest
 
+from receipts import refused
+
 from dsh_notebook.reckoner.values import stored
 
 ZERO = [0, 0, 0, 0, 0, 0, 0]
@@ -44,12 +46,6 @@ TABLE = [
 ALL_NAMES = [n for _, names in TABLE for n in names]
 
 
-def refused(r, code):
-    assert r["ok"] is False, r
-    assert r["code"] == code, r
-    assert isinstance(r["error"], str) and r["error"].strip()
-    assert set(r) == {"ok", "code", "error"}
-    return r["error"]
 
 
 def snapshot(engine):

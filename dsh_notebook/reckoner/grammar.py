@@ -30,7 +30,7 @@ from .errors import (
     EngineError,
 )
 
-CHARSET_TEXT = "digits, ASCII letters, $ @ _ + - * / ^ ( ) [ ] { } , . = > and spaces"
+CHARSET_TEXT = "digits, ASCII letters, $ @ _ + - * / ^ ( ) [ ] { } , . = and spaces (> only in the -> of $limit)"
 _ALLOWED = set("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ$@_+-*/^()[]{},.= \t\n\r>")
 _NAME_CH = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
