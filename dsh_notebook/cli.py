@@ -148,13 +148,23 @@ def cmd_run(args) -> int:
     return 0
 
 
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number of seconds")
+    return n
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dsh-notebook", description="Auditable, reproducible notebooks: reckoner records and more.")
     p.add_argument("--version", action="version", version=f"dsh-notebook {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     r = sub.add_parser("run", help="execute a notebook headless, save its outputs, print its records")
     r.add_argument("notebook", help="the .ipynb file")
-    r.add_argument("--timeout", type=int, default=600, help="seconds per cell (default 600)")
+    r.add_argument("--timeout", type=_positive, default=600, help="seconds per cell (default 600)")
     r.add_argument("--kernel", default="python3", help="kernel name (default python3: this environment)")
     r.add_argument("--no-save", action="store_true", help="do not write the outputs back into the notebook")
     r.set_defaults(func=cmd_run)

@@ -398,3 +398,15 @@ def test_len_and_transpose_misuse(data):
     refused(data.eval("$transpose(1)", "x"), "ENGINE_INVALID_ARGS")
     refused(data.eval("$transpose(@C)", "x"), "ENGINE_INVALID_ARGS")
     refused(data.eval("$len(@o)", "x"), "ENGINE_UNSUPPORTED_OPERATION")
+
+
+def test_nested_folds_share_one_term_budget(engine):
+    import time
+
+    t = time.time()
+    r = engine.eval("$sum_{i=1}^{100000}($sum_{k=1}^{100000}(k))", "x")
+    assert refused(r, "ENGINE_INVALID_INDEX") and "in all" in r["error"]
+    r = engine.eval("$seq_{a=1}^{100}($seq_{b=1}^{100}($seq_{c=1}^{100}($seq_{d=1}^{100}(1))))", "x")
+    assert r["code"] == "ENGINE_INVALID_INDEX"
+    assert time.time() - t < 30
+    assert engine.eval("$sum_{i=1}^{100}($sum_{k=1}^{100}(k))", "x")["ok"]

@@ -356,3 +356,26 @@ def test_import_does_not_import_ipython():
     code = "import sys, dsh_notebook, dsh_notebook.reckoner, dsh_notebook.storage; print('IPython' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_python_values_keep_their_numbers_or_are_refused(sh):
+    import numpy as np
+
+    sh.ns["c"] = np.clongdouble(1 + 2j)
+    sh.ns["tiny"] = np.longdouble("1e-4000")
+    sh.ns["td"] = np.timedelta64(5, "s")
+    sh.ns["flags"] = [True, 1]
+    r, _ = sh.reckon("given x = py:c m")
+    assert r.error_in_exec is None and sh.ns["_reckon"]["x"].magnitude == 1 + 2j
+    for line in ("given x = py:tiny m", "given x = py:td m", "given x = py:flags", "given x = 1e-400j m"):
+        err = sh.reckon(line)[0].error_in_exec
+        assert type(err).__name__ == "ReckonRefused" and "ENGINE_INVALID_ARGS" in str(err), (line, err)
+
+
+def test_markdown_and_html_never_pass_markup_through(sh):
+    _, cap = sh.reckon("note [link](javascript:alert(3)) <img src=x onerror=alert(1)>\ngiven x = 1",
+                       "<script>alert(1)</script> $x$")
+    b = bundle(cap)
+    md, htm = b.data["text/markdown"], b.data["text/html"]
+    assert "<script>" not in md and "<img" not in md and "[link](javascript" not in md
+    assert "<script>" not in htm and "<img" not in htm

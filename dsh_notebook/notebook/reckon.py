@@ -190,6 +190,10 @@ def _number(tok: str, name: str):
         z = complex(re_part, im_part)
         if not (math.isfinite(z.real) and math.isfinite(z.imag)):
             raise ValueError_("ENGINE_INVALID_ARGS", f"{name} = {tok}: the number overflows to infinity.")
+        parts = [(m.group(1) or "0", z.real), (im_txt if im_txt not in ("", "+", "-") else "1", z.imag)]
+        if any(v == 0 and re.search(r"[1-9]", t.lower().split("e")[0]) for t, v in parts):
+            raise ValueError_("ENGINE_INVALID_ARGS", f"{name} = {tok}: a part of the number is too small for a "
+                                                     "double-precision number (below about 1e-308); rescale it.")
         return z
     raise ValueError_(
         "ENGINE_INVALID_ARGS",
@@ -319,6 +323,14 @@ def _as_array(nested, name):
         return (len(x),) + (subs.pop() if subs else ())
     shape(nested)
 
+    def check(x):
+        if isinstance(x, list):
+            for e in x:
+                check(e)
+        elif isinstance(x, bool) or not isinstance(x, (int, float, complex)):
+            raise ValueError_("ENGINE_INVALID_ARGS", f"given {name}: the array holds {x!r}, which is not a number.")
+    check(nested)
+
     def has_c(x):
         return any(has_c(e) for e in x) if isinstance(x, list) else isinstance(x, complex)
     return np.array(nested, dtype=complex if has_c(nested) else float)
@@ -367,8 +379,15 @@ def _from_python(name: str, obj, rest: str, var: str) -> Given:
                 raise ValueError_("ENGINE_INVALID_ARGS", f"given {name} = py:{var}: the array holds {obj.dtype} values; "
                                                          "give numbers (int, float or complex).")
             obj = obj.astype(complex if np.iscomplexobj(obj) else float)
-        elif isinstance(obj, np.number):
-            obj = obj.item()
+        elif isinstance(obj, (np.integer, np.floating, np.complexfloating)):
+            raw = obj
+            obj = complex(obj) if np.iscomplexobj(obj) else float(obj)  # never drop an imaginary part
+            if raw != 0 and obj == 0:
+                raise ValueError_("ENGINE_INVALID_ARGS", f"given {name} = py:{var}: the value is too small for a "
+                                                         "double-precision number and would be stored as 0.")
+        elif isinstance(obj, np.generic):
+            raise ValueError_("ENGINE_INVALID_ARGS", f"given {name} = py:{var}: {var} is a numpy "
+                                                     f"{type(obj).__name__}, not a number.")
         if isinstance(obj, int):
             obj = float(obj)
     except (OverflowError, TypeError, ValueError) as exc:

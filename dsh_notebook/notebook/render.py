@@ -359,7 +359,9 @@ def step_rows(out: CellOutcome) -> list[dict]:
 
 def _md_escape(s: str) -> str:
     s = html.escape(s, quote=False)  # Markdown passes raw HTML through: never let a title or note inject it
-    return s.replace("|", r"\|").replace("*", r"\*").replace("_", r"\_").replace("#", r"\#").replace("$", r"\$")
+    for ch in "\\|*_#$[]`":
+        s = s.replace(ch, "\\" + ch)
+    return s
 
 
 def bundle(out: CellOutcome, metadata: dict) -> tuple[dict, dict]:
@@ -370,7 +372,8 @@ def bundle(out: CellOutcome, metadata: dict) -> tuple[dict, dict]:
     head_plain = f"{out.title} — record {status_word}"
     plain = [head_plain]
     md = [f"**{_md_escape(out.title)}** — record {status_word}", ""]
-    htm = [f'<div class="dsh-reckon"><p><b>{html.escape(out.title)}</b> — record {html.escape(status_word)}</p>',
+    htm = [f'<div class="dsh-reckon"><p class="tex2jax_ignore mathjax_ignore"><b>{html.escape(out.title)}</b> — '
+           f'record {html.escape(status_word)}</p>',
            '<table class="dsh-steps">']
     tex = [r"\begin{align*}"]
     for note in out.notices:
@@ -400,7 +403,7 @@ def bundle(out: CellOutcome, metadata: dict) -> tuple[dict, dict]:
             style = ""
             plain.append(f"  {label}{r['text']}")
             md.append(f"{'*' if r['kind'] != 'end' else '**'}{_md_escape(label + r['text'])}{'*' if r['kind'] != 'end' else '**'}  ")
-            htm.append(f'<tr{style}><td>{r["line"]}</td><td style="text-align:left"><i>{html.escape(label + r["text"])}</i></td></tr>')
+            htm.append(f'<tr{style}><td>{r["line"]}</td><td style="text-align:left" class="tex2jax_ignore mathjax_ignore"><i>{html.escape(label + r["text"])}</i></td></tr>')
             tex.append(r"&\text{" + _tex_text(label + r["text"]) + r"}\\")
     htm.append("</table></div>")
     tex.append(r"\end{align*}")

@@ -153,7 +153,7 @@ def _check_syntax(text: str) -> None:
                 if peek() == "-":
                     i += 1
                 e = peek()
-            if e is None or not re.fullmatch(r"[0-9]{1,3}", e):
+            if e is None or not re.fullmatch(r"[0-9]{1,4}", e):
                 raise _bad(text, f"has the power {e!r}; a unit power is a whole number (m^2, s^-1).")
             i += 1
             if paren:

@@ -370,16 +370,28 @@ class Engine:
             if moved is not None:
                 self.set_aside.append(moved)
         (self.home / R.RECORDS_DIR).mkdir(parents=True, exist_ok=True)
+        for _attempt in range(3):
+            try:
+                writer = JsonlWriter(path)
+            except LockedError:
+                raise _fail(
+                    OPEN_RECORD_FOUND,
+                    f"another engine (another kernel or process) holds the open record in {self.home}; "
+                    "close it there, or give this engine its own folder.",
+                ) from None
+            if os.path.getsize(path) == 0:
+                break
+            # An abandoned open record appeared between the check and the lock: set it aside.
+            writer.close(fsync=False)
+            moved = R.set_aside_open_record(self.home)
+            if moved is not None:
+                self.set_aside.append(moved)
+        else:  # pragma: no cover - three abandoned files in a row
+            raise _fail(OPEN_RECORD_FOUND, f"the open record in {self.home} keeps changing; try again.")
+        # The id is chosen while this engine holds the lock, so two engines on one folder
+        # can never pick the same id and overwrite each other's closed record.
         opened = R.now_ms()
         rid = R.new_record_id(self.home, opened)
-        try:
-            writer = JsonlWriter(path)
-        except LockedError:
-            raise _fail(
-                OPEN_RECORD_FOUND,
-                f"another engine (another kernel or process) holds the open record in {self.home}; "
-                "close it there, or give this engine its own folder.",
-            ) from None
         writer.append(R.HEADER)
         self._open = _Open(rid, title, writer, 0, opened)
         self._slots.clear()
@@ -438,6 +450,8 @@ class Engine:
             # Renamed while the lock is still held: no other engine can see an unlocked
             # open-record.jsonl that is really being closed (and set it aside or append to it).
             o.writer.sync()
+            if dest.exists():  # cannot happen while ids are chosen under the lock; never overwrite
+                raise FileExistsError(f"a closed record {dest.name} already exists")
             atomic_rename(self.home / R.OPEN_FILE, dest, make_read_only=True)
         finally:
             o.writer.close(fsync=False)

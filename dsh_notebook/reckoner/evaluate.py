@@ -42,6 +42,8 @@ from .values import ARRAY, OBJECT, SCALAR, SCALAR_ZERO, Sig, field_error
 Fn = Callable[[dict, dict], Any]
 _NOCONST = object()
 MAX_TERMS = 1_000_000  # $sum/$prod/$seq: at most this many terms (a runaway bound must not hang a kernel)
+MAX_TOTAL_TERMS = 2_000_000  # and at most this many in all, nested forms counted together
+_BUDGET = "#terms"  # a key no bound variable can have: the shared count of terms run
 _LN10 = math.log(10.0)
 
 
@@ -851,14 +853,25 @@ def _fold(node: G.Fold, ctx: _Ctx) -> C:
                 f"${name} {_at(node)} runs from {a} to {z}, {z - a + 1} terms; the limit is {MAX_TERMS:,} "
                 "(a closed form or a coarser step keeps the calculation reviewable).",
             )
-        return a, z
+        spent = b.get(_BUDGET)
+        if spent is None:
+            spent = [0]
+        spent[0] += z - a + 1
+        if spent[0] > MAX_TOTAL_TERMS:
+            raise EngineError(
+                INVALID_INDEX,
+                f"${name} {_at(node)}: the nested $sum/$prod/$seq forms of this formula run more than "
+                f"{MAX_TOTAL_TERMS:,} terms in all; reduce the ranges or split the calculation.",
+            )
+        return a, z, spent
 
     if name in ("sum", "prod"):
         combine = operator.add if name == "sum" else operator.mul
 
         def fn(v, b):
-            a, z = bounds(v, b)
+            a, z, spent = bounds(v, b)
             b2 = dict(b)
+            b2[_BUDGET] = spent
             b2[var] = float(a)
             acc = bf(v, b2)
             for k in range(a + 1, z + 1):
@@ -870,8 +883,9 @@ def _fold(node: G.Fold, ctx: _Ctx) -> C:
             return acc
     else:
         def fn(v, b):
-            a, z = bounds(v, b)
+            a, z, spent = bounds(v, b)
             b2 = dict(b)
+            b2[_BUDGET] = spent
             items = []
             for k in range(a, z + 1):
                 b2[var] = float(k)
