@@ -45,6 +45,8 @@ def test_units_convert_to_si(unit, dim, factor):
         ("m**2**3", "power of a power"),
         ("meter/", "must follow"),
         ("(m", "never closed"),
+        ("pi m", "constant"),
+        ("m*e", "constant"),
         ("Nm", "textile"),
         ("dB", "logarithmic"),
         ("kg/m s", "parentheses"),

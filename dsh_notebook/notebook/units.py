@@ -210,7 +210,43 @@ def parse_unit(text: str) -> UnitInfo:
     return UnitInfo(t, dim, radians, offset, factor)
 
 
+@lru_cache(maxsize=1)
+def _pint_constants() -> frozenset:
+    """Names pint defines as constants (its constants_en.txt): numbers, not units."""
+    import importlib.resources
+
+    try:
+        text = (importlib.resources.files("pint") / "constants_en.txt").read_text(encoding="utf-8")
+    except OSError:  # pragma: no cover - a pint without the file
+        return frozenset()
+    names = set()
+    for line in text.splitlines():
+        line = line.split("#", 1)[0]
+        if "=" in line and not line.lstrip().startswith("@"):
+            names.add(line.split("=", 1)[0].strip())
+    return frozenset(names)
+
+
+_MATH_CONSTANTS = {"pi", "tansec", "ln10", "wien_x", "wien_u", "eulers_number"}
+
+
+def _check_constants(t: str, ureg) -> None:
+    """``1 pi m`` or ``1 m*e`` would multiply by pi or the elementary charge: refuse constants
+    written as units (mathematical ones always; physical ones spelt as a single letter)."""
+    consts = _pint_constants()
+    for m in re.finditer(r"[^\W\d][\w°]*", t):
+        tok = m.group(0)
+        for _, unit, _ in ureg.parse_unit_name(tok):
+            if unit in _MATH_CONSTANTS or (len(tok) == 1 and unit in consts):
+                raise UnitError(
+                    "ENGINE_INVALID_DIMENSION",
+                    f"{tok!r} in the unit {t!r} is pint's constant {unit}, a number rather than a unit; "
+                    "put numbers in the value or in a formula ($pi) instead.",
+                )
+
+
 def _check_units(t: str, q, ureg) -> None:
+    _check_constants(t, ureg)
     for name in q._units:
         defn = ureg._units.get(name)
         conv = getattr(defn, "converter", None)
