@@ -101,9 +101,8 @@ def compile_formula(formula: G.Formula, sigs: dict, mags: dict) -> Compiled:
 
 
 def _src(ctx: _Ctx, node: G.Node) -> str:
-    """A short excerpt of the formula at a node, for messages."""
-    t = ctx.text[node.pos :].strip()
-    return t if len(t) <= 40 else t[:37] + "..."
+    """The sub-expression at a node, for messages (normalised formula text)."""
+    return G.unparse(node)
 
 
 def _at(node: G.Node) -> str:
@@ -263,7 +262,8 @@ def _addsub(node: G.Binary, ctx: _Ctx) -> C:
             note = " (a bare number is dimensionless: it is not a quantity in any unit)"
         raise EngineError(
             INCOMPATIBLE_DIMENSION,
-            f"'{op}' {_at(node.right)} combines {D.describe(l.sig.dim)} with {D.describe(r.sig.dim)}{note}; "
+            f"'{op}' {_at(node.right)} combines {_src(ctx, node.left)} {D.describe(l.sig.dim)} with "
+            f"{_src(ctx, node.right)} {D.describe(r.sig.dim)}{note}; "
             "both sides of + and - must have the same vector: check the formula or the units of the slots.",
         )
     sig = _combine(l.sig, r.sig, l.sig.dim)

@@ -633,3 +633,57 @@ def _depth(root: Node) -> int:
         best = max(best, d)
         stack.extend((c, d + 1) for c in _children(n))
     return best
+
+
+_UNPARSE_PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "^": 4}
+
+
+def unparse(node: Node) -> str:
+    """The formula text of a sub-tree, normalised (for messages that name a sub-expression)."""
+
+    def prec(n):
+        if isinstance(n, Binary):
+            return _UNPARSE_PREC[n.op]
+        if isinstance(n, Unary):
+            return 3
+        return 9
+
+    def wrap(n, p):
+        t = go(n)
+        return f"({t})" if prec(n) < p else t
+
+    def num(x):
+        if isinstance(x, complex):
+            return num(x.imag) + "j"
+        return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else repr(x)
+
+    def go(n) -> str:
+        if isinstance(n, Num):
+            return num(n.value)
+        if isinstance(n, Slot):
+            return "@" + n.name
+        if isinstance(n, Bound):
+            return n.name
+        if isinstance(n, Const):
+            return "$" + n.name
+        if isinstance(n, Unary):
+            return "-" + wrap(n.x, 3)
+        if isinstance(n, Binary):
+            p = _UNPARSE_PREC[n.op]
+            if n.op == "^":
+                return f"{wrap(n.left, 5)}^{wrap(n.right, 3)}"
+            return f"{wrap(n.left, p)}{'+' if n.op == '+' else n.op}{wrap(n.right, p + 1 if n.op in '-/' else p)}"
+        if isinstance(n, Index):
+            return f"{wrap(n.x, 9)}[{go(n.index)}]"
+        if isinstance(n, Field):
+            return f"{wrap(n.x, 9)}.{n.name}"
+        if isinstance(n, Call):
+            return f"${n.name}(" + ", ".join(go(a) for a in n.args) + ")"
+        if isinstance(n, Fold):
+            return f"${n.name}_{{{n.var}={go(n.lo)}}}^{{{go(n.hi)}}}({go(n.body)})"
+        if isinstance(n, Symbolic):
+            return n.text
+        return "?"  # pragma: no cover
+
+    text = go(node)
+    return text if len(text) <= 60 else text[:57] + "..."
