@@ -213,7 +213,7 @@ def test_call_never_raises(engine, tool, arguments):
     assert engine.open_record is not None
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(st.tuples(formulas, st.sampled_from(["t", "u", "L", "a"])), min_size=1, max_size=8))
 def test_accepted_evals_replay_identically(steps):
     home = tempfile.mkdtemp(prefix="reckoner-replay-")

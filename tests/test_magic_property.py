@@ -22,7 +22,7 @@ magic_line = st.lists(st.sampled_from(["--continue", "--quiet", "--digits", "3",
                       max_size=4).map(" ".join)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(magic_line, cell)
 def test_random_cells_only_refuse_cleanly(sh, mline, body):
     r, _ = sh.run(f"%%reckon {mline}\n{body}")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dsh_notebook.storage import (
@@ -272,7 +272,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.dictionaries(st.text(), json_values, max_size=5), max_size=5))
 def test_roundtrip_property(tmp_path_factory, rows):
     p = tmp_path_factory.mktemp("rt") / "rows.jsonl"

@@ -125,7 +125,6 @@ def split_lines(cell: str) -> list[Line]:
 
 
 def classify(lineno: int, s: str) -> Line:
-    first, _, tail = s.partition(" ")
     first_tok = re.match(r"[^\s=]+", s)
     word = first_tok.group(0) if first_tok else ""
     after = s[len(word):].lstrip()

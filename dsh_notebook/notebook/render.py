@@ -12,7 +12,6 @@ bundle (spec: reckoner.md section 2 "Rendering"; storage.md "What goes into the 
 from __future__ import annotations
 
 import html
-import math
 from typing import Any
 
 import numpy as np
@@ -96,7 +95,6 @@ def value_latex(v: Value, digits: int) -> str:
             rf"\mathrm{{{n}}}: {value_latex(Value(v.mag[n], s), digits)}" for n, s in v.sig.fields) + r"\right\}"
     unit = U.si_latex(v.sig.dim)
     if isinstance(v.mag, np.ndarray):
-        body = _arr_items(v.mag, num_latex, digits).replace("[", r"\left[").replace("]", r"\right]", 1)
         body = _arr_latex(v.mag, digits)
     else:
         body = num_latex(v.mag, digits)

@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from decimal import Decimal
 from dataclasses import dataclass

@@ -40,7 +40,6 @@ from .grammar import parse
 import json as _json
 
 from .values import (
-    ARRAY,
     OBJECT,
     Sig,
     Value,
@@ -522,14 +521,26 @@ class Engine:
         self._sigs.pop(name, None)
 
     def _recover(self) -> None:
-        """Resume an open record left by a crash (upstream's recovery by replay)."""
+        """Resume an open record left by a crash (upstream's recovery by replay).
+
+        The file's lock is taken first, so the record cannot be closed or set aside by
+        another engine while it is read and replayed."""
         path = self.home / R.OPEN_FILE
-        if not path.exists() or is_locked(path):
+        if not path.exists():
+            return
+        try:
+            writer = JsonlWriter(path)
+        except LockedError:  # a live engine owns it
             return
         try:
             rec = R.read_record(path)
-        except R.UnreadableRecord:
-            R.set_aside_open_record(self.home)  # moves it to unreadable/
+        except (R.UnreadableRecord, FileNotFoundError):
+            if path.exists() and path.stat().st_size == 0:
+                path.unlink()  # it vanished before the lock was ours and opening re-created it empty
+                writer.close(fsync=False)
+            else:
+                writer.close(fsync=False)
+                R.set_aside_open_record(self.home)  # moves it to unreadable/
             return
         for row in rec.rows:
             if not row.get("ok"):
@@ -546,13 +557,6 @@ class Engine:
             except (EngineError, KeyError, TypeError):
                 continue
         seqs = [r.get("seq") for r in rec.rows if isinstance(r.get("seq"), int)]
-        try:
-            writer = JsonlWriter(path)
-        except LockedError:  # pragma: no cover - raced with another engine
-            self._slots.clear()
-            self._mags.clear()
-            self._sigs.clear()
-            return
         self._open = _Open(rec.id, rec.title, writer, max(seqs or [0]), rec.opened)
         self.recovered = rec.id
 

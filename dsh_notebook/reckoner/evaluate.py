@@ -810,7 +810,6 @@ def _fold(node: G.Fold, ctx: _Ctx) -> C:
     try:
         try:
             body = _compile(node.body, ctx)
-            unrolled = None
         except _NeedBound as need:
             if var not in need.names:
                 raise
@@ -898,7 +897,7 @@ def _fold(node: G.Fold, ctx: _Ctx) -> C:
 def _collect(items, node) -> np.ndarray:
     if isinstance(items[0], np.ndarray):
         shape = items[0].shape
-        for k, it in enumerate(items):
+        for _k, it in enumerate(items):
             if it.shape != shape:
                 raise EngineError(
                     INVALID_ARGS,

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..storage import JsonlWriter, atomic_rename, is_locked, read_jsonl
+from ..storage import JsonlWriter, atomic_rename, lock_if_free, read_jsonl
 
 VERSION = 1
 OPEN_FILE = "open-record.jsonl"
@@ -211,13 +211,17 @@ def set_aside_open_record(home) -> Path | None:
     """
     home = Path(home)
     op = home / OPEN_FILE
-    if not op.exists() or is_locked(op):
+    if not op.exists():
         return None
-    try:
-        rid = read_record(op).id
-    except UnreadableRecord:
-        return _move_aside(op, home / UNREADABLE_DIR, f"open-record-{now_ms()}")
-    return _move_aside(op, home / STALE_DIR, rid)
+    # Move it only while holding its lock, so no engine can be creating or closing it meanwhile.
+    with lock_if_free(op) as free:
+        if not free or not op.exists():
+            return None
+        try:
+            rid = read_record(op).id
+        except UnreadableRecord:
+            return _move_aside(op, home / UNREADABLE_DIR, f"open-record-{now_ms()}")
+        return _move_aside(op, home / STALE_DIR, rid)
 
 
 def close_set_aside(home, record_id: str, text: str | None = None) -> Path:

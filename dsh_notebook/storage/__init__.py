@@ -12,6 +12,7 @@ from .jsonl import (
     StorageError,
     dumps_line,
     is_locked,
+    lock_if_free,
     lock_path,
     read_jsonl,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "dumps_line",
     "fsync_dir",
     "is_locked",
+    "lock_if_free",
     "lock_path",
     "read_jsonl",
 ]

@@ -18,6 +18,7 @@ Design:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -37,6 +38,7 @@ __all__ = [
     "StorageError",
     "dumps_line",
     "is_locked",
+    "lock_if_free",
     "lock_path",
     "read_jsonl",
 ]
@@ -125,6 +127,22 @@ def is_locked(path: str | os.PathLike[str]) -> bool:
         return True
     lock.release()
     return False
+
+
+@contextlib.contextmanager
+def lock_if_free(path: str | os.PathLike[str]):
+    """Take the lock of *path* if nobody holds it, without waiting; yields True (held for
+    the block) or False (another writer holds it). For moving a file no writer owns."""
+    lock = FileLock(lock_path(path), thread_local=False)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        lock.release()
 
 
 def _ends_torn(path: Path) -> bool:
