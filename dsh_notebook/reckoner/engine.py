@@ -605,26 +605,31 @@ _ARG_SPEC: dict[str, tuple[tuple, tuple]] = {
 def replay(path) -> dict:
     """Re-evaluate every accepted ``eval`` row of a record from its recorded inputs.
 
-    Returns ``{"record", "title", "checked", "differences": [...]}``; each difference is
+    ``path`` is a record file or an already read :class:`records.Record`. Returns
+    ``{"record", "title", "checked", "differences": [...]}``; each difference is
     ``{"seq", "formula", "target", "recorded", "replayed"}`` (``replayed`` is the new
     stored value, or ``{"code", "error"}`` when the formula is now refused). Raises
     :class:`records.UnreadableRecord` for a file that fails the version gate.
     """
-    rec = R.read_record(path)
+    rec = path if isinstance(path, R.Record) else R.read_record(path)
     diffs = []
     checked = 0
+    scratch = _Scratch()  # one engine per record: its check cache serves every row
     for row in rec.steps:
         c = row.get("content") or {}
         checked += 1
-        scratch = _Scratch()
+        scratch._slots.clear()
+        scratch._mags.clear()
+        scratch._sigs.clear()
         try:
             for name, val in (c.get("vars") or {}).items():
-                scratch._write(name, parse_tagged(val))
-            value, _ = scratch.evaluate(c.get("formula"))
-            _check_integral(value.sig, c.get("formula"))
+                scratch._write(check_name(name, "slot name"), parse_tagged(val))
+            value, _ = scratch.evaluate(c.get("formula") if isinstance(c.get("formula"), str) else "")
             got = stored(value)
         except EngineError as exc:
             got = {"code": exc.code, "error": exc.message}
+        except Exception as exc:  # a malformed row: report it as a difference, never crash
+            got = {"code": UNKNOWN_ERROR, "error": f"internal error: {type(exc).__name__}: {exc}"}
         if got != c.get("result"):
             diffs.append({"seq": row.get("seq"), "formula": c.get("formula"), "target": c.get("target"),
                           "recorded": c.get("result"), "replayed": got})
