@@ -49,18 +49,13 @@ def _result_text(rec) -> str:
         return f"{c.get('target')} = {c.get('result')}"
 
 
-def _table(rows: list[tuple], head: tuple) -> str:
-    widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
-    fmt = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
-    return "\n".join([fmt(head), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows])
-
-
 def cmd_run(args) -> int:
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
     from .notebook.paths import sidecar_for
+    from .notebook.records_view import table
     from .reckoner import find_record, read_record
 
     path = Path(args.notebook).resolve()
@@ -129,7 +124,7 @@ def cmd_run(args) -> int:
     print(f"{path.name}: executed in {time.time() - start:.1f} s{'' if args.no_save else ', outputs saved'}")
     if rows:
         print(f"records in {sidecar}:")
-        print(_table(rows, ("title", "steps", "refused", "result", "id")))
+        print(table(rows, ("title", "steps", "refused", "result", "id")))
     else:
         print("no records were produced")
     open_file = sidecar / "open-record.jsonl"

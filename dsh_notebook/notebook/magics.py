@@ -19,7 +19,7 @@ from IPython.display import display
 
 from ..reckoner import Engine, close_set_aside, discard_set_aside, find_record, list_records, read_record
 from ..reckoner.records import UnreadableRecord
-from . import paths, render
+from . import paths, records_view, render
 from . import units as U
 from .reckon import USAGE, ReckonSession, ReckonUsageError, parse_options, run_cell
 
@@ -136,25 +136,8 @@ class ReckonMagics(Magics):
         raise UsageError(f"%reckon {cmd}: unknown subcommand; use list, show ID or recover")
 
     def _list(self, home: Path):
-        info = list_records(home)
-        rows = []
-        for s in info["closed"]:
-            rows.append((s["id"], s["title"], "closed", s["steps"], s["refused"]))
-        if info["open"]:
-            s = info["open"]
-            rows.append((s["id"], s["title"], "open", s["steps"], s["refused"]))
-        for s in info["set_aside"]:
-            rows.append((s["id"], s["title"], "set aside", s["steps"], s["refused"]))
-        for u in info["unreadable"]:
-            rows.append((u["id"], u["reason"], "unreadable", "", ""))
-        if not rows:
-            print(f"No records yet in {home}.")
-            return None
-        head = ("id", "title", "status", "steps", "refused")
-        widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(5)]
-        lines = ["  ".join(str(c).ljust(w) for c, w in zip(head, widths))]
-        lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)) for r in rows]
-        print(f"Records in {home}:\n" + "\n".join(lines))
+        text = records_view.records_table(home)
+        print(f"Records in {home}:\n{text}" if text else f"No records yet in {home}.")
         return None
 
     def _show(self, home: Path, rid: str):
@@ -164,26 +147,7 @@ class ReckonMagics(Magics):
             raise UsageError(f"%reckon show: no record {rid!r} in {home} (see %reckon list)") from None
         except UnreadableRecord as exc:
             raise UsageError(f"%reckon show: {exc}") from None
-        lines = [f"{rec.title}  [{rec.id}, {'closed' if rec.closed else 'open'}]"]
-        for r in rec.rows:
-            c = r.get("content") or {}
-            mark = "  " if r.get("ok") else "✗ "
-            if not r.get("ok"):
-                desc = f"{c.get('code')}: {c.get('error')}"
-            elif r.get("tool") == "set":
-                desc = f"{c.get('name')} = {c.get('value')}"
-            elif r.get("tool") == "eval":
-                desc = f"{c.get('target')} = {c.get('formula')} -> {c.get('result')}"
-            elif r.get("tool") == "get":
-                desc = f"read {c.get('name')}: {c.get('value')}"
-            elif r.get("tool") == "record_message":
-                desc = ("(hidden) " if c.get("hide") else "") + str(c.get("text"))
-            elif r.get("tool") == "record_end":
-                desc = "end" + (f": {c['text']}" if c.get("text") else "")
-            else:
-                desc = f"start: {c.get('title')}"
-            lines.append(f"{mark}{r.get('seq'):>3} {r.get('tool'):<14} {desc}")
-        print("\n".join(lines))
+        print(records_view.record_text(rec))
         return None
 
     def _recover(self, home: Path, args: list[str]):

@@ -1,0 +1,57 @@
+"""Plain-text views of records, shared by ``%reckon list|show`` and ``dsh-notebook records``
+(spec: reckoner.md section 2; storage.md)."""
+
+from __future__ import annotations
+
+from ..reckoner import list_records
+from ..reckoner.records import Record
+
+
+def table(rows: list[tuple], head: tuple) -> str:
+    """A left-aligned text table with a rule under the header."""
+    widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
+
+    def fmt(r):
+        return "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()
+
+    return "\n".join([fmt(head), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows])
+
+
+def records_table(home) -> str | None:
+    """Every record in an engine folder: id, title, status, steps, refused (``None`` if none)."""
+    info = list_records(home)
+    rows = [(s["id"], s["title"], "closed", s["steps"], s["refused"]) for s in info["closed"]]
+    if info["open"]:
+        s = info["open"]
+        rows.append((s["id"], s["title"], "open", s["steps"], s["refused"]))
+    rows += [(s["id"], s["title"], "set aside", s["steps"], s["refused"]) for s in info["set_aside"]]
+    rows += [(u["id"], u["reason"], "unreadable", "", "") for u in info["unreadable"]]
+    if not rows:
+        return None
+    return table(rows, ("id", "title", "status", "steps", "refused"))
+
+
+def record_text(rec: Record) -> str:
+    """One record's rows, one line each; refused rows marked with ✗."""
+    lines = [f"{rec.title}  [{rec.id}, {'closed' if rec.closed else 'open'}]"]
+    for r in rec.rows:
+        c = r.get("content") or {}
+        mark = "  " if r.get("ok") else "✗ "
+        if not r.get("ok"):
+            desc = f"{c.get('code')}: {c.get('error')}"
+        elif r.get("tool") == "set":
+            desc = f"{c.get('name')} = {c.get('value')}"
+        elif r.get("tool") == "eval":
+            desc = f"{c.get('target')} = {c.get('formula')} -> {c.get('result')}"
+        elif r.get("tool") == "get":
+            desc = f"read {c.get('name')}: {c.get('value')}"
+        elif r.get("tool") == "record_message":
+            desc = ("(hidden) " if c.get("hide") else "") + str(c.get("text"))
+        elif r.get("tool") == "record_end":
+            desc = "end" + (f": {c['text']}" if c.get("text") else "")
+        else:
+            desc = f"start: {c.get('title')}"
+        lines.append(f"{mark}{r.get('seq'):>3} {str(r.get('tool')):<14} {desc}")
+    for line, reason in rec.problems:
+        lines.append(f"! line {line}: {reason}")
+    return "\n".join(lines)
