@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -143,6 +144,76 @@ def cmd_run(args) -> int:
     return 0
 
 
+def _notebook_arg(name: str) -> Path | None:
+    path = Path(name)
+    if not path.is_file():
+        print(f"dsh-notebook: no such notebook: {name}", file=sys.stderr)
+        return None
+    return path.resolve()
+
+
+def cmd_verify(args) -> int:
+    from .notebook.artifact import findings_table, verify
+
+    path = _notebook_arg(args.notebook)
+    if path is None:
+        return 2
+    try:
+        findings = verify(path)
+    except Exception as exc:  # not JSON, not a notebook
+        print(f"dsh-notebook verify: {args.notebook} is not a readable notebook ({exc})", file=sys.stderr)
+        return 2
+    failed = [f for f in findings if f.ok is False]
+    if args.json:
+        print(json.dumps({"notebook": str(path), "ok": not failed,
+                          "findings": [f.as_dict() for f in findings]}, ensure_ascii=False, indent=2))
+    else:
+        print(findings_table(findings))
+        print(f"\n{path.name}: {'verified' if not failed else f'{len(failed)} problem(s) found'}")
+    return 1 if failed else 0
+
+
+def cmd_sync(args) -> int:
+    from .notebook.artifact import sync
+
+    path = _notebook_arg(args.notebook)
+    if path is None:
+        return 2
+    try:
+        index = sync(path)
+    except Exception as exc:
+        print(f"dsh-notebook sync: {args.notebook}: {exc}", file=sys.stderr)
+        return 2
+    print(f"{path.name}: metadata.dsh written ({len(index['records'])} record(s))")
+    return 0
+
+
+def _home_for(target: str | None) -> Path:
+    from .notebook.paths import sidecar_for
+
+    p = Path(target or ".")
+    return sidecar_for(p) if p.suffix == ".ipynb" else p
+
+
+def cmd_records(args) -> int:
+    from .notebook.records_view import record_text, records_table
+    from .reckoner import find_record, read_record
+    from .reckoner.records import UnreadableRecord
+
+    home = _home_for(args.where)
+    if args.action == "list":
+        text = records_table(home)
+        print(f"records in {home}:\n{text}" if text else f"no records in {home}")
+        return 0
+    try:
+        rec = read_record(find_record(home, args.id))
+    except (FileNotFoundError, UnreadableRecord) as exc:
+        print(f"dsh-notebook records show: {exc}", file=sys.stderr)
+        return 2
+    print(record_text(rec))
+    return 0
+
+
 def _positive(text: str) -> int:
     try:
         n = int(text)
@@ -163,6 +234,24 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--kernel", default="python3", help="kernel name (default python3: this environment)")
     r.add_argument("--no-save", action="store_true", help="do not write the outputs back into the notebook")
     r.set_defaults(func=cmd_run)
+    v = sub.add_parser("verify", help="prove a notebook's records are intact, reproduce, and hold no secrets")
+    v.add_argument("notebook")
+    v.add_argument("--json", action="store_true", help="findings as JSON")
+    v.set_defaults(func=cmd_verify)
+    y = sub.add_parser("sync", help="write the artifact index (metadata.dsh) into the notebook")
+    y.add_argument("notebook")
+    y.set_defaults(func=cmd_sync)
+    rc = sub.add_parser("records", help="list or show records of a notebook or a folder")
+    rsub = rc.add_subparsers(dest="action", required=True)
+    rl = rsub.add_parser("list", help="every record: id, title, status, steps, refused")
+    rl.add_argument("where", nargs="?", help="a notebook (its .dsh folder) or a folder (default: .)")
+    rl.set_defaults(func=cmd_records)
+    rs = rsub.add_parser("show", help="one record's rows")
+    rs.add_argument("id")
+    where = rs.add_mutually_exclusive_group()
+    where.add_argument("--notebook", dest="where")
+    where.add_argument("--folder", dest="where")
+    rs.set_defaults(func=cmd_records)
     return p
 
 

@@ -1,0 +1,214 @@
+"""A notebook and its sidecar folder as one verifiable artifact (spec: storage.md "What goes
+into the notebook" and "Verification").
+
+* ``sync`` writes the notebook-level index ``metadata.dsh = {version, records: {id: sha256},
+  sessions, reviews, ledgers}`` and ``cell.metadata.dsh = {records: [...]}`` with nbformat;
+  the notebook still validates, and its nbformat version is kept.
+* ``verify`` runs the four checks: (1) every record the notebook names exists beside it with
+  the hash the notebook holds; (2) every closed record reads cleanly (no torn or undecodable
+  line, ``seq`` 0..n in order, its id matching its file) and re-evaluates in a fresh engine
+  to identical values and dimensions; (3) every ledger's chain and fold (none can exist yet:
+  the ledger arrives with the research issue, so any ledger file is reported as unchecked);
+  (4) nothing secret (API keys, bearer tokens) in the notebook or the sidecars.
+* Findings are plain data, for a table or ``--json``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .. import __version__
+from ..reckoner import read_record, replay
+from ..reckoner.records import RECORDS_DIR, UnreadableRecord
+from .paths import sidecar_for
+
+MIME_RECORD = "application/vnd.dsh.record+json"
+CHECKS = {1: "named files", 2: "records replay", 3: "ledgers", 4: "no secrets"}
+
+_SECRET = re.compile(
+    r"(sk-[A-Za-z0-9_\-]{20,}"
+    r"|[Bb]earer\s+[A-Za-z0-9._\-]{20,}"
+    r"|(?i:api[_-]?key|secret|token)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9_\-]{16,})"
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One result of a check: ``check`` 1-4, ``ok`` (False fails verification; None for a
+    check that could not run), ``subject`` (a record id or a file) and ``detail``."""
+
+    check: int
+    ok: bool | None
+    subject: str
+    detail: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _read_nb(path: Path):
+    import nbformat
+
+    return nbformat.read(str(path), as_version=nbformat.NO_CONVERT)
+
+
+def named_records(nb) -> list[tuple[int, str, str | None]]:
+    """``(cell index, record id, sha256 at close or None)`` for every record output."""
+    out = []
+    for i, cell in enumerate(nb.cells):
+        for o in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            if MIME_RECORD in o.get("data", {}):
+                meta = (o.get("metadata") or {}).get("dsh") or {}
+                rid = meta.get("record_id")
+                if rid and meta.get("status") != "open":
+                    out.append((i, rid, meta.get("sha256")))
+    return out
+
+
+def sync(notebook) -> dict:
+    """Write the artifact index into the notebook (``metadata.dsh`` and each producing cell's
+    ``metadata.dsh``); returns the index. Raises ``FileNotFoundError`` for a missing notebook."""
+    import nbformat
+
+    path = Path(notebook)
+    nb = _read_nb(path)
+    records_dir = sidecar_for(path) / RECORDS_DIR
+    index: dict = {"version": __version__, "records": {}, "sessions": [], "reviews": [], "ledgers": {}}
+    per_cell: dict[int, list[str]] = {}
+    for i, rid, _ in named_records(nb):
+        f = records_dir / f"{rid}.jsonl"
+        if f.exists():
+            index["records"][rid] = sha256_file(f)
+        per_cell.setdefault(i, [])
+        if rid not in per_cell[i]:
+            per_cell[i].append(rid)
+    for i, cell in enumerate(nb.cells):
+        meta = cell.setdefault("metadata", {})
+        if i in per_cell:
+            meta["dsh"] = {"records": per_cell[i]}
+        else:
+            meta.pop("dsh", None)
+    nb.metadata["dsh"] = index
+    nbformat.validate(nb)
+    from ..storage import atomic_write_text
+
+    atomic_write_text(path, nbformat.writes(nb) + "\n")
+    return index
+
+
+def verify(notebook) -> list[Finding]:
+    """Run the four checks of storage.md on ``notebook`` and its ``<stem>.dsh/`` folder."""
+    path = Path(notebook)
+    raw = path.read_text(encoding="utf-8")
+    nb = _read_nb(path)
+    sidecar = sidecar_for(path)
+    records_dir = sidecar / RECORDS_DIR
+    findings: list[Finding] = []
+
+    # 1. named files exist with the hash the notebook holds
+    expected: dict[str, set] = {}
+    where: dict[str, str] = {}
+    for i, rid, sha in named_records(nb):
+        expected.setdefault(rid, set())
+        if sha:
+            expected[rid].add(sha)
+        where.setdefault(rid, f"cell {i + 1}")
+    index = (nb.metadata.get("dsh") or {}).get("records") or {}
+    for rid, sha in index.items():
+        expected.setdefault(rid, set()).add(sha)
+        where.setdefault(rid, "the notebook's metadata")
+    for rid in sorted(expected):
+        f = records_dir / f"{rid}.jsonl"
+        if not f.exists():
+            findings.append(Finding(1, False, rid, f"named by {where[rid]} but {f.relative_to(sidecar.parent)} is missing"))
+            continue
+        actual = sha256_file(f)
+        bad = [s for s in expected[rid] if s != actual]
+        if bad:
+            findings.append(Finding(1, False, rid, f"the file's sha256 {actual[:12]}… differs from the "
+                                                   f"{bad[0][:12]}… held by {where[rid]}"))
+        else:
+            findings.append(Finding(1, True, rid, "present, hash matches" if expected[rid] else "present"))
+    if not expected:
+        findings.append(Finding(1, True, path.name, "the notebook names no records"))
+
+    # 2. every closed record reads cleanly and replays
+    files = sorted(records_dir.glob("*.jsonl")) if records_dir.is_dir() else []
+    for f in files:
+        findings.extend(_check_record(f))
+
+    # 3. ledgers
+    ledgers = sorted((sidecar / "ledger").glob("*.jsonl")) if (sidecar / "ledger").is_dir() else []
+    for f in ledgers:
+        findings.append(Finding(3, None, f.name, "not checked: ledger verification arrives with the research ledger"))
+    if not ledgers:
+        findings.append(Finding(3, True, sidecar.name, "no ledgers"))
+
+    # 4. no secrets
+    leaks = _secrets(path.name, raw)
+    if sidecar.is_dir():
+        for f in sorted(sidecar.rglob("*")):
+            if f.is_file() and not f.name.endswith(".lock"):
+                leaks += _secrets(str(f.relative_to(sidecar.parent)), f.read_bytes().decode("utf-8", "replace"))
+    findings.extend(leaks or [Finding(4, True, path.name, "no API keys or bearer tokens found")])
+    return findings
+
+
+def _check_record(f: Path) -> list[Finding]:
+    rid = f.stem
+    try:
+        rec = read_record(f)
+    except UnreadableRecord as exc:
+        return [Finding(2, False, rid, f"unreadable: {exc}")]
+    out = []
+    for line, reason in rec.problems:
+        out.append(Finding(2, False, rid, f"line {line}: {reason}"))
+    if rec.id != rid:
+        out.append(Finding(2, False, rid, f"the file holds record {rec.id}, not {rid} (a file replaced by another)"))
+    seqs = [r.get("seq") for r in rec.rows]
+    want = list(range(1, len(rec.rows) + 1))
+    if seqs != want:
+        at = next((i for i, (a, b) in enumerate(zip(seqs, want)) if a != b), min(len(seqs), len(want)))
+        got = seqs[at] if at < len(seqs) else "nothing"
+        out.append(Finding(2, False, rid, f"rows out of sequence: row {at + 1} has seq {got}, expected {at + 1} "
+                                           "(a row was deleted, added or moved)"))
+    if not rec.closed:
+        out.append(Finding(2, False, rid, "the record has no closing row"))
+    result = replay(rec)
+    for d in result["differences"]:
+        out.append(Finding(2, False, rid, f"step seq {d['seq']} ({d['target']} = {d['formula']}): recorded "
+                                           f"{_value(d['recorded'])}, replayed {_value(d['replayed'])}"))
+    if not out:
+        out.append(Finding(2, True, rid, f"{result['checked']} steps replay identically"))
+    return out
+
+
+def _value(v) -> str:
+    if isinstance(v, dict) and "code" in v:
+        return f"a refusal ({v['code']})"
+    return json.dumps(v, ensure_ascii=False)
+
+
+def _secrets(name: str, text: str) -> list[Finding]:
+    out = []
+    for m in _SECRET.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        shown = m.group(0)[:6] + "…"
+        out.append(Finding(4, False, name, f"line {line}: something that looks like a secret ({shown})"))
+    return out
+
+
+def findings_table(findings: list[Finding]) -> str:
+    from .records_view import table
+
+    rows = [(f"{f.check} {CHECKS[f.check]}", f.subject, {True: "ok", False: "FAIL", None: "skipped"}[f.ok], f.detail)
+            for f in findings]
+    return table(rows, ("check", "subject", "result", "detail"))

@@ -1,0 +1,173 @@
+"""``dsh-notebook verify`` and ``sync`` on a real artifact, with a tamper corpus
+(spec: storage.md "Verification" and "What goes into the notebook")."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from dsh_notebook.notebook.artifact import sync, verify
+
+CELLS = [
+    "%load_ext dsh_notebook",
+    "%%reckon Copper wire\ngiven rho = 1.68e-8 ohm*m\ngiven L = 25 m\ngiven d = 2.05 mm\n"
+    "A = $pi*(@d/2)^2\nR = @rho*@L/@A\nend About 127 milliohm.",
+    "%%reckon Ohm's law\ngiven V = 12 V\ngiven R = 4.7 ohm\nI = @V/@R\nP = @V*@I",
+]
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "dsh_notebook.cli", *args], capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.fixture(scope="module")
+def artifact(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("artifact")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = folder / "report.ipynb"
+    nbformat.write(nb, str(path))
+    assert cli("run", str(path)).returncode == 0
+    return folder
+
+
+@pytest.fixture
+def report(artifact, tmp_path):
+    shutil.copytree(artifact, tmp_path / "a")
+    return tmp_path / "a" / "report.ipynb"
+
+
+def records(report: Path) -> list[Path]:
+    return sorted((report.parent / "report.dsh" / "records").glob("*.jsonl"))
+
+
+def writable(path: Path) -> Path:
+    os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
+    return path
+
+
+def failures(report: Path, check: int | None = None) -> list[str]:
+    return [f"{f.subject}: {f.detail}" for f in verify(report) if f.ok is False and (check is None or f.check == check)]
+
+
+def test_untouched_artifact_verifies_clean(report):
+    assert failures(report) == []
+    p = cli("verify", str(report))
+    assert p.returncode == 0 and "verified" in p.stdout
+    data = json.loads(cli("verify", str(report), "--json").stdout)
+    assert data["ok"] is True and {f["check"] for f in data["findings"]} == {1, 2, 3, 4}
+
+
+def test_edited_number_is_caught_by_hash_and_replay(report):
+    f = writable(records(report)[0])
+    rows = f.read_text(encoding="utf-8").splitlines()
+    i = next(k for k, r in enumerate(rows) if '"tool":"eval"' in r and '"target":"R"' in r)
+    row = json.loads(rows[i])
+    row["content"]["result"]["num"] = 0.2
+    rows[i] = json.dumps(row, separators=(",", ":"))
+    f.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    found = failures(report)
+    rid = f.stem
+    assert any(s.startswith(rid) and "sha256" in s for s in found)
+    replay = [s for s in failures(report, 2) if s.startswith(rid)]
+    assert replay and "R = @rho*@L/@A" in replay[0] and '"num": 0.2' in replay[0] and "0.1272" in replay[0]
+    assert cli("verify", str(report)).returncode == 1
+
+
+@pytest.mark.parametrize("how", ["delete", "reorder"])
+def test_deleted_or_reordered_row_is_caught(report, how):
+    f = writable(records(report)[1])
+    rows = f.read_text(encoding="utf-8").splitlines()
+    if how == "delete":
+        del rows[3]
+    else:
+        rows[2], rows[3] = rows[3], rows[2]
+    f.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    assert any("out of sequence" in s for s in failures(report, 2))
+    assert any("sha256" in s for s in failures(report, 1))
+
+
+def test_deleted_record_file_is_named(report):
+    gone = records(report)[0]
+    gone.unlink()
+    found = failures(report, 1)
+    assert any(s.startswith(gone.stem) and "missing" in s for s in found)
+
+
+def test_record_file_replaced_by_another_is_caught(report):
+    a, b = records(report)
+    writable(a).write_bytes(b.read_bytes())
+    assert any("replaced by another" in s for s in failures(report, 2))
+    assert any(s.startswith(a.stem) and "sha256" in s for s in failures(report, 1))
+
+
+def test_changed_output_hash_is_caught(report):
+    nb = json.loads(report.read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        for o in cell.get("outputs", []):
+            meta = o.get("metadata", {}).get("dsh")
+            if meta and meta.get("sha256"):
+                meta["sha256"] = "0" * 64
+    report.write_text(json.dumps(nb), encoding="utf-8")
+    assert len(failures(report, 1)) == 2
+
+
+def test_torn_last_line_is_reported_with_its_line_number(report):
+    f = writable(records(report)[1])
+    with open(f, "ab") as fh:
+        fh.write(b'{"seq":99,"at":1,"tool":"ev')
+    found = failures(report, 2)
+    assert any("torn last line" in s and "line " in s for s in found)
+
+
+def test_secrets_in_notebook_or_sidecar_fail_check_4(report):
+    fake = "sk-" + "abcdefghijklmnopqrstuvwx"
+    nb = nbformat.read(str(report), as_version=4)
+    nb.cells.append(nbformat.v4.new_markdown_cell(f"key: {fake}"))
+    nbformat.write(nb, str(report))
+    found = failures(report, 4)
+    assert found and "looks like a secret" in found[0] and fake not in found[0]
+
+
+def test_sync_writes_the_index_and_keeps_the_notebook_valid(report):
+    index = sync(report)
+    nb = nbformat.read(str(report), as_version=4)
+    nbformat.validate(nb)
+    assert set(index["records"]) == {p.stem for p in records(report)}
+    assert nb.metadata["dsh"]["records"] == index["records"]
+    assert [c.metadata.get("dsh", {}).get("records") for c in nb.cells][1:] == [[p.stem] for p in records(report)]
+    assert failures(report) == []
+    # tampering after sync is caught through the index too
+    writable(records(report)[0]).write_bytes(records(report)[0].read_bytes() + b"\n")
+    assert failures(report, 1)
+
+
+def test_case_P15_nbformat_4_4_notebook_still_validates_after_sync(report):
+    nb = json.loads(report.read_text(encoding="utf-8"))
+    nb["nbformat_minor"] = 4
+    for cell in nb["cells"]:
+        cell.pop("id", None)
+    report.write_text(json.dumps(nb), encoding="utf-8")
+    sync(report)
+    saved = json.loads(report.read_text(encoding="utf-8"))
+    assert saved["nbformat_minor"] == 4 and all("id" not in c for c in saved["cells"])
+    nbformat.validate(nbformat.reads(json.dumps(saved), as_version=nbformat.NO_CONVERT))
+
+
+def test_records_list_and_show_from_the_command_line(report):
+    p = cli("records", "list", str(report))
+    assert p.returncode == 0 and "Copper wire" in p.stdout and "Ohm's law" in p.stdout
+    rid = records(report)[0].stem
+    p = cli("records", "show", rid, "--notebook", str(report))
+    assert p.returncode == 0 and "R = @rho*@L/@A" in p.stdout
+    assert cli("records", "show", "../x", "--notebook", str(report)).returncode == 2
+    assert cli("verify", str(report.parent / "nope.ipynb")).returncode == 2
