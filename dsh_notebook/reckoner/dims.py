@@ -133,6 +133,8 @@ def parse_dim(spec) -> tuple[Dim, float, float]:
     """
     if spec is None:
         return ZERO, 1.0, 0.0
+    if type(spec) is list and len(spec) == 7 and all(type(x) is int and -MAX_EXPONENT <= x <= MAX_EXPONENT for x in spec):
+        return tuple(spec), 1.0, 0.0  # the common stored form, already valid
     if isinstance(spec, str):
         if spec in NAMES:
             return NAMES[spec]

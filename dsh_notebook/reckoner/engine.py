@@ -56,6 +56,9 @@ from .values import (
 )
 
 TOOLS = ("set", "get", "eval", "record_start", "record_message", "record_end")
+#: formula text -> {signature ids -> Compiled}. Shared by every engine in the process: a
+#: compiled check depends only on the formula and the (interned, immortal) signatures.
+_CHECK_CACHE: dict = {}
 _NO_BOUND: dict = {}
 
 
@@ -137,7 +140,7 @@ class Engine:
         self._mags: dict[str, Any] = {}
         self._sigs: dict[str, Sig] = {}
         self._open: _Open | None = None
-        self._cache: dict = {}
+        self._cache = _CHECK_CACHE
         self._lock = threading.RLock()
         #: paths of records set aside by this engine (recover=False, or found at record_start)
         self.set_aside: list[Path] = []
@@ -644,5 +647,5 @@ class _Scratch(Engine):
         self._mags = {}
         self._sigs = {}
         self._open = None
-        self._cache = {}
+        self._cache = _CHECK_CACHE
         self._lock = threading.RLock()

@@ -1,0 +1,107 @@
+"""`dsh-notebook verify` against just reading the artifact, side by side in one run.
+
+Run from the repository root:
+
+    python benchmarks/bench_verify.py [--records 200] [--steps 20]
+
+A generated notebook has ``--records`` records of ``--steps`` evaluation steps each (written
+by the real engine into ``report.dsh/records/``) and one output per record carrying the
+record mimetype and its ``metadata.dsh`` (record id and sha256), as ``%%reckon`` writes them.
+
+Baseline: reading the notebook with nbformat and parsing every sidecar line with ``json``.
+Measured: ``dsh_notebook.notebook.artifact.verify`` (hashes, record reading, sequence checks,
+replaying every step in a fresh engine, the secret scan). Goal (issue 3): at most 5x the
+baseline. This is a measurement, not a test: the exit code is always 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+from dsh_notebook.notebook.artifact import verify
+from dsh_notebook.reckoner import Engine
+
+MIME = "application/vnd.dsh.record+json"
+FORMULAS = ["@rho*@L/@A", "@V/@R", "@V*@I", "$pi*(@d/2)^2", "$sqrt(@P*@R)", "@I^2*@R", "@C*@V^2/2", "@R*@C"]
+
+
+def build(folder: Path, n_records: int, n_steps: int) -> Path:
+    nb_path = folder / "report.ipynb"
+    sidecar = folder / "report.dsh"
+    e = Engine(sidecar)
+    cells = []
+    for r in range(n_records):
+        e.record_start(f"Record {r}")
+        for name, value, dim in (("rho", 1.68e-8, [3, 1, -3, -2, 0, 0, 0]), ("L", 25.0 + r, "metre"),
+                                 ("d", 2.05e-3, "metre"), ("V", 12.0, "volt"), ("R", 4.7 + r / 100, "ohm"),
+                                 ("C", 1e-6, "farad")):
+            e.set(name, {"num": value, "dim": dim})
+        e.eval("$pi*(@d/2)^2", "A")
+        e.eval("@V/@R", "I")
+        e.eval("@V*@I", "P")
+        for s in range(n_steps - 3):
+            e.eval(FORMULAS[s % len(FORMULAS)], f"x{s}")
+        rid = e.open_record["id"]
+        e.record_end("done")
+        sha = hashlib.sha256((sidecar / "records" / f"{rid}.jsonl").read_bytes()).hexdigest()
+        out = nbformat.v4.new_output(
+            "display_data",
+            data={"text/plain": f"Record {r}", "text/markdown": f"**Record {r}**", MIME: {"title": f"Record {r}",
+                                                                                         "status": "closed", "steps": []}},
+            metadata={"dsh": {"record_id": rid, "status": "closed", "sha256": sha}},
+        )
+        cell = nbformat.v4.new_code_cell(f"%%reckon Record {r}\n...", outputs=[out], execution_count=r + 1)
+        cells.append(cell)
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nbformat.write(nb, str(nb_path))
+    return nb_path
+
+
+def baseline(nb_path: Path) -> int:
+    nbformat.read(str(nb_path), as_version=4)
+    n = 0
+    for f in (nb_path.parent / "report.dsh" / "records").glob("*.jsonl"):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            json.loads(line)
+            n += 1
+    return n
+
+
+def best(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--records", type=int, default=200)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--repeat", type=int, default=5)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        nb = build(Path(tmp), a.records, a.steps)
+        lines = baseline(nb)
+        findings = verify(nb)
+        failed = [f for f in findings if f.ok is False]
+        t_base = best(lambda: baseline(nb), a.repeat)
+        t_verify = best(lambda: verify(nb), a.repeat)
+    ratio = t_verify / t_base
+    print(f"artifact: {a.records} records x {a.steps} steps, {lines} sidecar lines; verify found {len(failed)} problem(s)")
+    print(f"baseline (nbformat.read + json.loads of every sidecar line): {t_base * 1e3:8.1f} ms")
+    print(f"dsh-notebook verify (four checks, every step replayed):      {t_verify * 1e3:8.1f} ms")
+    print(f"GOAL {'PASS' if ratio <= 5 else 'FAIL'}: verify / baseline = {ratio:.2f}x (goal <= 5x)")
+
+
+if __name__ == "__main__":
+    main()
