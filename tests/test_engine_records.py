@@ -519,3 +519,40 @@ def test_replay_reports_tampered_result(engine, tmp_path):
     assert d["seq"] == tampered_seq and d["target"] == "s"
     assert d["recorded"]["num"] == 13.0 and d["replayed"]["num"] == 12.0
     assert replay(path)["differences"] == []  # the original is untouched
+
+
+def test_sigkill_while_writing_loses_no_acknowledged_row(home):
+    import signal
+
+    from dsh_notebook.reckoner import close_set_aside
+
+    code = textwrap.dedent(f"""
+        import sys
+        from dsh_notebook.reckoner import Engine
+        e = Engine({str(home)!r})
+        e.record_start("killed")
+        e.set("x", {{"num": 1}})
+        i = 0
+        while True:
+            r = e.eval("@x + 1", "x")
+            assert r["ok"], r
+            i += 1
+            print(i, flush=True)   # acknowledged: the row is on disk
+    """)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, env=env, cwd=ROOT)
+    acknowledged = 0
+    while acknowledged < 300:
+        acknowledged = int(proc.stdout.readline())
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    rec = read_record(home / "open-record.jsonl")
+    evals = [r for r in rec.rows if r["tool"] == "eval" and r["ok"]]
+    assert len(evals) >= acknowledged  # every acknowledged call is on disk
+    assert [r["content"]["rev"] for r in evals] == list(range(2, len(evals) + 2))
+    # the person closes it: set aside at the next start, then closed with every row kept
+    e = Engine(home, recover=False)
+    [aside] = e.set_aside
+    dest = close_set_aside(home, aside.stem)
+    closed = read_record(dest)
+    assert closed.closed and len([r for r in closed.rows if r["tool"] == "eval"]) == len(evals)

@@ -177,7 +177,7 @@ def test_two_processes_appending_never_interleave(tmp_path):
         from dsh_notebook.storage import JsonlWriter
         who = sys.argv[1]
         w = JsonlWriter({path!r}, hold_lock=False)
-        for i in range(200):
+        for i in range(5000):
             w.append({{"who": who, "i": i, "pad": who * (1000 + 37 * (i % 50))}})
         w.close()
     """.format(path=str(p))
@@ -186,9 +186,9 @@ def test_two_processes_appending_never_interleave(tmp_path):
     assert [pr.wait(timeout=120) for pr in procs] == [0, 0]
     read = read_jsonl(p)
     assert read.problems == []
-    assert len(p.read_bytes().split(b"\n")) == 401
+    assert len(p.read_bytes().split(b"\n")) == 10001
     for who in "ab":
-        assert [r["i"] for r in read.rows if r["who"] == who] == list(range(200))
+        assert [r["i"] for r in read.rows if r["who"] == who] == list(range(5000))
         assert all(r["pad"] == who * len(r["pad"]) for r in read.rows if r["who"] == who)
 
 
