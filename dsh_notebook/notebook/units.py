@@ -25,6 +25,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..reckoner import dims as D
+from ..reckoner.display import describe_dim, si_latex, si_parts, si_text  # noqa: F401 - re-exported
 
 _SI_DIMS = ("[length]", "[mass]", "[time]", "[current]", "[temperature]", "[substance]", "[luminosity]")
 _BASE_OK = {"meter", "kilogram", "second", "ampere", "kelvin", "mole", "candela", "radian"}
@@ -368,78 +369,6 @@ def angle_mismatch(given_radians: int | None, target: UnitInfo, name: str, given
 
 
 # ------------------------------------------------------------------ display names
-
-_SYMBOL = {
-    (1, 1, -2, 0, 0, 0, 0): "N",
-    (-1, 1, -2, 0, 0, 0, 0): "Pa",
-    (2, 1, -2, 0, 0, 0, 0): "J",
-    (2, 1, -3, 0, 0, 0, 0): "W",
-    (0, 0, 1, 1, 0, 0, 0): "C",
-    (2, 1, -3, -1, 0, 0, 0): "V",
-    (-2, -1, 4, 2, 0, 0, 0): "F",
-    (2, 1, -3, -2, 0, 0, 0): "Ω",
-    (-2, -1, 3, 2, 0, 0, 0): "S",
-    (2, 1, -2, -2, 0, 0, 0): "H",
-    (2, 1, -2, -1, 0, 0, 0): "Wb",
-    (0, 1, -2, -1, 0, 0, 0): "T",
-    (0, 0, -1, 0, 0, 1, 0): "kat",
-}
-_LATEX_SYMBOL = {"Ω": r"\Omega"}
-_SUP = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-@lru_cache(maxsize=512)
-def si_parts(dim: tuple) -> tuple:
-    """A vector as ``((symbol, exponent), ...)``: a named SI unit (N, Pa, Ω, ...) times the
-    fewest base units, else base units (``s⁻¹``, never Hz)."""
-    dim = tuple(int(x) for x in dim)
-    if dim == D.ZERO:
-        return ()
-    best = None
-    for vec, sym in _SYMBOL.items():
-        if any(d == 0 and v != 0 for d, v in zip(dim, vec)):
-            continue  # never name a unit by introducing a base it does not have (no N·kg⁻¹ for m·s⁻²)
-        resid = tuple(a - b for a, b in zip(dim, vec))
-        # fewest leftover base units; on a tie, the named unit that covers more (W before N)
-        key = (sum(abs(x) for x in resid), -sum(abs(x) for x in vec))
-        if best is None or key < best[0]:
-            best = (key, sym, resid)
-    base_cost = sum(abs(x) for x in dim)
-    parts = []
-    resid = dim
-    if best is not None and best[0][0] + 1 < base_cost:  # a name must make the unit shorter
-        parts.append((best[1], 1))
-        resid = best[2]
-    for sym, e in zip(D.BASE_SYMBOLS, resid):
-        if e:
-            parts.append((sym, e))
-    # positive exponents first
-    parts.sort(key=lambda p: p[1] < 0)
-    return tuple(parts)
-
-
-def si_text(dim) -> str:
-    """``Ω·m``, ``kg·m⁻³``, ``s⁻¹``; ``''`` when dimensionless."""
-    return "·".join(s if e == 1 else f"{s}{str(e).translate(_SUP)}" for s, e in si_parts(tuple(dim)))
-
-
-def describe_dim(dim) -> str:
-    """``m³·mol⁻¹ [3,0,0,0,0,-1,0]`` for messages."""
-    vec = "[" + ",".join(str(int(x)) for x in dim) + "]"
-    name = si_text(tuple(dim))
-    return f"{name} {vec}" if name else f"dimensionless {vec}"
-
-
-def si_latex(dim) -> str:
-    parts = si_parts(tuple(dim))
-    if not parts:
-        return ""
-    out = []
-    for s, e in parts:
-        s = _LATEX_SYMBOL.get(s, s)
-        out.append(s if e == 1 else f"{s}^{{{e}}}")
-    return r"\mathrm{" + r"\,".join(out) + "}"
-
 
 def unit_latex(text: str) -> str:
     """A written unit as LaTeX via pint (``kN*m`` -> ``\\mathrm{kN} \\cdot \\mathrm{m}``)."""

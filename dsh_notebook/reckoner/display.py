@@ -1,0 +1,336 @@
+"""How values, units and formulas read: SI symbols, numbers, LaTeX (spec: reckoner.md section 2
+"Rendering" and section 3 "Articles"). Pure Python: shared by the notebook's outputs and the
+article writers.
+
+* A vector is named in SI symbols (``Ω``, ``N``, ``Pa``): a named unit times the fewest base
+  units, never introducing a base the vector does not have; ``s⁻¹`` is never written Hz.
+* Numbers show ``digits`` significant digits (``1.68×10⁻⁸``); formulas render from the
+  syntax tree, optionally with each ``@slot`` replaced by its value.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from . import dims as D
+from . import grammar as G
+from .values import Value
+
+_SYMBOL = {
+    (1, 1, -2, 0, 0, 0, 0): "N",
+    (-1, 1, -2, 0, 0, 0, 0): "Pa",
+    (2, 1, -2, 0, 0, 0, 0): "J",
+    (2, 1, -3, 0, 0, 0, 0): "W",
+    (0, 0, 1, 1, 0, 0, 0): "C",
+    (2, 1, -3, -1, 0, 0, 0): "V",
+    (-2, -1, 4, 2, 0, 0, 0): "F",
+    (2, 1, -3, -2, 0, 0, 0): "Ω",
+    (-2, -1, 3, 2, 0, 0, 0): "S",
+    (2, 1, -2, -2, 0, 0, 0): "H",
+    (2, 1, -2, -1, 0, 0, 0): "Wb",
+    (0, 1, -2, -1, 0, 0, 0): "T",
+    (0, 0, -1, 0, 0, 1, 0): "kat",
+}
+_LATEX_SYMBOL = {"Ω": r"\Omega"}
+_SUP = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+@lru_cache(maxsize=512)
+def si_parts(dim: tuple) -> tuple:
+    """A vector as ``((symbol, exponent), ...)``: a named SI unit (N, Pa, Ω, ...) times the
+    fewest base units, else base units (``s⁻¹``, never Hz)."""
+    dim = tuple(int(x) for x in dim)
+    if dim == D.ZERO:
+        return ()
+    best = None
+    for vec, sym in _SYMBOL.items():
+        if any(d == 0 and v != 0 for d, v in zip(dim, vec)):
+            continue  # never name a unit by introducing a base it does not have (no N·kg⁻¹ for m·s⁻²)
+        resid = tuple(a - b for a, b in zip(dim, vec))
+        # fewest leftover base units; on a tie, the named unit that covers more (W before N)
+        key = (sum(abs(x) for x in resid), -sum(abs(x) for x in vec))
+        if best is None or key < best[0]:
+            best = (key, sym, resid)
+    base_cost = sum(abs(x) for x in dim)
+    parts = []
+    resid = dim
+    if best is not None and best[0][0] + 1 < base_cost:  # a name must make the unit shorter
+        parts.append((best[1], 1))
+        resid = best[2]
+    for sym, e in zip(D.BASE_SYMBOLS, resid):
+        if e:
+            parts.append((sym, e))
+    # positive exponents first
+    parts.sort(key=lambda p: p[1] < 0)
+    return tuple(parts)
+
+
+def si_text(dim) -> str:
+    """``Ω·m``, ``kg·m⁻³``, ``s⁻¹``; ``''`` when dimensionless."""
+    return "·".join(s if e == 1 else f"{s}{str(e).translate(_SUP)}" for s, e in si_parts(tuple(dim)))
+
+
+def describe_dim(dim) -> str:
+    """``m³·mol⁻¹ [3,0,0,0,0,-1,0]`` for messages."""
+    vec = "[" + ",".join(str(int(x)) for x in dim) + "]"
+    name = si_text(tuple(dim))
+    return f"{name} {vec}" if name else f"dimensionless {vec}"
+
+
+def si_latex(dim) -> str:
+    parts = si_parts(tuple(dim))
+    if not parts:
+        return ""
+    out = []
+    for s, e in parts:
+        s = _LATEX_SYMBOL.get(s, s)
+        out.append(s if e == 1 else f"{s}^{{{e}}}")
+    return r"\mathrm{" + r"\,".join(out) + "}"
+
+
+
+_GREEK = {
+    "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu",
+    "nu", "xi", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega",
+    "Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Phi", "Psi", "Omega",
+}
+_SUPER = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+# --------------------------------------------------------------------------- numbers
+
+
+def _mantissa_exp(x: float, digits: int) -> tuple[str, int | None]:
+    if x == 0:
+        return "0", None
+    s = f"{x:.{digits}g}"
+    if "e" in s:
+        m, e = s.split("e")
+        return m, int(e)
+    return s, None
+
+
+def num_text(x, digits: int) -> str:
+    """``0.12725``, ``1.68×10⁻⁸``, ``3+4j``, ``-31.83j``."""
+    if isinstance(x, complex):
+        im_ = num_text(abs(x.imag), digits)
+        if x.real == 0:
+            return f"{'-' if x.imag < 0 else ''}{im_}j"
+        return f"{num_text(x.real, digits)}{'-' if x.imag < 0 else '+'}{im_}j"
+    m, e = _mantissa_exp(float(x), digits)
+    return m if e is None else f"{m}×10{str(e).translate(_SUPER)}"
+
+
+def num_latex(x, digits: int) -> str:
+    if isinstance(x, complex):
+        im_ = num_latex(abs(x.imag), digits)
+        if x.real == 0:
+            return rf"{'-' if x.imag < 0 else ''}{im_}\,j"
+        re_ = num_latex(x.real, digits)
+        return rf"\left({re_} {'-' if x.imag < 0 else '+'} {im_}\,j\right)"
+    m, e = _mantissa_exp(float(x), digits)
+    return m if e is None else rf"{m} \times 10^{{{e}}}"
+
+
+def _arr_items(a: np.ndarray, f, digits, limit=6) -> str:
+    if a.ndim > 1:
+        rows = [_arr_items(r, f, digits, limit) for r in a[:limit]]
+        more = ", …" if a.shape[0] > limit else ""
+        return "[" + ", ".join(rows) + more + "]"
+    vals = a.tolist()
+    if len(vals) > limit:
+        shown = [f(v, digits) for v in vals[:3]] + ["…"] + [f(v, digits) for v in vals[-2:]]
+        return "[" + ", ".join(shown) + f"] ({len(vals)} elements)"
+    return "[" + ", ".join(f(v, digits) for v in vals) + "]"
+
+
+def value_text(v: Value, digits: int) -> str:
+    if v.sig.kind == "object":
+        return "{" + ", ".join(f"{n}: {value_text(Value(v.mag[n], s), digits)}" for n, s in v.sig.fields) + "}"
+    unit = si_text(v.sig.dim)
+    if isinstance(v.mag, np.ndarray):
+        body = _arr_items(v.mag, num_text, digits)
+    else:
+        body = num_text(v.mag, digits)
+    return f"{body} {unit}".strip()
+
+
+def value_latex(v: Value, digits: int) -> str:
+    if v.sig.kind == "object":
+        return r"\left\{" + r",\ ".join(
+            rf"\mathrm{{{n}}}: {value_latex(Value(v.mag[n], s), digits)}" for n, s in v.sig.fields) + r"\right\}"
+    unit = si_latex(v.sig.dim)
+    if isinstance(v.mag, np.ndarray):
+        body = _arr_latex(v.mag, digits)
+    else:
+        body = num_latex(v.mag, digits)
+    return f"{body}\\,{unit}" if unit else body
+
+
+def _arr_latex(a: np.ndarray, digits: int, limit: int = 6) -> str:
+    if a.ndim > 1:
+        rows = [_arr_latex(r, digits, limit) for r in a[:limit]]
+        return r"\left[" + ", ".join(rows) + (r", \ldots" if a.shape[0] > limit else "") + r"\right]"
+    vals = a.tolist()
+    if len(vals) > limit:
+        items = [num_latex(v, digits) for v in vals[:3]] + [r"\ldots"] + [num_latex(v, digits) for v in vals[-2:]]
+        return r"\left[" + ", ".join(items) + r"\right]_{" + str(len(vals)) + "}"
+    return r"\left[" + ", ".join(num_latex(v, digits) for v in vals) + r"\right]"
+
+
+# --------------------------------------------------------------------------- formulas
+
+
+def name_latex(name: str) -> str:
+    """``R_load`` -> ``R_{\\mathrm{load}}``; ``rho`` -> ``\\rho``."""
+    head, _, sub = name.partition("_")
+    h = "\\" + head if head in _GREEK else (head if len(head) == 1 else rf"\mathrm{{{head}}}")
+    if sub:
+        esc = sub.replace("_", "\\_")
+        s = "\\" + sub if sub in _GREEK else r"\mathrm{" + esc + "}"
+        return f"{h}_{{{s}}}"
+    return h
+
+
+_FUNC_LATEX = {
+    "sin": r"\sin", "cos": r"\cos", "tan": r"\tan", "asin": r"\arcsin", "acos": r"\arccos", "atan": r"\arctan",
+    "exp": r"\exp", "ln": r"\ln", "log": r"\log_{10}", "arg": r"\arg",
+}
+_PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "neg": 3, "^": 4}
+
+
+def formula_latex(node: G.Node, subst: dict | None = None, digits: int = 5, typed: dict | None = None) -> str:
+    """The formula tree as LaTeX; with ``subst`` (slot -> Value) slots show their values."""
+
+    def prec(n):
+        if isinstance(n, G.Binary):
+            return _PREC[n.op]
+        if isinstance(n, G.Unary):
+            return 3
+        if isinstance(n, G.Num) and (isinstance(n.value, complex) or n.value < 0):
+            return 3
+        return 9
+
+    def wrap(n, p):
+        s = go(n)
+        return rf"\left({s}\right)" if prec(n) < p else s
+
+    def go(n) -> str:
+        if isinstance(n, G.Num):
+            if isinstance(n.value, complex):
+                return f"{num_latex(n.value.imag, 12)}\\,j"
+            return num_latex(n.value, 12)
+        if isinstance(n, G.Slot):
+            if subst is not None and n.name in subst:
+                v = subst[n.name]
+                dd = max(digits, (typed or {}).get(n.name, 0))
+                lv = value_latex(v, dd)
+                return rf"\left({lv}\right)" if si_latex(v.sig.dim) or v.sig.kind != "scalar" else lv
+            return name_latex(n.name)
+        if isinstance(n, G.Bound):
+            return name_latex(n.name)
+        if isinstance(n, G.Const):
+            return {"pi": r"\pi", "e": "e", "inf": r"\infty", "i": "i", "j": "j"}[n.name]
+        if isinstance(n, G.Unary):
+            return "-" + wrap(n.x, 3)
+        if isinstance(n, G.Binary):
+            if n.op == "/":
+                return rf"\frac{{{go(n.left)}}}{{{go(n.right)}}}"
+            if n.op == "^":
+                return "{" + wrap(n.left, 5) + "}^{" + go(n.right) + "}"
+            if n.op == "*":
+                return wrap(n.left, 2) + r" \cdot " + wrap(n.right, 2)
+            right = wrap(n.right, 2) if n.op == "-" else wrap(n.right, 1)
+            return wrap(n.left, 1) + f" {n.op} " + right
+        if isinstance(n, G.Index):
+            return wrap(n.x, 9) + "_{[" + go(n.index) + "]}"
+        if isinstance(n, G.Field):
+            return wrap(n.x, 9) + r".\mathrm{" + n.name + "}"
+        if isinstance(n, G.Call):
+            args = []
+            for a in n.args:  # the call's own brackets are enough around a substituted slot
+                t = go(a)
+                if isinstance(a, G.Slot) and t.startswith(r"\left(") and t.endswith(r"\right)"):
+                    t = t[len(r"\left("):-len(r"\right)")]
+                args.append(t)
+            if n.name == "sqrt":
+                return rf"\sqrt{{{args[0]}}}"
+            if n.name == "abs":
+                return rf"\left|{args[0]}\right|"
+            if n.name in _FUNC_LATEX:
+                return rf"{_FUNC_LATEX[n.name]}\left({args[0]}\right)"
+            return rf"\operatorname{{{n.name}}}\left({', '.join(args)}\right)"
+        if isinstance(n, G.Fold):
+            body = go(n.body)
+            bounds = f"_{{{name_latex(n.var)}={go(n.lo)}}}^{{{go(n.hi)}}}"
+            if n.name == "sum":
+                return rf"\sum{bounds} {wrap(n.body, 2)}"
+            if n.name == "prod":
+                return rf"\prod{bounds} {wrap(n.body, 2)}"
+            return rf"\left[{body}\right]{bounds}"
+        if isinstance(n, G.Symbolic):
+            return r"\text{" + n.text.replace("$", r"\$") + "}"
+        return "?"  # pragma: no cover
+
+    return go(node)
+
+
+def formula_text(node: G.Node, subst: dict, digits: int, typed: dict | None = None) -> str:
+    """The formula as written, each ``@slot`` replaced by its value with its SI unit."""
+
+    def prec(n):
+        if isinstance(n, G.Binary):
+            return _PREC[n.op]
+        if isinstance(n, G.Unary):
+            return 3
+        return 9
+
+    def wrap(n, p):
+        s = go(n)
+        return f"({s})" if prec(n) < p else s
+
+    def go(n) -> str:
+        if isinstance(n, G.Num):
+            return f"{num_text(n.value.imag, 12)}j" if isinstance(n.value, complex) else num_text(n.value, 12)
+        if isinstance(n, G.Slot):
+            v = subst.get(n.name)
+            if v is None:
+                return "@" + n.name
+            t = value_text(v, max(digits, (typed or {}).get(n.name, 0)))
+            return f"({t})" if " " in t else t
+        if isinstance(n, G.Bound):
+            return n.name
+        if isinstance(n, G.Const):
+            return {"pi": "π", "e": "e", "inf": "∞", "i": "i", "j": "j"}[n.name]
+        if isinstance(n, G.Unary):
+            return "-" + wrap(n.x, 3)
+        if isinstance(n, G.Binary):
+            p = _PREC[n.op]
+            if n.op == "^":
+                return f"{wrap(n.left, 5)}^{wrap(n.right, 4)}"
+            left = wrap(n.left, p)
+            right = wrap(n.right, p + 1 if n.op in "-/" else p)
+            return f"{left}{'·' if n.op == '*' else n.op}{right}"
+        if isinstance(n, G.Index):
+            return f"{wrap(n.x, 9)}[{go(n.index)}]"
+        if isinstance(n, G.Field):
+            return f"{wrap(n.x, 9)}.{n.name}"
+        if isinstance(n, G.Call):
+            args = []
+            for a in n.args:
+                t = go(a)
+                if isinstance(a, G.Slot) and t.startswith("(") and t.endswith(")"):
+                    t = t[1:-1]
+                args.append(t)
+            return f"{n.name}(" + ", ".join(args) + ")"
+        if isinstance(n, G.Fold):
+            return f"{n.name}_{{{n.var}={go(n.lo)}}}^{{{go(n.hi)}}}({go(n.body)})"
+        if isinstance(n, G.Symbolic):
+            return n.text
+        return "?"  # pragma: no cover
+
+    return go(node)
+
+
