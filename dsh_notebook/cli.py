@@ -214,6 +214,24 @@ def cmd_records(args) -> int:
     return 0
 
 
+def cmd_article(args) -> int:
+    from .notebook.paths import sidecar_for
+    from .reckoner import find_record
+    from .reckoner.articles import ArticleError, write_article
+
+    nb = Path(args.notebook)
+    sidecar = sidecar_for(nb)
+    try:
+        path = find_record(sidecar, args.record_id)
+        out = Path(args.out) if args.out else sidecar / "articles"
+        result = write_article(path, out, args.format, args.language, args.compile, args.name)
+    except (FileNotFoundError, ArticleError, ValueError) as exc:
+        print(f"dsh-notebook article: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {result.path}" + (f" and {result.pdf}" if result.pdf else "") + f" ({result.language})")
+    return 0
+
+
 def _positive(text: str) -> int:
     try:
         n = int(text)
@@ -252,6 +270,15 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--notebook", dest="where")
     where.add_argument("--folder", dest="where")
     rs.set_defaults(func=cmd_records)
+    a = sub.add_parser("article", help="write a closed record up as a Markdown or LaTeX article")
+    a.add_argument("record_id")
+    a.add_argument("--notebook", required=True, help="the notebook whose .dsh folder holds the record")
+    a.add_argument("--format", choices=("md", "latex"), default="md")
+    a.add_argument("--compile", action="store_true", help="build a PDF with latexmk -xelatex (LaTeX only)")
+    a.add_argument("--language", choices=("auto", "zh-CN", "en"), default="auto")
+    a.add_argument("--out", help="folder (default: the notebook's .dsh/articles/)")
+    a.add_argument("--name", help="file name without extension (default: reckoner-<first 8 characters of the id>)")
+    a.set_defaults(func=cmd_article)
     return p
 
 

@@ -133,7 +133,39 @@ class ReckonMagics(Magics):
             return self._show(home, args[0])
         if cmd == "recover":
             return self._recover(home, args)
-        raise UsageError(f"%reckon {cmd}: unknown subcommand; use list, show ID or recover")
+        if cmd == "article":
+            return self._article(home, args)
+        raise UsageError(f"%reckon {cmd}: unknown subcommand; use list, show ID, recover or article ID")
+
+    def _article(self, home: Path, args: list[str]):
+        import argparse
+        import html
+        import os
+
+        from ..reckoner.articles import ArticleError, write_article
+
+        p = argparse.ArgumentParser(prog="%reckon article", add_help=False, exit_on_error=False)
+        p.add_argument("id")
+        p.add_argument("--format", choices=("md", "latex"), default="md")
+        p.add_argument("--compile", action="store_true")
+        p.add_argument("--language", choices=("auto", "zh-CN", "en"), default="auto")
+        try:
+            a, extra = p.parse_known_args(args)
+        except (argparse.ArgumentError, SystemExit) as exc:
+            raise UsageError(f"%reckon article ID [--format md|latex] [--compile] [--language auto|zh-CN|en]: {exc}") from None
+        if extra:
+            raise UsageError(f"%reckon article: unexpected {' '.join(extra)}")
+        try:
+            result = write_article(find_record(home, a.id), home / "articles", a.format, a.language, a.compile)
+        except (FileNotFoundError, ArticleError) as exc:
+            raise UsageError(f"%reckon article: {exc}") from None
+        target = result.pdf or result.path
+        link = os.path.relpath(target, os.getcwd())
+        display({"text/plain": f"article written: {target}",
+                 "text/markdown": f"Article written: [{html.escape(target.name)}]({link})",
+                 "text/html": f'Article written: <a href="{html.escape(link)}" target="_blank">{html.escape(target.name)}</a>'},
+                raw=True)
+        return None
 
     def _list(self, home: Path):
         text = records_view.records_table(home)

@@ -1,0 +1,164 @@
+"""Articles from closed records (spec: reckoner.md section 3; upstream-facts.md 3.12)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dsh_notebook.reckoner import Engine, read_record
+from dsh_notebook.reckoner.articles import (
+    FORBIDDEN,
+    ArticleError,
+    cut,
+    facts,
+    result_numbers,
+    sanitize_latex,
+    write_article,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOKS = ["reckoner-tour", "copper-conductor-resistance", "rc-circuit", "speed-of-sound-in-air", "ideal-gas-molar-volume"]
+
+
+@pytest.fixture(scope="module")
+def example_records(tmp_path_factory) -> list[Path]:
+    """Closed records of the example notebooks, produced by running copies of them."""
+    folder = tmp_path_factory.mktemp("books")
+    out = []
+    for book in BOOKS:
+        nb = folder / f"{book}.ipynb"
+        shutil.copy(ROOT / "notebooks" / f"{book}.ipynb", nb)
+        p = subprocess.run([sys.executable, "-m", "dsh_notebook.cli", "run", str(nb)], capture_output=True,
+                           text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+        out += sorted((folder / f"{book}.dsh" / "records").glob("*.jsonl"))
+    return [p for p in out if read_record(p).steps]
+
+
+def test_articles_carry_every_result_and_no_hidden_note(example_records, tmp_path):
+    hidden = []
+    for path in example_records:
+        rec = read_record(path)
+        hidden += [r["content"]["text"] for r in rec.rows if r["tool"] == "record_message" and r["content"].get("hide")]
+        md = write_article(path, tmp_path, "md").path.read_text(encoding="utf-8")
+        tex = write_article(path, tmp_path, "latex").path.read_text(encoding="utf-8")
+        assert md.startswith("# DeepSeek Harness Reckoner Solution\n") and "## Calculations" in md
+        assert r"\title{DeepSeek Harness Reckoner Solution}" in tex and r"\section*{Calculations}" in tex
+        for number in result_numbers(facts(path)):
+            assert number in md, (rec.title, number)
+        for secret in hidden:
+            assert secret not in md and secret not in tex
+        assert rec.id not in md and rec.id not in tex  # no record ids in the write-up
+    assert hidden, "the tour has a note! line; it must have been recorded"
+
+
+def test_number_cut_follows_upstream():
+    assert cut(0.12724821149048626) == 0.1272
+    assert cut(1.68e-8) == 1.68e-8 and cut(3.3006357816777757e-06) == 3.3006e-06
+    assert cut(22413969.54) == 2.2414e7 and cut(0.0) == 0.0 and cut(-343.2312) == -343.2312
+
+
+@pytest.mark.parametrize("cmd", FORBIDDEN)
+def test_sanitizer_rejects_each_forbidden_command(cmd):
+    with pytest.raises(ArticleError, match=rf"\\{cmd}"):
+        sanitize_latex(f"Text \\{cmd}{{x}} more.")
+
+
+@pytest.mark.parametrize("body, words", [
+    ("\\begin{document} x \\end{document}", "document environment"),
+    ("a { b", "'{'"),
+    ("cost $x", "odd number"),
+    ("   ", "empty"),
+])
+def test_sanitizer_rejects_unsafe_bodies(body, words):
+    with pytest.raises(ArticleError, match=words):
+        sanitize_latex(body)
+
+
+def test_sanitizer_escapes_bare_percent_and_keeps_lookalikes():
+    assert sanitize_latex("50% of \\% and \\letter") == "50\\% of \\% and \\letter"
+
+
+def _record(home: Path, title: str, note: str | None = None) -> Path:
+    e = Engine(home)
+    e.record_start(title)
+    e.set("V", {"num": 12, "dim": "volt"})
+    e.set("R", {"num": 4.7, "dim": "ohm"})
+    if note:
+        e.record_message(note, hide=True)
+    e.eval("@V/@R", "I")
+    e.record_end("结论" if not title.isascii() else "done")
+    return e.last_closed
+
+
+def test_language_auto_and_latex_shell(tmp_path):
+    zh = write_article(_record(tmp_path / "a", "欧姆定律"), tmp_path, "latex")
+    assert zh.language == "zh-CN" and "\\documentclass{ctexart}" in zh.path.read_text(encoding="utf-8")
+    en = write_article(_record(tmp_path / "b", "Ohm's law"), tmp_path, "latex")
+    text = en.path.read_text(encoding="utf-8")
+    assert en.language == "en" and "\\documentclass{article}" in text and text.startswith("% !TeX program = xelatex")
+    assert en.path.parent.name == en.path.stem  # LaTeX goes into a folder named after the file
+    forced = write_article(_record(tmp_path / "c", "Ohm's law"), tmp_path, "md", language="zh-CN", name="ohm")
+    assert forced.path.name == "ohm.md" and "## 计算" in forced.path.read_text(encoding="utf-8")
+
+
+def test_open_record_and_bad_arguments_are_refused(tmp_path):
+    e = Engine(tmp_path)
+    e.record_start("still open")
+    with pytest.raises(ArticleError, match="still open"):
+        write_article(tmp_path / "open-record.jsonl", tmp_path, "md")
+    e.record_end()
+    path = e.last_closed
+    for kwargs, words in (({"fmt": "pdf"}, "format"), ({"language": "fr"}, "language"),
+                          ({"fmt": "md", "compile": True}, "only LaTeX"), ({"name": "../x"}, "plain name")):
+        with pytest.raises(ArticleError, match=words):
+            write_article(path, tmp_path, **kwargs)
+
+
+@pytest.mark.skipif(shutil.which("latexmk") and shutil.which("xelatex"), reason="latexmk is installed here")
+def test_compile_without_latexmk_names_the_missing_tool_and_keeps_the_tex(tmp_path):
+    path = _record(tmp_path / "h", "Ohm's law")
+    with pytest.raises(ArticleError, match="latexmk") as exc:
+        write_article(path, tmp_path / "out", "latex", compile=True)
+    assert "was written to" in str(exc.value)
+    assert list((tmp_path / "out").rglob("*.tex"))
+
+
+@pytest.mark.skipif(not (shutil.which("latexmk") and shutil.which("xelatex")),
+                    reason="latexmk and xelatex are not installed (CI does not install TeX Live: it takes too long)")
+def test_compile_builds_a_pdf(tmp_path):
+    result = write_article(_record(tmp_path / "p", "Ohm's law"), tmp_path / "out", "latex", compile=True)
+    assert result.pdf and result.pdf.stat().st_size > 1000
+
+
+def test_article_from_the_command_line_and_the_magic(tmp_path, monkeypatch):
+    nb = tmp_path / "report.ipynb"
+    path = _record(tmp_path / "report.dsh", "Ohm's law", note="secret guidance")
+    p = subprocess.run([sys.executable, "-m", "dsh_notebook.cli", "article", path.stem, "--notebook", str(nb),
+                        "--format", "md"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    written = tmp_path / "report.dsh" / "articles" / f"reckoner-{path.stem[:8]}.md"
+    assert written.exists() and "secret guidance" not in written.read_text(encoding="utf-8")
+    bad = subprocess.run([sys.executable, "-m", "dsh_notebook.cli", "article", "nope", "--notebook", str(nb)],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2
+
+    from IPython.testing import globalipapp
+    from IPython.utils.capture import capture_output
+
+    monkeypatch.setenv("DSH_NOTEBOOK_PATH", str(nb))
+    globalipapp.start_ipython()
+    ip = globalipapp.get_ipython()
+    ip.extension_manager.reload_extension("dsh_notebook") if "dsh_notebook" in ip.extension_manager.loaded \
+        else ip.extension_manager.load_extension("dsh_notebook")
+    with capture_output() as cap:
+        r = ip.run_cell(f"%reckon article {path.stem} --format latex")
+    assert r.error_in_exec is None
+    html = cap.outputs[-1].data["text/html"]
+    assert "<a href=" in html and ".tex" in html
+    r = ip.run_cell("%reckon article nope")
+    assert type(r.error_in_exec).__name__ == "UsageError"
