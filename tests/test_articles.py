@@ -119,7 +119,10 @@ def test_open_record_and_bad_arguments_are_refused(tmp_path):
             write_article(path, tmp_path, **kwargs)
 
 
-@pytest.mark.skipif(shutil.which("latexmk") and shutil.which("xelatex"), reason="latexmk is installed here")
+HAVE_TEX = bool(shutil.which("latexmk") and shutil.which("xelatex"))
+
+
+@pytest.mark.skipif(HAVE_TEX, reason="latexmk and xelatex are installed here")
 def test_compile_without_latexmk_names_the_missing_tool_and_keeps_the_tex(tmp_path):
     path = _record(tmp_path / "h", "Ohm's law")
     with pytest.raises(ArticleError, match="latexmk") as exc:
@@ -128,7 +131,7 @@ def test_compile_without_latexmk_names_the_missing_tool_and_keeps_the_tex(tmp_pa
     assert list((tmp_path / "out").rglob("*.tex"))
 
 
-@pytest.mark.skipif(not (shutil.which("latexmk") and shutil.which("xelatex")),
+@pytest.mark.skipif(not HAVE_TEX,
                     reason="latexmk and xelatex are not installed (CI does not install TeX Live: it takes too long)")
 def test_compile_builds_a_pdf(tmp_path):
     result = write_article(_record(tmp_path / "p", "Ohm's law"), tmp_path / "out", "latex", compile=True)

@@ -195,13 +195,13 @@ def _value(stored: dict):
     lunit = display.si_latex(v.sig.dim)
     if v.sig.kind == "array":
         text = display._arr_items(v.mag, lambda x, d: _num(x), 0)
-        latex = display._arr_latex(v.mag, 5)
+        latex = display._arr_latex(v.mag, 12)  # already cut: print it as it is, never round twice
     elif isinstance(v.mag, complex):
         text = f"{_num(v.mag.real)}{'-' if v.mag.imag < 0 else '+'}{_num(abs(v.mag.imag))}j"
         latex = rf"({_num_tex(v.mag.real)} {'-' if v.mag.imag < 0 else '+'} {_num_tex(abs(v.mag.imag))}\,j)"
     else:
         text = _num(v.mag)
-        latex = display.num_latex(cut(v.mag), 5)
+        latex = display.num_latex(cut(v.mag), 12)
     return (f"{text} {unit}".strip(), f"{latex}\\,{lunit}" if lunit else latex)
 
 
