@@ -171,3 +171,52 @@ def test_records_list_and_show_from_the_command_line(report):
     assert p.returncode == 0 and "R = @rho*@L/@A" in p.stdout
     assert cli("records", "show", "../x", "--notebook", str(report)).returncode == 2
     assert cli("verify", str(report.parent / "nope.ipynb")).returncode == 2
+
+
+def reseal(report: Path) -> None:
+    """What a forger does after editing a record: rewrite every hash the notebook holds."""
+    import hashlib
+
+    nb = json.loads(report.read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        for o in cell.get("outputs", []):
+            meta = o.get("metadata", {}).get("dsh")
+            if meta and meta.get("record_id"):
+                f = report.parent / "report.dsh" / "records" / f"{meta['record_id']}.jsonl"
+                meta["sha256"] = hashlib.sha256(f.read_bytes()).hexdigest()
+    report.write_text(json.dumps(nb), encoding="utf-8")
+    sync(report)
+
+
+def _edit_rows(path: Path, edit) -> None:
+    rows = [json.loads(x) for x in writable(path).read_text(encoding="utf-8").splitlines()]
+    rows = edit(rows)
+    for i, r in enumerate(rows):
+        r["seq"] = i  # renumber, as a careful forger would
+    path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows), encoding="utf-8")
+
+
+@pytest.mark.parametrize("forgery", ["input value", "input unit", "deleted step"])
+def test_resealed_forgeries_are_caught_by_rerunning_the_record(report, forgery):
+    f = records(report)[0]  # Copper wire: sets rho, L, d; A = ...; R = @rho*@L/@A
+
+    def edit(rows):
+        if forgery == "deleted step":
+            return [r for r in rows if not (r.get("tool") == "eval" and r["content"]["target"] == "A")]
+        for r in rows:
+            if r.get("tool") == "set" and r["content"]["name"] == "L":
+                if forgery == "input value":
+                    r["content"]["value"]["num"] = 26.0
+                else:
+                    r["content"]["value"]["dim"] = [2, 0, 0, 0, 0, 0, 0]
+        return rows
+
+    _edit_rows(f, edit)
+    reseal(report)  # the forger re-seals every hash; only re-running the record can tell
+    assert failures(report, 1) == []
+    found = failures(report, 2)
+    assert found, forgery
+    if forgery == "deleted step":
+        assert any("ENGINE_SLOT_NOT_FOUND" in s for s in found)
+    else:
+        assert any("input @L" in s for s in found)

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .. import __version__
-from ..reckoner import read_record, replay
+from ..reckoner import read_record, rerun
 from ..reckoner.records import RECORDS_DIR, UnreadableRecord
 from .paths import sidecar_for
 
@@ -182,12 +182,13 @@ def _check_record(f: Path) -> list[Finding]:
                                            "(a row was deleted, added or moved)"))
     if not rec.closed:
         out.append(Finding(2, False, rid, "the record has no closing row"))
-    result = replay(rec)
+    result = rerun(rec)
     for d in result["differences"]:
-        out.append(Finding(2, False, rid, f"step seq {d['seq']} ({d['target']} = {d['formula']}): recorded "
-                                           f"{_value(d['recorded'])}, replayed {_value(d['replayed'])}"))
+        out.append(Finding(2, False, rid, f"step seq {d['seq']} ({d['what']}): recorded "
+                                           f"{_value(d['recorded'])}, replayed {_value(d['rerun'])}"))
     if not out:
-        out.append(Finding(2, True, rid, f"{result['checked']} steps replay identically"))
+        n = result["checked"]
+        out.append(Finding(2, True, rid, f"{n} step{'s' if n != 1 else ''} replay identically from the record's own inputs"))
     return out
 
 

@@ -11,7 +11,7 @@ formulas; the engine owns the numbers and the dimension rules.
 1
 """
 
-from .engine import TOOLS, Engine, default_home, replay
+from .engine import TOOLS, Engine, default_home, replay, rerun
 from .errors import ERROR_CODES, ERROR_TRIGGERS, EngineError
 from .records import (
     Record,
@@ -40,4 +40,5 @@ __all__ = [
     "list_records",
     "read_record",
     "replay",
+    "rerun",
 ]

@@ -639,6 +639,55 @@ def replay(path) -> dict:
     return {"record": rec.id, "title": rec.title, "checked": checked, "differences": diffs}
 
 
+def rerun(path) -> dict:
+    """Re-execute a whole record in a fresh engine, row by row, as it was written.
+
+    Unlike :func:`replay` (each ``eval`` against the inputs stored in its own row), the
+    slots here come from the record's own ``set`` rows and earlier results, so a tampered
+    input, a deleted step or a changed unit shows up. Returns ``{"record", "title",
+    "checked", "differences"}``; a difference is ``{"seq", "what", "recorded", "rerun"}``.
+    """
+    rec = path if isinstance(path, R.Record) else R.read_record(path)
+    eng = _Scratch()
+    diffs: list[dict] = []
+    checked = 0
+    for row in rec.rows:
+        c = row.get("content") or {}
+        tool, ok, seq = row.get("tool"), row.get("ok"), row.get("seq")
+        try:
+            if tool == "set" and ok:
+                name = check_name(c.get("name"), "slot name")
+                if c.get("value") is None:
+                    eng._delete(name)
+                else:
+                    eng._write(name, parse_tagged(c["value"]))
+            elif tool == "eval" and ok:
+                checked += 1
+                formula, target = c.get("formula"), c.get("target")
+                for name, recorded in (c.get("vars") or {}).items():
+                    slot = eng._slots.get(name)
+                    have = stored(slot.value) if slot is not None else None
+                    if have != recorded:
+                        diffs.append({"seq": seq, "what": f"input @{name} of {target} = {formula}",
+                                      "recorded": recorded, "rerun": have if have is not None else
+                                      {"code": "ENGINE_SLOT_NOT_FOUND", "error": f"no slot {name} at this point"}})
+                try:
+                    value, _ = eng.evaluate(formula if isinstance(formula, str) else "")
+                    got = stored(value)
+                except EngineError as exc:
+                    got = {"code": exc.code, "error": exc.message}
+                if got != c.get("result"):
+                    diffs.append({"seq": seq, "what": f"{target} = {formula}", "recorded": c.get("result"),
+                                  "rerun": got})
+                eng._write(check_name(target, "target"), parse_tagged(c["result"]))  # continue as recorded
+            elif tool == "eval" and not ok and isinstance(c.get("code"), str) and isinstance(row, dict):
+                pass  # refused rows are kept as written; they changed nothing
+        except (EngineError, KeyError, TypeError) as exc:
+            diffs.append({"seq": seq, "what": f"row {seq} ({tool})", "recorded": c,
+                          "rerun": {"code": getattr(exc, "code", UNKNOWN_ERROR), "error": str(exc)}})
+    return {"record": rec.id, "title": rec.title, "checked": checked, "differences": diffs}
+
+
 class _Scratch(Engine):
     """A record-less engine for replay: slots only, no folder, no trace."""
 
