@@ -277,7 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--compile", action="store_true", help="build a PDF with latexmk -xelatex (LaTeX only)")
     a.add_argument("--language", choices=("auto", "zh-CN", "en"), default="auto")
     a.add_argument("--out", help="folder (default: the notebook's .dsh/articles/)")
-    a.add_argument("--name", help="file name without extension (default: reckoner-<first 8 characters of the id>)")
+    a.add_argument("--name", help="file name without extension (default: reckoner-<record id>)")
     a.set_defaults(func=cmd_article)
     return p
 

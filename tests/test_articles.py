@@ -144,7 +144,7 @@ def test_article_from_the_command_line_and_the_magic(tmp_path, monkeypatch):
     p = subprocess.run([sys.executable, "-m", "dsh_notebook.cli", "article", path.stem, "--notebook", str(nb),
                         "--format", "md"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
-    written = tmp_path / "report.dsh" / "articles" / f"reckoner-{path.stem[:8]}.md"
+    written = tmp_path / "report.dsh" / "articles" / f"reckoner-{path.stem}.md"
     assert written.exists() and "secret guidance" not in written.read_text(encoding="utf-8")
     bad = subprocess.run([sys.executable, "-m", "dsh_notebook.cli", "article", "nope", "--notebook", str(nb)],
                          capture_output=True, text=True, timeout=120)

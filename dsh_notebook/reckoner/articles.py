@@ -221,14 +221,16 @@ _WORDS = {
     "en": {
         "question": "Question", "approach": "Approach", "calculations": "Calculations", "conclusion": "Conclusion",
         "given": "Given:",
-        "approach_text": lambda n: (f"The result follows from {n} calculation{'s' if n != 1 else ''}, each written "
-                                     "out below with its values:") if n else "No calculation was needed.",
+        "approach_text": lambda n: ("The result follows from one calculation, written out below with its values:"
+                                     if n == 1 else f"The result follows from {n} calculations, each written out "
+                                     "below with its values:") if n else "No calculation was needed.",
+        "sep": ", ", "end": ".",
         "with": "With", "gives": "this gives", "result": "The calculation gives",
     },
     "zh-CN": {
         "question": "问题", "approach": "思路", "calculations": "计算", "conclusion": "结论", "given": "已知：",
         "approach_text": lambda n: f"结果由以下 {n} 步计算得出，每一步都列出代入的数值：" if n else "无需计算。",
-        "with": "代入", "gives": "得", "result": "计算得",
+        "with": "代入", "gives": "得", "result": "计算得", "sep": "，", "end": "。",
     },
 }
 
@@ -278,7 +280,7 @@ class OfflineWriter:
         if f.closing:
             conclusion = f.closing
         elif steps:
-            conclusion = f"{words['result']} {steps[-1]['summary']}."
+            conclusion = f"{words['result']} {steps[-1]['summary']}{words['end']}"
         else:
             conclusion = f.title
         ctx = {"fixed_title": FIXED_TITLE, "author": AUTHOR, "t": words, "title": f.title, "intro": intro,
@@ -295,15 +297,16 @@ class OfflineWriter:
         rtext, rlatex = _value(s.result)
         name = display.name_latex(s.target or "x")
         subs = [(n, _value(v)) for n, v in s.vars.items()]
-        sub_text = ", ".join(f"{n} = {t}" for n, (t, _) in subs)
-        sub_tex = ", ".join(rf"${display.name_latex(n)} = {tx}$" for n, (_, tx) in subs)
+        sep, end = words["sep"], words["end"]
+        sub_text = sep.join(f"{n} = {t}" for n, (t, _) in subs)
+        sub_tex = sep.join(rf"${display.name_latex(n)} = {tx}$" for n, (_, tx) in subs)
         summary = f"{s.target} = {rtext}"
         if subs:
-            prose = f"{words['with']} {sub_text}, {words['gives']} {summary}."
-            tex_prose = f"{words['with']} {sub_tex}, {words['gives']} ${name} = {rlatex}$."
+            prose = f"{words['with']} {sub_text}{sep}{words['gives']} {summary}{end}"
+            tex_prose = f"{words['with']} {sub_tex}{sep}{words['gives']} ${name} = {rlatex}${end}"
         else:
-            prose = f"{summary[0].upper()}{summary[1:]}." if words is _WORDS["en"] else f"{summary}。"
-            tex_prose = f"${name} = {rlatex}$."
+            prose = f"{summary}{end}"
+            tex_prose = f"${name} = {rlatex}${end}"
         return {"kind": "step", "latex": f"{name} = {formula}", "prose": prose, "tex_prose": tex_prose,
                 "summary": summary}
 
@@ -412,7 +415,11 @@ def write_article(record: Record | str | Path, out_dir, fmt: str = "md", languag
     lang = resolve_language(f, language)
     writer = writer or OfflineWriter()
     body = writer.write_body(f, fmt, lang)
-    stem = re.sub(r"\.(md|tex)$", "", name or f"reckoner-{f.record_id[:8]}") or "reckoner-article"
+    if name is not None and not name.strip():
+        raise ArticleError("the file name is empty; give a name or leave --name out")
+    # The whole id (upstream takes its first 8 characters, but ids are millisecond clocks,
+    # so records made within a few minutes would overwrite each other's article).
+    stem = re.sub(r"\.(md|tex)$", "", name or f"reckoner-{f.record_id}") or "reckoner-article"
     if "/" in stem or "\\" in stem or stem.startswith("."):
         raise ArticleError(f"the file name {stem!r} must be a plain name, not a path")
     out_dir = Path(out_dir)
@@ -431,6 +438,11 @@ def write_article(record: Record | str | Path, out_dir, fmt: str = "md", languag
     pdf = None
     if compile:
         missing = [tool for tool in ("latexmk", "xelatex") if shutil.which(tool) is None]
+        if not missing and lang == "zh-CN" and shutil.which("kpsewhich"):
+            found = subprocess.run(["kpsewhich", "ctexart.cls"], capture_output=True, text=True).stdout.strip()
+            if not found:
+                raise ArticleError("--compile of a Chinese article needs the ctex LaTeX package (Debian: apt-get "
+                                   f"install texlive-lang-chinese); the LaTeX source was written to {path}")
         if missing:
             raise ArticleError(f"--compile needs {' and '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} "
                                f"not installed (Debian: apt-get install latexmk texlive-xetex); the LaTeX source "

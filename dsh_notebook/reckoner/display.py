@@ -85,9 +85,11 @@ def si_latex(dim) -> str:
         return ""
     out = []
     for s, e in parts:
-        s = _LATEX_SYMBOL.get(s, s)
-        out.append(s if e == 1 else f"{s}^{{{e}}}")
-    return r"\mathrm{" + r"\,".join(out) + "}"
+        # \Omega stays outside \mathrm: under unicode-math \mathrm{\Omega} asks the text font
+        # for a math-italic capital omega it does not have (no Ω in the PDF)
+        sym = _LATEX_SYMBOL[s] if s in _LATEX_SYMBOL else r"\mathrm{" + s + "}"
+        out.append(sym if e == 1 else f"{sym}^{{{e}}}")
+    return r"\,".join(out)
 
 
 
