@@ -146,6 +146,9 @@ def cmd_run(args) -> int:
 
 def _notebook_arg(name: str) -> Path | None:
     path = Path(name)
+    if path.is_dir():
+        print(f"dsh-notebook: {name} is a folder, not a notebook file", file=sys.stderr)
+        return None
     if not path.is_file():
         print(f"dsh-notebook: no such notebook: {name}", file=sys.stderr)
         return None
@@ -161,7 +164,8 @@ def cmd_verify(args) -> int:
     try:
         findings = verify(path)
     except Exception as exc:  # not JSON, not a notebook
-        print(f"dsh-notebook verify: {args.notebook} is not a readable notebook ({exc})", file=sys.stderr)
+        why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        print(f"dsh-notebook verify: {args.notebook} is not a readable notebook ({why})", file=sys.stderr)
         return 2
     failed = [f for f in findings if f.ok is False]
     if args.json:
@@ -201,6 +205,9 @@ def cmd_records(args) -> int:
     from .reckoner.records import UnreadableRecord
 
     home = _home_for(args.where)
+    if args.where and not home.is_dir():
+        print(f"dsh-notebook records: no records folder {home}", file=sys.stderr)
+        return 2
     if args.action == "list":
         text = records_table(home)
         print(f"records in {home}:\n{text}" if text else f"no records in {home}")
@@ -221,6 +228,9 @@ def cmd_article(args) -> int:
 
     nb = Path(args.notebook)
     sidecar = sidecar_for(nb)
+    if not nb.is_file() and not sidecar.is_dir():
+        print(f"dsh-notebook article: no such notebook: {args.notebook}", file=sys.stderr)
+        return 2
     try:
         path = find_record(sidecar, args.record_id)
         out = Path(args.out) if args.out else sidecar / "articles"

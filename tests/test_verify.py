@@ -220,3 +220,42 @@ def test_resealed_forgeries_are_caught_by_rerunning_the_record(report, forgery):
         assert any("ENGINE_SLOT_NOT_FOUND" in s for s in found)
     else:
         assert any("input @L" in s for s in found)
+
+
+def test_sync_after_clearing_outputs_keeps_the_seals_and_verify_notices(report):
+    sync(report)
+    sealed = nbformat.read(str(report), as_version=4).metadata["dsh"]["records"]
+    nb = nbformat.read(str(report), as_version=4)
+    for cell in nb.cells:
+        cell.outputs = []
+    nbformat.write(nb, str(report))
+    assert sync(report)["records"] == sealed  # never re-sealed unseen records
+    f = records(report)[0]
+    writable(f).write_bytes(f.read_bytes().replace(b'"num":25.0', b'"num":26.0'))
+    assert any("sha256" in s for s in failures(report, 1))
+    skipped = [x for x in verify(report) if x.ok is None and x.check == 1]
+    assert skipped and "names no record" in skipped[0].detail
+
+
+@pytest.mark.parametrize("bad", ["lol", [1, 2], {"x": 5}])
+def test_malformed_metadata_is_a_finding_not_a_crash(report, bad):
+    nb = json.loads(report.read_text(encoding="utf-8"))
+    nb["metadata"]["dsh"] = {"records": bad}
+    report.write_text(json.dumps(nb), encoding="utf-8")
+    assert any("malformed" in s for s in failures(report, 1))
+    assert cli("verify", str(report)).returncode == 1
+
+
+def test_index_and_outputs_must_agree(report):
+    sync(report)
+    nb = json.loads(report.read_text(encoding="utf-8"))
+    rid = next(iter(nb["metadata"]["dsh"]["records"]))
+    del nb["metadata"]["dsh"]["records"][rid]
+    report.write_text(json.dumps(nb), encoding="utf-8")
+    assert any(s.startswith(rid) and "missing from metadata.dsh" in s for s in failures(report, 1))
+
+
+@pytest.mark.parametrize("token", ["ghp_" + "a1B2c3D4" * 5, "AKIA" + "ABCDEFGHIJKLMNOP", "xoxb-" + "1234567890-abc"])
+def test_common_token_formats_are_secrets(report, token):
+    (report.parent / "report.dsh" / "notes.txt").write_text(f"saved {token} here", encoding="utf-8")
+    assert failures(report, 4)

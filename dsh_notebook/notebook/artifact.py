@@ -32,6 +32,10 @@ CHECKS = {1: "named files", 2: "records replay", 3: "ledgers", 4: "no secrets"}
 _SECRET = re.compile(
     r"(sk-[A-Za-z0-9_\-]{20,}"
     r"|[Bb]earer\s+[A-Za-z0-9._\-]{20,}"
+    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
+    r"|xox[abprs]-[A-Za-z0-9-]{10,}"
+    r"|AIza[0-9A-Za-z_\-]{35}"
     r"|(?i:api[_-]?key|secret|token)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9_\-]{16,})"
 )
 
@@ -82,6 +86,11 @@ def sync(notebook) -> dict:
     nb = _read_nb(path)
     records_dir = sidecar_for(path) / RECORDS_DIR
     index: dict = {"version": __version__, "records": {}, "sessions": [], "reviews": [], "ledgers": {}}
+    old = (nb.metadata.get("dsh") or {}).get("records")
+    if isinstance(old, dict):
+        # Records the notebook no longer shows (cleared outputs) keep the hash they were
+        # sealed with: syncing never re-seals a file it cannot see named.
+        index["records"].update({k: v for k, v in old.items() if isinstance(k, str) and isinstance(v, str)})
     per_cell: dict[int, list[str]] = {}
     for i, rid, _ in named_records(nb):
         f = records_dir / f"{rid}.jsonl"
@@ -114,29 +123,48 @@ def verify(notebook) -> list[Finding]:
     findings: list[Finding] = []
 
     # 1. named files exist with the hash the notebook holds
-    expected: dict[str, set] = {}
-    where: dict[str, str] = {}
+    expected: dict[str, list[tuple[str, str]]] = {}  # id -> [(sha256, where it is held)]
+    named_by_cells: set[str] = set()
     for i, rid, sha in named_records(nb):
-        expected.setdefault(rid, set())
+        named_by_cells.add(rid)
+        expected.setdefault(rid, [])
         if sha:
-            expected[rid].add(sha)
-        where.setdefault(rid, f"cell {i + 1}")
-    index = (nb.metadata.get("dsh") or {}).get("records") or {}
-    for rid, sha in index.items():
-        expected.setdefault(rid, set()).add(sha)
-        where.setdefault(rid, "the notebook's metadata")
+            expected[rid].append((sha, f"cell {i + 1}"))
+    meta = nb.metadata.get("dsh")
+    index = meta.get("records") if isinstance(meta, dict) else None
+    if meta is not None and not (isinstance(meta, dict) and isinstance(index or {}, dict)
+                                 and all(isinstance(k, str) and isinstance(v, str) for k, v in (index or {}).items())):
+        findings.append(Finding(1, False, "metadata.dsh", "the notebook's metadata.dsh is malformed (records must map "
+                                                          "record ids to sha256 strings); run dsh-notebook sync"))
+        index = None
+    for rid, sha in (index or {}).items():
+        expected.setdefault(rid, []).append((sha, "the notebook's metadata.dsh"))
+    if index is not None:
+        for rid in sorted(named_by_cells - set(index)):
+            findings.append(Finding(1, False, rid, "named by a cell's output but missing from metadata.dsh "
+                                                   "(removed from the index, or the notebook changed after sync)"))
     for rid in sorted(expected):
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", rid) or ".." in rid:
+            findings.append(Finding(1, False, rid[:40], "is not a record id"))
+            continue
         f = records_dir / f"{rid}.jsonl"
         if not f.exists():
-            findings.append(Finding(1, False, rid, f"named by {where[rid]} but {f.relative_to(sidecar.parent)} is missing"))
+            where = expected[rid][0][1] if expected[rid] else "a cell's output"
+            findings.append(Finding(1, False, rid, f"named by {where} but {f.relative_to(sidecar.parent)} is missing"))
             continue
         actual = sha256_file(f)
-        bad = [s for s in expected[rid] if s != actual]
-        if bad:
-            findings.append(Finding(1, False, rid, f"the file's sha256 {actual[:12]}… differs from the "
-                                                   f"{bad[0][:12]}… held by {where[rid]}"))
-        else:
+        bad = [(h, w) for h, w in expected[rid] if h != actual]
+        for h, w in bad:
+            findings.append(Finding(1, False, rid, f"the file's sha256 {actual[:12]}… differs from the {h[:12]}… "
+                                                   f"held by {w}"))
+        if not bad:
             findings.append(Finding(1, True, rid, "present, hash matches" if expected[rid] else "present"))
+    for i, cell in enumerate(nb.cells):
+        src = cell.get("source", "")
+        if cell.get("cell_type") == "code" and src.lstrip().startswith("%%reckon") and \
+                not any(MIME_RECORD in o.get("data", {}) for o in cell.get("outputs", [])):
+            findings.append(Finding(1, None, f"cell {i + 1}", "runs %%reckon but its output names no record "
+                                                               "(not run, or its output was cleared)"))
     if not expected:
         findings.append(Finding(1, True, path.name, "the notebook names no records"))
 
@@ -198,7 +226,8 @@ def _value(v) -> str:
     return json.dumps(v, ensure_ascii=False)
 
 
-_SECRET_HINTS = ("sk-", "bearer", "key", "secret", "token")
+_SECRET_HINTS = ("sk-", "bearer", "key", "secret", "token", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat",
+                 "akia", "asia", "xox", "aiza")
 
 
 def _secrets(name: str, text: str) -> list[Finding]:

@@ -7,12 +7,19 @@ from ..reckoner import list_records
 from ..reckoner.records import Record
 
 
+def _width(text: str) -> int:
+    """Columns a string takes in a terminal (CJK ideographs take two)."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
 def table(rows: list[tuple], head: tuple) -> str:
     """A left-aligned text table with a rule under the header."""
-    widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
+    widths = [max(_width(str(r[i])) for r in rows + [head]) for i in range(len(head))]
 
     def fmt(r):
-        return "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()
+        return "  ".join(str(c) + " " * (w - _width(str(c))) for c, w in zip(r, widths)).rstrip()
 
     return "\n".join([fmt(head), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows])
 

@@ -109,7 +109,8 @@ def read_record(path) -> Record:
     content = (start or {}).get("content") or {}
     title, rid = content.get("title"), content.get("record")
     if not isinstance(title, str) or not title or not isinstance(rid, str) or not rid:
-        raise UnreadableRecord(f"{path.name}: no accepted record_start row with a title and a record id")
+        why = "".join(f"; line {p.line}: {p.reason}" for p in data.problems[:3])
+        raise UnreadableRecord(f"{path.name}: no accepted record_start row with a title and a record id{why}")
     ended = None
     closed = False
     for r in body:
