@@ -242,6 +242,29 @@ def cmd_article(args) -> int:
     return 0
 
 
+def cmd_serve_fake_llm(args) -> int:
+    from .llm.testing import ScriptedServer
+
+    try:
+        script = json.loads(Path(args.script).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        print(f"dsh-notebook serve-fake-llm: cannot read the script {args.script}: {exc}", file=sys.stderr)
+        return 2
+    if not isinstance(script, list):
+        print("dsh-notebook serve-fake-llm: the script is a JSON list of {\"expect\", \"reply\"} turns", file=sys.stderr)
+        return 2
+    srv = ScriptedServer(script, port=args.port)
+    print(f"scripted chat server (replies are scripted, not a model) on {srv.base_url}; "
+          f"point DEEPSEEK_BASE_URL there. Ctrl-C stops it.", flush=True)
+    try:
+        srv.httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        srv.httpd.server_close()
+    return 0
+
+
 def _positive(text: str) -> int:
     try:
         n = int(text)
@@ -289,6 +312,10 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--out", help="folder (default: the notebook's .dsh/articles/)")
     a.add_argument("--name", help="file name without extension (default: reckoner-<record id>)")
     a.set_defaults(func=cmd_article)
+    f = sub.add_parser("serve-fake-llm", help="a scripted OpenAI-compatible chat server on 127.0.0.1 (tests, demos)")
+    f.add_argument("--script", required=True, help="JSON list of {expect, reply} turns")
+    f.add_argument("--port", type=int, default=0, help="port (default: any free one)")
+    f.set_defaults(func=cmd_serve_fake_llm)
     return p
 
 

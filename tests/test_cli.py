@@ -84,6 +84,7 @@ def test_every_example_notebook_is_committed_executed():
 LAYERS = {
     "reckoner": {"IPython", "ipywidgets", "anywidget", "httpx", "ipykernel", "nbclient"},
     "storage": {"IPython", "ipywidgets", "anywidget", "httpx", "ipykernel", "nbclient"},
+    "llm": {"IPython", "ipywidgets", "anywidget", "ipykernel", "nbclient"},
 }
 
 

@@ -1,0 +1,279 @@
+"""``ChatClient``: one provider-neutral client for every model call (spec: llm.md "Client").
+
+* OpenAI-compatible chat completions over httpx, sync (:meth:`ChatClient.complete`) and
+  async (:meth:`ChatClient.acomplete`) sharing one request builder and one stream assembler.
+* Streaming is server-sent events (httpx-sse): text deltas, ``reasoning_content`` deltas,
+  tool-call deltas whose arguments arrive in pieces, usage and the finish reason.
+* Failures carry the stable codes of :mod:`.errors`; 429 and 5xx are retried a bounded
+  number of times with exponential backoff and jitter, honouring ``Retry-After``.
+* Request-shaping hooks run in order before each request and record what they changed
+  (academic mode raises the reasoning effort and ``max_tokens`` there).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import httpx
+from httpx_sse import SSEError, aconnect_sse, connect_sse
+
+from .errors import CANCELLED, HTTP_STATUS, PROTOCOL, TIMEOUT, LLMError
+from .settings import ModelInfo, Settings, api_key, load_settings
+
+#: A hook gets the request body (mutable) and the model; returns descriptions of its changes.
+Hook = Callable[[dict, ModelInfo], list[str]]
+
+
+@dataclass
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # JSON text, as the model wrote it
+
+    def parsed(self) -> Any:
+        """The arguments as JSON; :class:`LLMError` ``PROTOCOL`` when they are not JSON."""
+        try:
+            return json.loads(self.arguments or "{}")
+        except json.JSONDecodeError as exc:
+            raise LLMError(PROTOCOL, f"the arguments of tool call {self.name!r} are not JSON ({exc})") from None
+
+
+@dataclass
+class ChatResult:
+    """One reply: ``text``, ``reasoning``, ``tool_calls``, ``finish_reason``, ``usage``
+    (token counts as the provider reports them), ``model``, and ``shaping`` (what the hooks
+    changed, one line each)."""
+
+    text: str = ""
+    reasoning: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    finish_reason: str | None = None
+    usage: dict = field(default_factory=dict)
+    model: str = ""
+    shaping: list[str] = field(default_factory=list)
+
+
+class _Assembler:
+    """Folds streamed chunks (or one non-streamed body) into a :class:`ChatResult`."""
+
+    def __init__(self, result: ChatResult, on_delta: Callable[[str, str], None] | None):
+        self.r = result
+        self.on_delta = on_delta
+        self.calls: dict[int, dict] = {}
+
+    def chunk(self, data: dict) -> None:
+        if not isinstance(data, dict):
+            raise LLMError(PROTOCOL, "a stream event is not a JSON object")
+        if data.get("usage"):
+            self.r.usage = data["usage"]
+        for choice in data.get("choices") or []:
+            d = choice.get("delta") or {}
+            if d.get("reasoning_content"):
+                self.r.reasoning += d["reasoning_content"]
+                self._emit("reasoning", d["reasoning_content"])
+            if d.get("content"):
+                self.r.text += d["content"]
+                self._emit("text", d["content"])
+            for tc in d.get("tool_calls") or []:
+                slot = self.calls.setdefault(int(tc.get("index", 0)), {"id": "", "name": "", "arguments": ""})
+                slot["id"] = tc.get("id") or slot["id"]
+                fn = tc.get("function") or {}
+                slot["name"] = fn.get("name") or slot["name"]
+                slot["arguments"] += fn.get("arguments") or ""
+            if choice.get("finish_reason"):
+                self.r.finish_reason = choice["finish_reason"]
+
+    def body(self, data: dict) -> None:
+        try:
+            choice = data["choices"][0]
+            msg = choice.get("message") or {}
+        except (KeyError, IndexError, TypeError):
+            raise LLMError(PROTOCOL, "the reply has no choices[0].message") from None
+        self.r.text = msg.get("content") or ""
+        self.r.reasoning = msg.get("reasoning_content") or ""
+        for i, tc in enumerate(msg.get("tool_calls") or []):
+            fn = tc.get("function") or {}
+            self.calls[i] = {"id": tc.get("id", ""), "name": fn.get("name", ""), "arguments": fn.get("arguments", "")}
+        self.r.finish_reason = choice.get("finish_reason")
+        self.r.usage = data.get("usage") or {}
+
+    def finish(self) -> ChatResult:
+        self.r.tool_calls = [ToolCall(c["id"], c["name"], c["arguments"]) for _, c in sorted(self.calls.items())]
+        if self.r.finish_reason is None:
+            raise LLMError(PROTOCOL, "the stream ended without a finish reason")
+        return self.r
+
+    def _emit(self, kind: str, text: str) -> None:
+        if self.on_delta is not None:
+            self.on_delta(kind, text)
+
+
+class ChatClient:
+    """``ChatClient(model=None, settings=None, hooks=(), timeout=60, max_retries=2)``.
+
+    ``complete(messages, tools=None, stream=True, on_delta=None, cancel=None, **params)``
+    returns a :class:`ChatResult`; ``messages`` are OpenAI-style dicts, ``tools`` OpenAI
+    function tools, ``params`` extra request fields (``max_tokens``, ``reasoning_effort``,
+    ``temperature``...). ``cancel`` is a ``threading.Event``: when set mid-stream the call
+    stops with ``CANCELLED``. Raises :class:`LLMError`.
+    """
+
+    def __init__(self, model: str | None = None, settings: Settings | None = None, hooks: tuple | list = (),
+                 timeout: float = 60.0, max_retries: int = 2, backoff: float = 0.5,
+                 transport: httpx.BaseTransport | None = None):
+        self.settings = settings or load_settings()
+        self.provider_id, self.provider, self.model = self.settings.resolve(model)
+        self.hooks: list[Hook] = list(hooks)
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self._transport = transport
+
+    # ------------------------------------------------------------ request
+
+    @property
+    def url(self) -> str:
+        return self.provider.base_url.rstrip("/") + "/chat/completions"
+
+    def build(self, messages: list[dict], tools: list[dict] | None = None, stream: bool = True,
+              **params) -> tuple[dict, list[str]]:
+        """The request body and the hooks' change notes (no I/O)."""
+        body: dict = {"model": self.model.id, "messages": messages, "stream": stream}
+        if stream:
+            body["stream_options"] = {"include_usage": True}
+        if tools:
+            body["tools"] = tools
+        body.update({k: v for k, v in params.items() if v is not None})
+        notes: list[str] = []
+        for hook in self.hooks:
+            notes += hook(body, self.model) or []
+        return body, notes
+
+    def _headers(self) -> dict:
+        return {"Authorization": f"Bearer {api_key(self.provider_id, self.provider)}",
+                "Content-Type": "application/json"}
+
+    def _retry_wait(self, attempt: int, exc: LLMError) -> float:
+        ra = getattr(exc, "retry_after", None)
+        if ra:
+            try:
+                return min(float(ra), 60.0)
+            except ValueError:
+                pass
+        return self.backoff * (2 ** attempt) * (0.5 + random.random())
+
+    @staticmethod
+    def _status_error(response: httpx.Response) -> LLMError:
+        try:
+            detail = response.json().get("error", {}).get("message", "")
+        except Exception:
+            detail = response.text[:200] if hasattr(response, "_content") else ""
+        err = LLMError(HTTP_STATUS, f"the provider answered HTTP {response.status_code}"
+                                    + (f": {detail[:300]}" if detail else ""), response.status_code)
+        err.retry_after = response.headers.get("Retry-After")
+        return err
+
+    # ------------------------------------------------------------ sync
+
+    def complete(self, messages: list[dict], tools: list[dict] | None = None, stream: bool = True,
+                 on_delta: Callable[[str, str], None] | None = None, cancel: threading.Event | None = None,
+                 **params) -> ChatResult:
+        body, notes = self.build(messages, tools, stream, **params)
+        headers = self._headers()
+        attempt = 0
+        with httpx.Client(timeout=self.timeout, transport=self._transport) as http:
+            while True:
+                result = ChatResult(model=self.model.id, shaping=list(notes))
+                asm = _Assembler(result, on_delta)
+                try:
+                    if stream:
+                        with connect_sse(http, "POST", self.url, json=body, headers=headers) as source:
+                            resp = source.response
+                            if resp.status_code != 200:
+                                resp.read()
+                                raise self._status_error(resp)
+                            for event in source.iter_sse():
+                                if cancel is not None and cancel.is_set():
+                                    raise LLMError(CANCELLED, "the call was cancelled")
+                                if event.data == "[DONE]":
+                                    break
+                                asm.chunk(_json(event.data))
+                    else:
+                        resp = http.post(self.url, json=body, headers=headers)
+                        if resp.status_code != 200:
+                            raise self._status_error(resp)
+                        asm.body(_json(resp.text))
+                    return asm.finish()
+                except LLMError as exc:
+                    if exc.code == HTTP_STATUS and _retryable(exc.status) and attempt < self.max_retries:
+                        time.sleep(self._retry_wait(attempt, exc))
+                        attempt += 1
+                        continue
+                    raise
+                except httpx.TimeoutException:
+                    raise LLMError(TIMEOUT, f"no answer from {self.provider_id} within {self.timeout:g} s") from None
+                except SSEError as exc:
+                    raise LLMError(PROTOCOL, f"the reply is not a server-sent event stream ({exc})") from None
+                except httpx.HTTPError as exc:
+                    raise LLMError(HTTP_STATUS, f"the request to {self.provider_id} failed: {type(exc).__name__}") from None
+
+    # ------------------------------------------------------------ async
+
+    async def acomplete(self, messages: list[dict], tools: list[dict] | None = None, stream: bool = True,
+                        on_delta: Callable[[str, str], None] | None = None, **params) -> ChatResult:
+        """The async twin of :meth:`complete` (cancel it with ``task.cancel()``: ``CANCELLED``)."""
+        body, notes = self.build(messages, tools, stream, **params)
+        headers = self._headers()
+        attempt = 0
+        async with httpx.AsyncClient(timeout=self.timeout) as http:
+            while True:
+                result = ChatResult(model=self.model.id, shaping=list(notes))
+                asm = _Assembler(result, on_delta)
+                try:
+                    if stream:
+                        async with aconnect_sse(http, "POST", self.url, json=body, headers=headers) as source:
+                            resp = source.response
+                            if resp.status_code != 200:
+                                await resp.aread()
+                                raise self._status_error(resp)
+                            async for event in source.aiter_sse():
+                                if event.data == "[DONE]":
+                                    break
+                                asm.chunk(_json(event.data))
+                    else:
+                        resp = await http.post(self.url, json=body, headers=headers)
+                        if resp.status_code != 200:
+                            raise self._status_error(resp)
+                        asm.body(_json(resp.text))
+                    return asm.finish()
+                except LLMError as exc:
+                    if exc.code == HTTP_STATUS and _retryable(exc.status) and attempt < self.max_retries:
+                        await asyncio.sleep(self._retry_wait(attempt, exc))
+                        attempt += 1
+                        continue
+                    raise
+                except asyncio.CancelledError:
+                    raise LLMError(CANCELLED, "the call was cancelled") from None
+                except httpx.TimeoutException:
+                    raise LLMError(TIMEOUT, f"no answer from {self.provider_id} within {self.timeout:g} s") from None
+                except SSEError as exc:
+                    raise LLMError(PROTOCOL, f"the reply is not a server-sent event stream ({exc})") from None
+                except httpx.HTTPError as exc:
+                    raise LLMError(HTTP_STATUS, f"the request to {self.provider_id} failed: {type(exc).__name__}") from None
+
+
+def _retryable(status: int | None) -> bool:
+    return status is not None and (status == 429 or 500 <= status < 600)
+
+
+def _json(text: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LLMError(PROTOCOL, f"the provider sent something that is not JSON ({exc.msg} at {exc.pos})") from None

@@ -1,0 +1,206 @@
+"""ChatClient through real HTTP against the scripted server on 127.0.0.1 (spec: llm.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+
+import pytest
+
+from dsh_notebook.llm import ChatClient, LLMError, load_settings
+from dsh_notebook.llm.testing import ScriptedServer
+
+USER = [{"role": "user", "content": "What is 2+2?"}]
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("DSH_NOTEBOOK_HOME", str(tmp_path))
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "test-key-not-real")
+    monkeypatch.delenv("DSH_MODEL", raising=False)
+    return tmp_path
+
+
+def client(srv, **kw):
+    os.environ["DEEPSEEK_BASE_URL"] = srv.base_url
+    try:
+        return ChatClient(backoff=0.01, **kw)
+    finally:
+        del os.environ["DEEPSEEK_BASE_URL"]
+
+
+def test_streaming_text_and_reasoning(home):
+    script = [{"expect": {"model": "deepseek-chat", "stream": True, "contains": "2+2"},
+               "reply": {"content": "Four. 2+2 = 4.", "reasoning": "Add the numbers.", "chunk": 3}}]
+    seen = []
+    with ScriptedServer(script) as srv:
+        r = client(srv).complete(USER, on_delta=lambda kind, t: seen.append((kind, t)))
+    assert r.text == "Four. 2+2 = 4." and r.reasoning == "Add the numbers."
+    assert r.finish_reason == "stop" and r.usage["total_tokens"] > 0
+    assert "".join(t for k, t in seen if k == "text") == r.text and len(seen) > 5
+    assert srv.requests[0]["authorized"] and "test-key-not-real" not in json.dumps(srv.requests)
+
+
+def test_non_streaming(home):
+    with ScriptedServer([{"expect": {"stream": False}, "reply": {"content": "4"}}]) as srv:
+        r = client(srv).complete(USER, stream=False)
+    assert r.text == "4" and r.finish_reason == "stop"
+
+
+def test_tool_call_arguments_split_across_many_deltas(home):
+    args = json.dumps({"formula": "@V/@R", "target": "I"})
+    script = [{"reply": {"tool_calls": [{"id": "call_1", "name": "eval", "arguments": args},
+                                        {"id": "call_2", "name": "get", "arguments": '{"name": "I"}'}],
+                         "chunk": 2}}]
+    tools = [{"type": "function", "function": {"name": "eval", "parameters": {"type": "object"}}}]
+    with ScriptedServer(script) as srv:
+        r = client(srv).complete(USER, tools=tools)
+    assert [c.name for c in r.tool_calls] == ["eval", "get"]
+    assert r.tool_calls[0].parsed() == {"formula": "@V/@R", "target": "I"}
+    assert r.finish_reason == "tool_calls"
+    assert srv.requests[0]["body"]["tools"] == tools
+
+
+def test_malformed_stream_is_a_protocol_error(home):
+    with ScriptedServer([{"reply": {"content": "ok", "malformed": True}}]) as srv:
+        with pytest.raises(LLMError) as exc:
+            client(srv).complete(USER)
+    assert exc.value.code == "PROTOCOL"
+
+
+def test_401_is_http_status_and_not_retried(home):
+    with ScriptedServer([{"reply": {"status": 401, "message": "bad key"}}]) as srv:
+        with pytest.raises(LLMError) as exc:
+            client(srv).complete(USER)
+    assert (exc.value.code, exc.value.status) == ("HTTP_STATUS", 401) and "bad key" in exc.value.message
+    assert len(srv.requests) == 1
+
+
+def test_429_then_success_is_retried_honouring_retry_after(home):
+    script = [{"reply": {"status": 429, "headers": {"Retry-After": "0.05"}}}, {"reply": {"content": "ok"}}]
+    with ScriptedServer(script) as srv:
+        r = client(srv).complete(USER)
+    assert r.text == "ok" and len(srv.requests) == 2
+
+
+def test_500_three_times_gives_up_with_the_code(home):
+    with ScriptedServer([{"reply": {"status": 500}}] * 3) as srv:
+        with pytest.raises(LLMError) as exc:
+            client(srv, max_retries=2).complete(USER)
+    assert (exc.value.code, exc.value.status) == ("HTTP_STATUS", 500) and len(srv.requests) == 3
+
+
+def test_timeout(home):
+    with ScriptedServer([{"reply": {"content": "late", "delay": 1.0}}]) as srv:
+        with pytest.raises(LLMError) as exc:
+            client(srv, timeout=0.2).complete(USER, stream=False)
+    assert exc.value.code == "TIMEOUT"
+
+
+def test_missing_key_and_unknown_model(home, monkeypatch):
+    monkeypatch.delenv("DEEPSEEK_API_KEY")
+    with ScriptedServer([]) as srv:
+        with pytest.raises(LLMError) as exc:
+            client(srv).complete(USER)
+        assert exc.value.code == "MISSING_CREDENTIAL" and "DEEPSEEK_API_KEY" in exc.value.message
+        with pytest.raises(LLMError) as exc:
+            client(srv, model="nope-9")
+        assert exc.value.code == "UNKNOWN_MODEL" and "deepseek/deepseek-chat" in exc.value.message
+    assert srv.requests == []
+
+
+def test_cancel_mid_stream(home):
+    cancel = threading.Event()
+    script = [{"reply": {"content": "x" * 400, "chunk": 1, "chunk_delay": 0.002}}]
+    got = []
+
+    def on_delta(kind, text):
+        got.append(text)
+        if len(got) == 20:
+            cancel.set()
+
+    with ScriptedServer(script) as srv:
+        with pytest.raises(LLMError) as exc:
+            client(srv).complete(USER, on_delta=on_delta, cancel=cancel)
+    assert exc.value.code == "CANCELLED" and len(got) < 400
+
+
+def test_script_mismatch_is_reported(home):
+    with ScriptedServer([{"expect": {"model": "deepseek-reasoner"}, "reply": {"content": "x"}}]) as srv:
+        with pytest.raises(LLMError) as exc:
+            client(srv, max_retries=0).complete(USER)
+    assert exc.value.status == 500 and "expected model" in exc.value.message and srv.mismatches
+
+
+def test_hooks_shape_the_request_and_record_it(home):
+    def more_tokens(body, model):
+        body["max_tokens"] = model.default_max_tokens
+        return [f"max_tokens set to {model.default_max_tokens}"]
+
+    with ScriptedServer([{"expect": {"params": {"max_tokens": 4096}}, "reply": {"content": "ok"}}]) as srv:
+        r = client(srv, hooks=[more_tokens]).complete(USER)
+    assert r.shaping == ["max_tokens set to 4096"] and srv.requests[0]["body"]["max_tokens"] == 4096
+
+
+def test_async_client(home):
+    with ScriptedServer([{"reply": {"content": "async ok", "chunk": 2}}]) as srv:
+        r = asyncio.run(client(srv).acomplete(USER))
+    assert r.text == "async ok"
+
+
+def test_settings_file_merges_and_validates(home):
+    (home / "settings.toml").write_text('''
+default_model = "deepseek/deepseek-reasoner"
+[[providers.deepseek.models]]
+id = "deepseek-reasoner"
+reasoning_efforts = ["low", "medium", "high", "max"]
+''', encoding="utf-8")
+    s = load_settings()
+    pid, prov, model = s.resolve()
+    assert model.id == "deepseek-reasoner" and model.strongest_effort == "max" and model.max_tokens == 65536
+    assert prov.model("deepseek-chat") is not None  # built-ins kept
+    (home / "settings.toml").write_text('[[providers.deepseek.models]]\nid = "x"\nmax_tokens = -1\n', encoding="utf-8")
+    with pytest.raises(LLMError) as exc:
+        load_settings()
+    assert exc.value.code == "SETTINGS" and "max_tokens" in exc.value.message
+
+
+def test_credentials_file_must_be_private(home, monkeypatch):
+    monkeypatch.delenv("DEEPSEEK_API_KEY")
+    cred = home / "credentials.toml"
+    cred.write_text('[deepseek]\napi_key = "from-file-not-real"\n', encoding="utf-8")
+    cred.chmod(0o644)
+    with ScriptedServer([{"reply": {"content": "ok"}}]) as srv:
+        with pytest.raises(LLMError) as exc:
+            client(srv).complete(USER)
+        assert exc.value.code == "MISSING_CREDENTIAL" and "chmod 600" in exc.value.message
+        cred.chmod(0o600)
+        assert client(srv).complete(USER).text == "ok"
+
+
+def test_serve_fake_llm_command(home, tmp_path):
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"reply": {"content": "scripted hello"}}]), encoding="utf-8")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "dsh_notebook.cli", "serve-fake-llm", "--script", str(script),
+                             "--port", str(port)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert "scripted" in proc.stdout.readline()
+        os.environ["DEEPSEEK_BASE_URL"] = f"http://127.0.0.1:{port}"
+        try:
+            r = ChatClient().complete(USER)
+        finally:
+            del os.environ["DEEPSEEK_BASE_URL"]
+        assert r.text == "scripted hello"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
