@@ -184,7 +184,6 @@ def test_serve_fake_llm_command(home, tmp_path):
     import socket
     import subprocess
     import sys
-    import time
 
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"reply": {"content": "scripted hello"}}]), encoding="utf-8")
