@@ -1,0 +1,121 @@
+"""The session log: model-visible means logged (spec: llm.md "Session log").
+
+* A session is one JSONL file (``<stem>.dsh/sessions/<session-id>.jsonl``) written with the
+  shared writer, its lock held while the session is open. Each line has ``seq``, ``ts`` and
+  ``type``: ``session/start``, ``turn/start``, ``user/message``, ``step/start``,
+  ``assistant/message``, ``tool/call``, ``tool/result``, ``notice``, ``step/end``, ``turn/end``.
+* :func:`history` derives the messages sent to the model from the events alone, so a
+  session rebuilt from its file sends exactly the same request.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..storage import JsonlWriter, read_jsonl
+
+EVENT_TYPES = ("session/start", "turn/start", "user/message", "step/start", "assistant/message", "tool/call",
+               "tool/result", "notice", "step/end", "turn/end")
+
+
+def new_session_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+
+
+class SessionLog:
+    """An open session file. ``SessionLog.create(folder, model=..., preset=..., tools=[...],
+    system=None)`` starts one; ``SessionLog.open(path)`` continues one (its events are read
+    back first). ``append(type, **fields)`` writes one event and returns it."""
+
+    def __init__(self, path: Path, events: list[dict]):
+        if any(e.get("type") not in EVENT_TYPES for e in events):
+            bad = next(e.get("type") for e in events if e.get("type") not in EVENT_TYPES)
+            raise ValueError(f"{path}: unknown event type {bad!r}")
+        self.path = Path(path)
+        self.events = events
+        self._writer = JsonlWriter(self.path)
+
+    @classmethod
+    def create(cls, folder, *, model: str, preset: str = "plain", tools: list[str] = (), system: str | None = None,
+               session_id: str | None = None) -> "SessionLog":
+        path = Path(folder) / f"{session_id or new_session_id()}.jsonl"
+        log = cls(path, [])
+        start = {"model": model, "preset": preset, "tools": list(tools)}
+        if system:
+            start["system"] = system
+        log.append("session/start", **start)
+        return log
+
+    @classmethod
+    def open(cls, path) -> "SessionLog":
+        return cls(Path(path), read_jsonl(path).rows)
+
+    @property
+    def id(self) -> str:
+        return self.path.stem
+
+    def append(self, type: str, **fields) -> dict:  # noqa: A002 - the field's name
+        if type not in EVENT_TYPES:
+            raise ValueError(f"unknown event type {type!r}")
+        event = {"seq": len(self.events) + 1, "ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+                 "type": type, **fields}
+        self._writer.append(event)
+        self.events.append(event)
+        return event
+
+    def close(self) -> None:
+        self._writer.close()
+
+    def __enter__(self) -> "SessionLog":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def read_events(path) -> list[dict]:
+    """A session's events, read without taking its lock (for viewers and the reviewer)."""
+    return read_jsonl(path).rows
+
+
+def history(events: list[dict]) -> list[dict]:
+    """The chat messages the model is sent, derived from the events only.
+
+    ``session/start.system`` becomes the system message; ``user/message`` a user message;
+    ``assistant/message`` an assistant message with its tool calls (reasoning is not sent
+    back); ``tool/result`` a tool message; a ``notice`` a system message (steering, never
+    user input). Cancelled or failed turns keep what was said before they stopped.
+    """
+    out: list[dict] = []
+    for e in events:
+        t = e.get("type")
+        if t == "session/start" and e.get("system"):
+            out.append({"role": "system", "content": e["system"]})
+        elif t == "user/message":
+            out.append({"role": "user", "content": e.get("text", "")})
+        elif t == "assistant/message":
+            msg: dict = {"role": "assistant", "content": e.get("text", "")}
+            calls = e.get("tool_calls") or []
+            if calls:
+                msg["tool_calls"] = [{"id": c["id"], "type": "function",
+                                      "function": {"name": c["name"], "arguments": c.get("arguments", "")}}
+                                     for c in calls]
+            out.append(msg)
+        elif t == "tool/result":
+            content = e.get("content")
+            out.append({"role": "tool", "tool_call_id": e.get("id", ""),
+                        "content": content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)})
+        elif t == "notice" and e.get("text"):
+            out.append({"role": "system", "content": e["text"]})
+    # a tool call without its result (a cancelled step) must not reach the provider
+    answered = {m.get("tool_call_id") for m in out if m["role"] == "tool"}
+    for m in out:
+        if m["role"] == "assistant" and m.get("tool_calls"):
+            m["tool_calls"] = [c for c in m["tool_calls"] if c["id"] in answered]
+            if not m["tool_calls"]:
+                del m["tool_calls"]
+    return out
