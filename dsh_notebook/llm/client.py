@@ -66,6 +66,8 @@ class _Assembler:
         self.r = result
         self.on_delta = on_delta
         self.calls: dict[int, dict] = {}
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
 
     def chunk(self, data: dict) -> None:
         if not isinstance(data, dict):
@@ -74,12 +76,16 @@ class _Assembler:
             self.r.usage = data["usage"]
         for choice in data.get("choices") or []:
             d = choice.get("delta") or {}
-            if d.get("reasoning_content"):
-                self.r.reasoning += d["reasoning_content"]
-                self._emit("reasoning", d["reasoning_content"])
-            if d.get("content"):
-                self.r.text += d["content"]
-                self._emit("text", d["content"])
+            piece = d.get("reasoning_content")
+            if piece:
+                self.reasoning.append(piece)
+                if self.on_delta is not None:
+                    self.on_delta("reasoning", piece)
+            piece = d.get("content")
+            if piece:
+                self.text.append(piece)
+                if self.on_delta is not None:
+                    self.on_delta("text", piece)
             for tc in d.get("tool_calls") or []:
                 slot = self.calls.setdefault(int(tc.get("index", 0)), {"id": "", "name": "", "arguments": ""})
                 slot["id"] = tc.get("id") or slot["id"]
@@ -95,8 +101,8 @@ class _Assembler:
             msg = choice.get("message") or {}
         except (KeyError, IndexError, TypeError):
             raise LLMError(PROTOCOL, "the reply has no choices[0].message") from None
-        self.r.text = msg.get("content") or ""
-        self.r.reasoning = msg.get("reasoning_content") or ""
+        self.text = [msg.get("content") or ""]
+        self.reasoning = [msg.get("reasoning_content") or ""]
         for i, tc in enumerate(msg.get("tool_calls") or []):
             fn = tc.get("function") or {}
             self.calls[i] = {"id": tc.get("id", ""), "name": fn.get("name", ""), "arguments": fn.get("arguments", "")}
@@ -104,14 +110,12 @@ class _Assembler:
         self.r.usage = data.get("usage") or {}
 
     def finish(self) -> ChatResult:
+        self.r.text = "".join(self.text)
+        self.r.reasoning = "".join(self.reasoning)
         self.r.tool_calls = [ToolCall(c["id"], c["name"], c["arguments"]) for _, c in sorted(self.calls.items())]
         if self.r.finish_reason is None:
             raise LLMError(PROTOCOL, "the stream ended without a finish reason")
         return self.r
-
-    def _emit(self, kind: str, text: str) -> None:
-        if self.on_delta is not None:
-            self.on_delta(kind, text)
 
 
 class ChatClient:
@@ -134,6 +138,24 @@ class ChatClient:
         self.max_retries = max_retries
         self.backoff = backoff
         self._transport = transport
+        self._http: httpx.Client | None = None  # one connection pool (and TLS context) for every call
+
+    def _client(self) -> httpx.Client:
+        if self._http is None or self._http.is_closed:
+            self._http = httpx.Client(timeout=self.timeout, transport=self._transport)
+        return self._http
+
+    def close(self) -> None:
+        """Close the connection pool (a later call opens a new one)."""
+        if self._http is not None:
+            self._http.close()
+            self._http = None
+
+    def __enter__(self) -> "ChatClient":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     # ------------------------------------------------------------ request
 
@@ -187,41 +209,41 @@ class ChatClient:
         body, notes = self.build(messages, tools, stream, **params)
         headers = self._headers()
         attempt = 0
-        with httpx.Client(timeout=self.timeout, transport=self._transport) as http:
-            while True:
-                result = ChatResult(model=self.model.id, shaping=list(notes))
-                asm = _Assembler(result, on_delta)
-                try:
-                    if stream:
-                        with connect_sse(http, "POST", self.url, json=body, headers=headers) as source:
-                            resp = source.response
-                            if resp.status_code != 200:
-                                resp.read()
-                                raise self._status_error(resp)
-                            for event in source.iter_sse():
-                                if cancel is not None and cancel.is_set():
-                                    raise LLMError(CANCELLED, "the call was cancelled")
-                                if event.data == "[DONE]":
-                                    break
-                                asm.chunk(_json(event.data))
-                    else:
-                        resp = http.post(self.url, json=body, headers=headers)
+        http = self._client()
+        while True:
+            result = ChatResult(model=self.model.id, shaping=list(notes))
+            asm = _Assembler(result, on_delta)
+            try:
+                if stream:
+                    with connect_sse(http, "POST", self.url, json=body, headers=headers) as source:
+                        resp = source.response
                         if resp.status_code != 200:
+                            resp.read()
                             raise self._status_error(resp)
-                        asm.body(_json(resp.text))
-                    return asm.finish()
-                except LLMError as exc:
-                    if exc.code == HTTP_STATUS and _retryable(exc.status) and attempt < self.max_retries:
-                        time.sleep(self._retry_wait(attempt, exc))
-                        attempt += 1
-                        continue
-                    raise
-                except httpx.TimeoutException:
-                    raise LLMError(TIMEOUT, f"no answer from {self.provider_id} within {self.timeout:g} s") from None
-                except SSEError as exc:
-                    raise LLMError(PROTOCOL, f"the reply is not a server-sent event stream ({exc})") from None
-                except httpx.HTTPError as exc:
-                    raise LLMError(HTTP_STATUS, f"the request to {self.provider_id} failed: {type(exc).__name__}") from None
+                        for event in source.iter_sse():
+                            if cancel is not None and cancel.is_set():
+                                raise LLMError(CANCELLED, "the call was cancelled")
+                            if event.data == "[DONE]":
+                                break
+                            asm.chunk(_json(event.data))
+                else:
+                    resp = http.post(self.url, json=body, headers=headers)
+                    if resp.status_code != 200:
+                        raise self._status_error(resp)
+                    asm.body(_json(resp.text))
+                return asm.finish()
+            except LLMError as exc:
+                if exc.code == HTTP_STATUS and _retryable(exc.status) and attempt < self.max_retries:
+                    time.sleep(self._retry_wait(attempt, exc))
+                    attempt += 1
+                    continue
+                raise
+            except httpx.TimeoutException:
+                raise LLMError(TIMEOUT, f"no answer from {self.provider_id} within {self.timeout:g} s") from None
+            except SSEError as exc:
+                raise LLMError(PROTOCOL, f"the reply is not a server-sent event stream ({exc})") from None
+            except httpx.HTTPError as exc:
+                raise LLMError(HTTP_STATUS, f"the request to {self.provider_id} failed: {type(exc).__name__}") from None
 
     # ------------------------------------------------------------ async
 
