@@ -190,6 +190,18 @@ class ChatClient:
                 pass
         return self.backoff * (2 ** attempt) * (0.5 + random.random())
 
+    def _retries(self, exc: LLMError, attempt: int) -> bool:
+        """429 and 5xx are retried, at most ``max_retries`` times."""
+        return exc.code == HTTP_STATUS and _retryable(exc.status) and attempt < self.max_retries
+
+    def _transport_error(self, exc: Exception) -> LLMError:
+        """An httpx or SSE failure as the client's stable codes (shared by sync and async)."""
+        if isinstance(exc, httpx.TimeoutException):
+            return LLMError(TIMEOUT, f"no answer from {self.provider_id} within {self.timeout:g} s")
+        if isinstance(exc, SSEError):
+            return LLMError(PROTOCOL, f"the reply is not a server-sent event stream ({exc})")
+        return LLMError(HTTP_STATUS, f"the request to {self.provider_id} failed: {type(exc).__name__}")
+
     @staticmethod
     def _status_error(response: httpx.Response) -> LLMError:
         try:
@@ -233,17 +245,13 @@ class ChatClient:
                     asm.body(_json(resp.text))
                 return asm.finish()
             except LLMError as exc:
-                if exc.code == HTTP_STATUS and _retryable(exc.status) and attempt < self.max_retries:
+                if self._retries(exc, attempt):
                     time.sleep(self._retry_wait(attempt, exc))
                     attempt += 1
                     continue
                 raise
-            except httpx.TimeoutException:
-                raise LLMError(TIMEOUT, f"no answer from {self.provider_id} within {self.timeout:g} s") from None
-            except SSEError as exc:
-                raise LLMError(PROTOCOL, f"the reply is not a server-sent event stream ({exc})") from None
-            except httpx.HTTPError as exc:
-                raise LLMError(HTTP_STATUS, f"the request to {self.provider_id} failed: {type(exc).__name__}") from None
+            except (httpx.HTTPError, SSEError) as exc:
+                raise self._transport_error(exc) from None
 
     # ------------------------------------------------------------ async
 
@@ -275,19 +283,15 @@ class ChatClient:
                         asm.body(_json(resp.text))
                     return asm.finish()
                 except LLMError as exc:
-                    if exc.code == HTTP_STATUS and _retryable(exc.status) and attempt < self.max_retries:
+                    if self._retries(exc, attempt):
                         await asyncio.sleep(self._retry_wait(attempt, exc))
                         attempt += 1
                         continue
                     raise
                 except asyncio.CancelledError:
                     raise LLMError(CANCELLED, "the call was cancelled") from None
-                except httpx.TimeoutException:
-                    raise LLMError(TIMEOUT, f"no answer from {self.provider_id} within {self.timeout:g} s") from None
-                except SSEError as exc:
-                    raise LLMError(PROTOCOL, f"the reply is not a server-sent event stream ({exc})") from None
-                except httpx.HTTPError as exc:
-                    raise LLMError(HTTP_STATUS, f"the request to {self.provider_id} failed: {type(exc).__name__}") from None
+                except (httpx.HTTPError, SSEError) as exc:
+                    raise self._transport_error(exc) from None
 
 
 def _retryable(status: int | None) -> bool:

@@ -680,8 +680,6 @@ def rerun(path) -> dict:
                     diffs.append({"seq": seq, "what": f"{target} = {formula}", "recorded": c.get("result"),
                                   "rerun": got})
                 eng._write(check_name(target, "target"), parse_tagged(c["result"]))  # continue as recorded
-            elif tool == "eval" and not ok and isinstance(c.get("code"), str) and isinstance(row, dict):
-                pass  # refused rows are kept as written; they changed nothing
         except (EngineError, KeyError, TypeError) as exc:
             diffs.append({"seq": seq, "what": f"row {seq} ({tool})", "recorded": c,
                           "rerun": {"code": getattr(exc, "code", UNKNOWN_ERROR), "error": str(exc)}})
