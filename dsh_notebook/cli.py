@@ -112,6 +112,10 @@ def cmd_run(args) -> int:
         return 2
     if not args.no_save:
         nbformat.write(nb, str(path))
+        if nb.metadata.get("dsh"):  # the notebook was synced before: seal this run's records too
+            from .notebook.artifact import sync
+
+            sync(path)
     sidecar = sidecar_for(path)
     rows = []
     for rid in _records_in(nb):

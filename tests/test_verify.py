@@ -259,3 +259,9 @@ def test_index_and_outputs_must_agree(report):
 def test_common_token_formats_are_secrets(report, token):
     (report.parent / "report.dsh" / "notes.txt").write_text(f"saved {token} here", encoding="utf-8")
     assert failures(report, 4)
+
+
+def test_run_after_sync_keeps_the_notebook_verifiable(report):
+    sync(report)
+    assert cli("run", str(report)).returncode == 0
+    assert failures(report) == []

@@ -161,7 +161,8 @@ def verify(notebook) -> list[Finding]:
             findings.append(Finding(1, True, rid, "present, hash matches" if expected[rid] else "present"))
     for i, cell in enumerate(nb.cells):
         src = cell.get("source", "")
-        if cell.get("cell_type") == "code" and src.lstrip().startswith("%%reckon") and \
+        first = src.lstrip().split("\n", 1)[0]
+        if cell.get("cell_type") == "code" and first.startswith("%%reckon") and "--quiet" not in first.split() and \
                 not any(MIME_RECORD in o.get("data", {}) for o in cell.get("outputs", [])):
             findings.append(Finding(1, None, f"cell {i + 1}", "runs %%reckon but its output names no record "
                                                                "(not run, or its output was cleared)"))
@@ -216,7 +217,8 @@ def _check_record(f: Path) -> list[Finding]:
                                            f"{_value(d['recorded'])}, replayed {_value(d['rerun'])}"))
     if not out:
         n = result["checked"]
-        out.append(Finding(2, True, rid, f"{n} step{'s' if n != 1 else ''} replay identically from the record's own inputs"))
+        what = "no evaluation steps" if n == 0 else f"{n} step{'s replay' if n != 1 else ' replays'} identically"
+        out.append(Finding(2, True, rid, f"{what} from the record's own inputs" if n else what))
     return out
 
 
