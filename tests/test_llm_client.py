@@ -130,8 +130,10 @@ def test_cancel_mid_stream(home):
 def test_script_mismatch_is_reported(home):
     with ScriptedServer([{"expect": {"model": "deepseek-reasoner"}, "reply": {"content": "x"}}]) as srv:
         with pytest.raises(LLMError) as exc:
-            client(srv, max_retries=0).complete(USER)
-    assert exc.value.status == 500 and "expected model" in exc.value.message and srv.mismatches
+            client(srv).complete(USER)
+    # 400, not 5xx: a mismatch is never retried into the next turn of the script
+    assert exc.value.status == 400 and "expected model" in exc.value.message and srv.mismatches
+    assert len(srv.requests) == 1
 
 
 def test_hooks_shape_the_request_and_record_it(home):

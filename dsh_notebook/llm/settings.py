@@ -14,7 +14,7 @@ import os
 import stat
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
@@ -58,11 +58,37 @@ class Provider(BaseModel):
         return next((m for m in self.models if m.id == model_id), None)
 
 
+class SearchSettings(BaseModel):
+    """The ``[search]`` table: the outside lookup's provider and policy (upstream-facts.md 3.13).
+
+    Every key is optional and loosely typed on purpose: :class:`~dsh_notebook.llm.search.SearchPolicy`
+    checks the values, replaces an out-of-range one by its default and reports it in
+    ``problems``, so a wrong number never costs the session its settings. Unknown keys are
+    kept (and reported there too).
+    """
+
+    model_config = {"extra": "allow"}
+
+    provider: Any = Field(default=None, description='"searxng" or "wikipedia"; unset: searxng when searxng_url is set')
+    searxng_url: Any = Field(default=None, description="base URL of a SearXNG instance with the JSON format enabled")
+    wikipedia_url: Any = Field(default=None, description="base URL of a Wikipedia (default https://en.wikipedia.org)")
+    tier: Any = Field(default=None, description='"strict" (allow-listed hosts only, the default) or "open"')
+    allowed_hosts: Any = Field(default=None, description="host suffixes a strict lookup may read; [] allows none")
+    max_results: Any = Field(default=None, description="sources asked of the provider, 1-50 (12)")
+    max_searches_per_record: Any = Field(default=None, description="lookups one record may hold, 1-50 (4)")
+    answer_max_chars: Any = Field(default=None, description="longest answer handed to the model, 120-10000 (1200)")
+    enrich_pages: Any = Field(default=None, description="allowed pages fetched for their text, 0-10 (0)")
+    enrich_chars_per_page: Any = Field(default=None, description="text kept per fetched page, 200-50000 (4000)")
+    synthesis_model: Any = Field(default=None, description="model of the extraction step (default: the chat model)")
+    synthesis_max_tokens: Any = Field(default=None, description="max_tokens of the extraction step, 128-8192 (800)")
+
+
 class Settings(BaseModel):
     model_config = {"extra": "forbid"}
 
     default_model: str = "deepseek/deepseek-chat"
     providers: dict[str, Provider] = Field(default_factory=dict)
+    search: SearchSettings | None = None
 
     def resolve(self, model: str | None = None) -> tuple[str, Provider, ModelInfo]:
         """``(provider id, provider, model)`` for ``provider/model``, a bare model id, or the

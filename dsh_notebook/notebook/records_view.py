@@ -44,7 +44,11 @@ def record_text(rec: Record) -> str:
     for r in rec.rows:
         c = r.get("content") or {}
         mark = "  " if r.get("ok") else "✗ "
-        if not r.get("ok"):
+        if r.get("tool") == "search":
+            mark = "  " if r.get("ok") else "? "
+            answer = (c.get("synthesis") or {}).get("answer") if r.get("ok") else c.get("code")
+            desc = f"{c.get('question')} -> {c.get('outcome')}" + (f": {answer}" if answer else "")
+        elif not r.get("ok"):
             desc = f"{c.get('code')}: {c.get('error')}"
         elif r.get("tool") == "set":
             desc = f"{c.get('name')} = {c.get('value')}"

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..storage import JsonlWriter, LockedError, StorageError, atomic_rename, is_locked
+from ..storage import JsonlWriter, LockedError, StorageError, atomic_rename, dumps_line, is_locked
 from . import dims as D
 from . import records as R
 from .errors import (
@@ -95,14 +95,15 @@ class _Slot:
 
 
 class _Open:
-    __slots__ = ("id", "title", "writer", "seq", "opened")
+    __slots__ = ("id", "lookups", "opened", "seq", "title", "writer")
 
-    def __init__(self, rid, title, writer, seq, opened):
+    def __init__(self, rid, title, writer, seq, opened, lookups=0):
         self.id = rid
         self.title = title
         self.writer = writer
         self.seq = seq
         self.opened = opened
+        self.lookups = lookups  # ``search`` rows in this record (the lookup budget counts them)
 
 
 def _fail(code: str, message: str) -> EngineError:
@@ -470,6 +471,39 @@ class Engine:
             self._trace(tool, False, {"code": code, "error": message})
             return err.receipt()
 
+    def record_lookup(self, fact: dict) -> dict:
+        """Append one outside-lookup row ``{"seq", "at", "tool": "search", "ok", "content": fact}``
+        to the open record (upstream-facts.md 3.13; written by :mod:`dsh_notebook.llm.search`).
+
+        ``fact`` is the search fact (``question``, ``tier``, ``outcome``, ``candidates``,
+        ``used``, ...); ``ok`` is ``fact["outcome"] == "answered"``. Returns ``{"ok": True,
+        "seq"}``, or a failure receipt: ``ENGINE_OPEN_RECORD_NOT_FOUND`` when no record is open,
+        ``ENGINE_INVALID_ARGS`` when ``fact`` is not a dict with a string ``outcome`` or is not
+        strict JSON (NaN, infinities, non-JSON types). Nothing is written on failure. Lookup
+        rows change no slot and are skipped by replay, rerun and recovery.
+        """
+        with self._lock:
+            try:
+                o = self._need_open()
+                if not isinstance(fact, dict) or not isinstance(fact.get("outcome"), str):
+                    raise _fail(INVALID_ARGS, f"the lookup fact is {short(fact)}; it must be an object with an "
+                                              "'outcome' text.")
+                try:
+                    dumps_line(fact)
+                except (StorageError, TypeError, ValueError) as exc:
+                    raise _fail(INVALID_ARGS, f"the lookup fact is not strict JSON ({exc}); give plain "
+                                              "strings, finite numbers, lists and objects.") from None
+            except EngineError as exc:
+                return exc.receipt()
+            o.lookups += 1
+            self._trace("search", fact["outcome"] == "answered", fact)
+            return {"ok": True, "seq": o.seq}
+
+    def lookup_count(self) -> int:
+        """How many ``search`` rows the open record holds (0 when none is open)."""
+        with self._lock:
+            return self._open.lookups if self._open is not None else 0
+
     def call(self, tool, args) -> dict:
         """Run one JSON tool call (the model's entry point): ``tool`` is one of
         ``set, get, eval, record_start, record_message, record_end``; ``args`` the JSON
@@ -560,7 +594,8 @@ class Engine:
             except (EngineError, KeyError, TypeError):
                 continue
         seqs = [r.get("seq") for r in rec.rows if isinstance(r.get("seq"), int)]
-        self._open = _Open(rec.id, rec.title, writer, max(seqs or [0]), rec.opened)
+        lookups = sum(1 for r in rec.rows if r.get("tool") == "search")
+        self._open = _Open(rec.id, rec.title, writer, max(seqs or [0]), rec.opened, lookups)
         self.recovered = rec.id
 
     def close(self) -> None:

@@ -61,7 +61,14 @@ class Record:
 
     @property
     def refused(self) -> list[dict]:
-        return [r for r in self.rows if r.get("ok") is False]
+        """Engine calls that were refused. A lookup that did not answer (``search`` row with
+        ``ok: false``) is an outcome of the lookup, not a refused call: see :attr:`lookups`."""
+        return [r for r in self.rows if r.get("ok") is False and r.get("tool") != "search"]
+
+    @property
+    def lookups(self) -> list[dict]:
+        """``search`` rows (every outcome), in order."""
+        return [r for r in self.rows if r.get("tool") == "search"]
 
     @property
     def closing_text(self) -> str | None:
