@@ -21,6 +21,7 @@ from pathlib import Path
 from . import __version__
 
 MIME_RECORD = "application/vnd.dsh.record+json"
+MIME_SESSION = "application/vnd.dsh.session+json"
 
 
 def _records_in(nb) -> list[str]:
@@ -28,9 +29,15 @@ def _records_in(nb) -> list[str]:
     seen: list[str] = []
     for cell in nb.cells:
         for out in cell.get("outputs", []):
+            meta = out.get("metadata", {}).get("dsh") or {}
             if MIME_RECORD in out.get("data", {}):
-                rid = (out.get("metadata", {}).get("dsh") or {}).get("record_id")
-                if rid and rid not in seen:
+                ids = [meta.get("record_id")]
+            elif MIME_SESSION in out.get("data", {}):  # records a model wrote during a %%chat turn
+                ids = meta.get("records") or []
+            else:
+                continue
+            for rid in ids:
+                if isinstance(rid, str) and rid and rid not in seen:
                     seen.append(rid)
     return seen
 
@@ -235,14 +242,25 @@ def cmd_article(args) -> int:
     if not nb.is_file() and not sidecar.is_dir():
         print(f"dsh-notebook article: no such notebook: {args.notebook}", file=sys.stderr)
         return 2
+    writer = None
+    if args.writer == "model":
+        from .llm.writer import ModelArticleWriter
+
+        writer = ModelArticleWriter()
     try:
         path = find_record(sidecar, args.record_id)
         out = Path(args.out) if args.out else sidecar / "articles"
-        result = write_article(path, out, args.format, args.language, args.compile, args.name)
+        result = write_article(path, out, args.format, args.language, args.compile, args.name, writer=writer)
     except (FileNotFoundError, ArticleError, ValueError) as exc:
         print(f"dsh-notebook article: {exc}", file=sys.stderr)
         return 2
-    print(f"wrote {result.path}" + (f" and {result.pdf}" if result.pdf else "") + f" ({result.language})")
+    if result.fallback_reason:
+        print(f"dsh-notebook article: the offline writer wrote the article instead: {result.fallback_reason}",
+              file=sys.stderr)
+    by = f"{result.writer} writer"
+    if result.writer == "model" and writer is not None and writer.model_id:
+        by += f", {writer.model_id}"
+    print(f"wrote {result.path}" + (f" and {result.pdf}" if result.pdf else "") + f" ({result.language}, {by})")
     return 0
 
 
@@ -315,6 +333,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--language", choices=("auto", "zh-CN", "en"), default="auto")
     a.add_argument("--out", help="folder (default: the notebook's .dsh/articles/)")
     a.add_argument("--name", help="file name without extension (default: reckoner-<record id>)")
+    a.add_argument("--writer", choices=("offline", "model"), default="offline",
+                   help="offline (templates, the default) or model (DSH_MODEL or the settings' default model; its "
+                        "article is checked and the offline one is written instead, with the reason, if it fails)")
     a.set_defaults(func=cmd_article)
     f = sub.add_parser("serve-fake-llm", help="a scripted OpenAI-compatible chat server on 127.0.0.1 (tests, demos)")
     f.add_argument("--script", required=True, help="JSON list of {expect, reply} turns")

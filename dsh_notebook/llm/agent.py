@@ -114,7 +114,9 @@ class Agent:
                 log.append("turn/end", status="completed")
                 return TurnResult("completed", result.text, step, tool_calls=calls_made)
         except (KeyboardInterrupt, LLMError) as exc:
-            cancelled = isinstance(exc, KeyboardInterrupt) or exc.code == CANCELLED
+            # a stop request may surface as a transport error when the connection is closed under it
+            cancelled = (isinstance(exc, KeyboardInterrupt) or exc.code == CANCELLED
+                         or (cancel is not None and cancel.is_set()))
             if cancelled:
                 log.append("turn/end", status="cancelled")
                 return TurnResult("cancelled", "", step, tool_calls=calls_made)

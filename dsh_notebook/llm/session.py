@@ -28,7 +28,8 @@ def new_session_id() -> str:
 
 class SessionLog:
     """An open session file. ``SessionLog.create(folder, model=..., preset=..., tools=[...],
-    system=None)`` starts one; ``SessionLog.open(path)`` continues one (its events are read
+    system=None, **extra)`` starts one (``extra`` fields such as ``name`` go into
+    ``session/start``); ``SessionLog.open(path)`` continues one (its events are read
     back first). ``append(type, **fields)`` writes one event and returns it."""
 
     def __init__(self, path: Path, events: list[dict]):
@@ -37,14 +38,16 @@ class SessionLog:
             raise ValueError(f"{path}: unknown event type {bad!r}")
         self.path = Path(path)
         self.events = events
+        #: callables given each event after it is written (a live view follows the turn this way)
+        self.listeners: list = []
         self._writer = JsonlWriter(self.path)
 
     @classmethod
     def create(cls, folder, *, model: str, preset: str = "plain", tools: list[str] = (), system: str | None = None,
-               session_id: str | None = None) -> "SessionLog":
+               session_id: str | None = None, **extra) -> "SessionLog":
         path = Path(folder) / f"{session_id or new_session_id()}.jsonl"
         log = cls(path, [])
-        start = {"model": model, "preset": preset, "tools": list(tools)}
+        start = {"model": model, "preset": preset, "tools": list(tools), **extra}
         if system:
             start["system"] = system
         log.append("session/start", **start)
@@ -58,13 +61,15 @@ class SessionLog:
     def id(self) -> str:
         return self.path.stem
 
-    def append(self, type: str, **fields) -> dict:  # noqa: A002 - the field's name
+    def append(self, type: str, **fields) -> dict:
         if type not in EVENT_TYPES:
             raise ValueError(f"unknown event type {type!r}")
         event = {"seq": len(self.events) + 1, "ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
                  "type": type, **fields}
         self._writer.append(event)
         self.events.append(event)
+        for listen in self.listeners:
+            listen(event)
         return event
 
     def close(self) -> None:

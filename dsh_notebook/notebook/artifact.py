@@ -4,8 +4,8 @@ into the notebook" and "Verification").
 * ``sync`` writes the notebook-level index ``metadata.dsh = {version, records: {id: sha256},
   sessions, reviews, ledgers}`` and ``cell.metadata.dsh = {records: [...]}`` with nbformat;
   the notebook still validates, and its nbformat version is kept.
-* ``verify`` runs the four checks: (1) every record the notebook names exists beside it with
-  the hash the notebook holds; (2) every closed record reads cleanly (no torn or undecodable
+* ``verify`` runs the four checks: (1) every record and chat session the notebook names
+  exists beside it with the hash the notebook holds; (2) every closed record reads cleanly (no torn or undecodable
   line, ``seq`` 0..n in order, its id matching its file) and re-evaluates in a fresh engine
   to identical values and dimensions; (3) every ledger's chain and fold (none can exist yet:
   the ledger arrives with the research issue, so any ledger file is reported as unchecked);
@@ -27,6 +27,8 @@ from ..reckoner.records import RECORDS_DIR, UnreadableRecord
 from .paths import sidecar_for
 
 MIME_RECORD = "application/vnd.dsh.record+json"
+MIME_SESSION = "application/vnd.dsh.session+json"
+SESSIONS_DIR = "sessions"
 CHECKS = {1: "named files", 2: "records replay", 3: "ledgers", 4: "no secrets"}
 
 _SECRET = re.compile(
@@ -69,11 +71,25 @@ def named_records(nb) -> list[tuple[int, str, str | None]]:
     out = []
     for i, cell in enumerate(nb.cells):
         for o in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            meta = (o.get("metadata") or {}).get("dsh") or {}
             if MIME_RECORD in o.get("data", {}):
-                meta = (o.get("metadata") or {}).get("dsh") or {}
                 rid = meta.get("record_id")
                 if rid and meta.get("status") != "open":
                     out.append((i, rid, meta.get("sha256")))
+            elif MIME_SESSION in o.get("data", {}):  # records a model closed during a %%chat turn
+                out.extend((i, rid, None) for rid in meta.get("records") or [] if isinstance(rid, str) and rid)
+    return out
+
+
+def named_sessions(nb) -> list[tuple[int, str]]:
+    """``(cell index, session id)`` for every ``%%chat`` output."""
+    out = []
+    for i, cell in enumerate(nb.cells):
+        for o in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            if MIME_SESSION in o.get("data", {}):
+                sid = ((o.get("metadata") or {}).get("dsh") or {}).get("session_id")
+                if isinstance(sid, str) and sid and (i, sid) not in out:
+                    out.append((i, sid))
     return out
 
 
@@ -99,10 +115,25 @@ def sync(notebook) -> dict:
         per_cell.setdefault(i, [])
         if rid not in per_cell[i]:
             per_cell[i].append(rid)
+    sessions_dir = sidecar_for(path) / SESSIONS_DIR
+    old_sessions = {e.get("id"): e for e in (nb.metadata.get("dsh") or {}).get("sessions") or []
+                    if isinstance(e, dict)}
+    cell_sessions: dict[int, list[str]] = {}
+    for i, sid in named_sessions(nb):
+        cell_sessions.setdefault(i, []).append(sid)
+        if sid in {e["id"] for e in index["sessions"]}:
+            continue
+        f = sessions_dir / f"{sid}.jsonl"
+        if f.exists():
+            index["sessions"].append({"id": sid, "sha256": sha256_file(f)})
+        elif sid in old_sessions:
+            index["sessions"].append(old_sessions[sid])
     for i, cell in enumerate(nb.cells):
         meta = cell.setdefault("metadata", {})
-        if i in per_cell:
-            meta["dsh"] = {"records": per_cell[i]}
+        if i in per_cell or i in cell_sessions:
+            meta["dsh"] = {"records": per_cell.get(i, [])}
+            if i in cell_sessions:
+                meta["dsh"]["sessions"] = cell_sessions[i]
         else:
             meta.pop("dsh", None)
     nb.metadata["dsh"] = index
@@ -168,6 +199,7 @@ def verify(notebook) -> list[Finding]:
                                                                "(not run, or its output was cleared)"))
     if not expected:
         findings.append(Finding(1, True, path.name, "the notebook names no records"))
+    findings.extend(_check_sessions(nb, meta if isinstance(meta, dict) else {}, sidecar))
 
     # 2. every closed record reads cleanly and replays
     files = sorted(records_dir.glob("*.jsonl")) if records_dir.is_dir() else []
@@ -189,6 +221,28 @@ def verify(notebook) -> list[Finding]:
                 leaks += _secrets(str(f.relative_to(sidecar.parent)), f.read_bytes().decode("utf-8", "replace"))
     findings.extend(leaks or [Finding(4, True, path.name, "no API keys or bearer tokens found")])
     return findings
+
+
+def _check_sessions(nb, meta: dict, sidecar: Path) -> list[Finding]:
+    """Check 1 for chat sessions: each session a ``%%chat`` output names exists, with the
+    hash ``metadata.dsh.sessions`` holds once the notebook is synced."""
+    out: list[Finding] = []
+    held = {e.get("id"): e.get("sha256") for e in meta.get("sessions") or [] if isinstance(e, dict)}
+    ids = list(dict.fromkeys([sid for _, sid in named_sessions(nb)] + [k for k in held if isinstance(k, str)]))
+    for sid in ids:
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", sid) or ".." in sid:
+            out.append(Finding(1, False, sid[:40], "is not a session id"))
+            continue
+        f = sidecar / SESSIONS_DIR / f"{sid}.jsonl"
+        if not f.exists():
+            out.append(Finding(1, False, f"session {sid}", f"named by the notebook but "
+                                                           f"{f.relative_to(sidecar.parent)} is missing"))
+        elif held.get(sid) and held[sid] != sha256_file(f):
+            out.append(Finding(1, False, f"session {sid}", "the session log differs from the hash sealed by sync "
+                                                           "(edited, or the chat went on after sync: run dsh-notebook sync)"))
+        else:
+            out.append(Finding(1, True, f"session {sid}", "present, hash matches" if held.get(sid) else "present"))
+    return out
 
 
 def _check_record(f: Path) -> list[Finding]:

@@ -1,4 +1,5 @@
-"""IPython magics: ``%%reckon`` and ``%reckon list|show|recover`` (spec: reckoner.md section 2).
+"""IPython magics: ``%%reckon`` and ``%reckon list|show|recover`` (spec: reckoner.md section 2);
+``%%chat`` and ``%chat list`` (spec: llm.md "``%%chat``"; the work is in :mod:`.chat`).
 
 * ``%load_ext dsh_notebook`` creates the kernel's reckoner session: it finds the notebook
   (``paths.locate``) and opens an :class:`~dsh_notebook.reckoner.Engine` on the sidecar
@@ -17,9 +18,17 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
-from ..reckoner import Engine, close_set_aside, discard_set_aside, find_record, list_records, read_record
+from ..llm import LLMError
+from ..reckoner import (
+    Engine,
+    close_set_aside,
+    discard_set_aside,
+    find_record,
+    list_records,
+    read_record,
+)
 from ..reckoner.records import UnreadableRecord
-from . import paths, records_view, render
+from . import chat, paths, records_view, render
 from . import units as U
 from .reckon import USAGE, ReckonSession, ReckonUsageError, parse_options, run_cell
 
@@ -142,28 +151,44 @@ class ReckonMagics(Magics):
         import html
         import os
 
-        from ..reckoner.articles import ArticleError, write_article
+        from ..reckoner.articles import ArticleError, md_escape, write_article
 
         p = argparse.ArgumentParser(prog="%reckon article", add_help=False, exit_on_error=False)
         p.add_argument("id")
         p.add_argument("--format", choices=("md", "latex"), default="md")
         p.add_argument("--compile", action="store_true")
         p.add_argument("--language", choices=("auto", "zh-CN", "en"), default="auto")
+        p.add_argument("--writer", choices=("offline", "model"), default="offline")
+        usage = "%reckon article ID [--format md|latex] [--compile] [--language auto|zh-CN|en] [--writer offline|model]"
         try:
             a, extra = p.parse_known_args(args)
         except (argparse.ArgumentError, SystemExit) as exc:
-            raise UsageError(f"%reckon article ID [--format md|latex] [--compile] [--language auto|zh-CN|en]: {exc}") from None
+            raise UsageError(f"{usage}: {exc}") from None
         if extra:
-            raise UsageError(f"%reckon article: unexpected {' '.join(extra)}")
+            raise UsageError(f"%reckon article: unexpected {' '.join(extra)}\n\n{usage}")
+        writer = None
+        if a.writer == "model":
+            from ..llm.writer import ModelArticleWriter
+
+            writer = ModelArticleWriter()
         try:
-            result = write_article(find_record(home, a.id), home / "articles", a.format, a.language, a.compile)
+            result = write_article(find_record(home, a.id), home / "articles", a.format, a.language, a.compile,
+                                   writer=writer)
         except (FileNotFoundError, ArticleError) as exc:
             raise UsageError(f"%reckon article: {exc}") from None
         target = result.pdf or result.path
         link = os.path.relpath(target, os.getcwd())
-        display({"text/plain": f"article written: {target}",
-                 "text/markdown": f"Article written: [{html.escape(target.name)}]({link})",
-                 "text/html": f'Article written: <a href="{html.escape(link)}" target="_blank">{html.escape(target.name)}</a>'},
+        by = f"{result.writer} writer"
+        if result.writer == "model" and writer is not None and writer.model_id:
+            by += f", {writer.model_id}"
+        note = (f"the offline writer wrote the article instead: {result.fallback_reason}"
+                if result.fallback_reason else "")
+        display({"text/plain": f"article written ({by}): {target}" + (f"\n{note}" if note else ""),
+                 "text/markdown": f"Article written ({by}): [{html.escape(target.name)}]({link})"
+                                  + (f"\n\n*{md_escape(note)}*" if note else ""),
+                 "text/html": f'Article written ({by}): <a href="{html.escape(link)}" target="_blank">'
+                              f'{html.escape(target.name)}</a>'
+                              + (f'<br><span style="color:#b35900">{html.escape(note)}</span>' if note else "")},
                 raw=True)
         return None
 
@@ -216,9 +241,80 @@ class ReckonMagics(Magics):
         return None
 
 
+@magics_class
+class ChatMagics(Magics):
+    """``%%chat`` and ``%chat list`` (see :mod:`.chat`)."""
+
+    def __init__(self, shell):
+        super().__init__(shell)
+        self.sessions: dict[str, chat.ChatSession] = {}
+
+    def _reckon(self) -> "ReckonMagics":
+        rm = self.shell.magics_manager.registry.get("ReckonMagics")
+        if rm is None:  # pragma: no cover - load_ipython_extension registers both
+            rm = ReckonMagics(self.shell)
+            self.shell.register_magics(rm)
+        return rm
+
+    @line_cell_magic
+    def chat(self, line: str, cell: str | None = None):
+        """``%%chat [--session NAME] [--preset plain|reckoner|reckoner-with-search] [--model ID]
+        [--new]`` with the message as the cell body; ``%chat list``."""
+        rm = self._reckon()
+        rm._refresh_location()
+        folder = rm.location.sidecar / "sessions"
+        if cell is None:
+            if line.strip() == "list":
+                rows = chat.sessions_table(folder)
+                if not rows:
+                    print(f"No chat sessions yet in {folder}.")
+                else:
+                    print(records_view.table([(r["id"], r["name"], r["preset"], r["model"], r["turns"], r["last"])
+                                              for r in rows], ("id", "name", "preset", "model", "turns", "last turn")))
+                return None
+            raise UsageError(chat.USAGE)
+        try:
+            opts = chat.parse_options(line)
+        except chat.ChatUsageError as exc:
+            raise UsageError(f"%%chat: {exc}\n\n{chat.USAGE}") from None
+        text = cell.replace("\r\n", "\n").strip()
+        if not text:
+            raise UsageError(f"%%chat: the cell has no message (nothing was sent).\n\n{chat.USAGE}")
+        session = self.sessions.get(opts.session)
+        if session is not None and (opts.new or session.log.path.parent != folder):
+            session.close()
+            session = None
+        if session is not None and opts.preset and opts.preset != session.preset:
+            raise UsageError(f"%%chat: session {opts.session} uses preset {session.preset}; a session cannot "
+                             f"change preset (add --new)")
+        if session is not None and opts.model and opts.model != session.model:
+            raise UsageError(f"%%chat: session {opts.session} uses model {session.model}; add --new to change model")
+        if session is None:
+            try:
+                session = chat.open_session(folder, opts.session, opts, rm.session.engine)
+            except chat.ChatUsageError as exc:
+                raise UsageError(f"%%chat: {exc}") from None
+            self.sessions[opts.session] = session
+        outcome = chat.run_turn(session, text, shell=self.shell, engine=rm.session.engine)
+        if outcome["error"] is not None:
+            exc = outcome["error"]
+            if isinstance(exc, LLMError):
+                raise chat.ChatFailed(f"{exc.code}: {exc.message}", exc.code)
+            raise chat.ChatFailed(f"{type(exc).__name__}: {exc}")
+        data, md = chat.turn_bundle(session, outcome, rm.location)
+        display(data, raw=True, metadata=md)
+        return None
+
+
 def load_ipython_extension(ipython) -> None:
     ipython.register_magics(ReckonMagics)
+    ipython.register_magics(ChatMagics)
 
 
-def unload_ipython_extension(ipython) -> None:  # pragma: no cover - IPython keeps magics registered
-    pass
+def unload_ipython_extension(ipython) -> None:
+    """Close this kernel's chat sessions (their logs' locks are released)."""
+    cm = ipython.magics_manager.registry.get("ChatMagics")
+    if cm is not None:
+        for s in cm.sessions.values():
+            s.close()
+        cm.sessions.clear()

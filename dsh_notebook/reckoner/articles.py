@@ -7,14 +7,20 @@ section 3; upstream-facts.md 3.12).
 * Numbers are cut as upstream does before a writer sees them: four decimals, or four
   decimals of a mantissa below 1e-3 or from 1e6 (``cut``). Hidden notes are never printed.
 * Writers share one interface (:class:`ArticleWriter`): the offline :class:`OfflineWriter`
-  renders Jinja2 templates, deterministically; a model writer (the LLM issue) receives
-  :func:`writer_prompt` and must pass :func:`check_numbers` and :func:`sanitize_latex`.
+  renders Jinja2 templates, deterministically; a model writer (:class:`ModelWriter`, built
+  in :mod:`dsh_notebook.llm.writer`) gets :func:`writer_system_prompt` and
+  :func:`writer_prompt`. Its body is untrusted: :func:`check_article` (every number a record
+  number after the cut, the fixed title and author lines only, no record id, timestamp or
+  author's note; LaTeX through :func:`sanitize_latex`) decides whether it is saved, else
+  :func:`write_article` saves the offline body and reports why (``fallback_reason``).
 * LaTeX bodies pass the sanitizer, then go into the shell (``ctexart`` for Chinese,
   ``article`` otherwise; siunitx). PDF: ``latexmk -xelatex`` when both are installed.
 """
 
 from __future__ import annotations
 
+import bisect
+import json
 import math
 import re
 import shutil
@@ -25,6 +31,7 @@ from typing import Protocol
 
 from . import display
 from . import grammar as G
+from .errors import EngineError
 from .records import Record, read_record
 from .values import parse_tagged
 
@@ -130,11 +137,10 @@ def resolve_language(f: ArticleFacts, language: str = "auto") -> str:
 def writer_prompt(f: ArticleFacts, fmt: str, language: str = "auto") -> str:
     """The plain-text facts a model writer receives (upstream's rendering, numbers cut,
     hidden notes marked as the author's guidance)."""
-    import json
-
     lines = [f.title]
     for c in f.conditions:
-        lines.append(f"a condition recorded under the name {c.name}: {json.dumps(cut_value(c.value))}")
+        lines.append(f"a condition recorded under the name {c.name}: "
+                     f"{json.dumps(cut_value(c.value), ensure_ascii=False)}")
     for item in f.items:
         if isinstance(item, Message):
             if item.hide:
@@ -143,9 +149,11 @@ def writer_prompt(f: ArticleFacts, fmt: str, language: str = "auto") -> str:
             else:
                 lines.append(f"the record's own explanation: {item.text}")
         else:
-            subs = ", ".join(f"{n} = {json.dumps(cut_value(v))}" for n, v in item.vars.items())
-            lines += [f"Step {item.seq}: {item.formula}", f"substituting: {subs}",
-                      f"result: {json.dumps(cut_value(item.result))}"]
+            lines.append(f"Step {item.seq}: {item.formula}")
+            if item.vars:
+                lines.append("substituting: " + ", ".join(f"{n} = {json.dumps(cut_value(v), ensure_ascii=False)}"
+                                                          for n, v in item.vars.items()))
+            lines.append(f"result: {json.dumps(cut_value(item.result), ensure_ascii=False)}")
     if f.closing:
         lines.append(f.closing)
     lines.append("Values are a number and a 7-integer dim [m,kg,s,A,K,mol,cd]; write them in the unit the question "
@@ -185,7 +193,7 @@ def _value(stored: dict):
     """A stored value as (plain text, LaTeX) with its SI unit, numbers cut."""
     try:
         v = parse_tagged(cut_value(stored))
-    except Exception:  # a malformed row: show it raw rather than fail the article
+    except Exception:  # noqa: BLE001 - a malformed row: show it raw rather than fail the article
         return str(stored), r"\text{" + tex_escape(str(stored)) + "}"
     if v.sig.kind == "object":
         parts = [(n, _value(stored["object"][n])) for n, _ in v.sig.fields]
@@ -292,7 +300,7 @@ class OfflineWriter:
         try:
             tree = G.parse(s.formula).tree
             formula = display.formula_latex(tree)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a formula the display cannot typeset is shown as text
             formula = r"\text{" + tex_escape(s.formula) + "}"
         rtext, rlatex = _value(s.result)
         name = display.name_latex(s.target or "x")
@@ -389,21 +397,453 @@ def result_numbers(f: ArticleFacts) -> list[str]:
     return out
 
 
+# ------------------------------------------------------------------------- model writer: prompt
+
+
+#: Bumped whenever the writer's prompt text changes (a saved article can name the prompt it came from).
+WRITER_PROMPT_VERSION = "article-writer/1"
+
+WRITER_RULES = f"""\
+You write a short technical article from the facts of one finished calculation. The user \
+message holds those facts as plain text: a title, the conditions, explanations, the \
+calculation steps with the values substituted into them and their results, and a closing text.
+
+Rules:
+1. Use the recorded title as a proper heading of the question.
+2. Reconstruct the problem only from the recorded explanations, conditions and closing text; \
+never invent details, data or assumptions that are not there.
+3. Every number you write must appear in the facts: take it from the conditions, the \
+substituted values, the results, the title, the explanations or the closing text, and copy it \
+digit for digit. Never invent, estimate or recompute a number, never round it further and \
+never add digits: numbers are already cut to at most four decimal places. Write the constants \
+of a formula as the recorded formula writes them (0.5 stays 0.5, not 1/2).
+4. A value is a number with a 7-integer dimension [m, kg, s, A, K, mol, cd] in SI base units. \
+Write it with the unit symbol the question uses, never the vector. Changing to an SI-prefixed \
+unit is allowed only by moving the decimal point by a multiple of three (0.1272 ohm as \
+127.2 milliohm); no other conversion.
+5. Never include record ids, timestamps or the author's notes. A line marked as the author's \
+note is guidance for you alone: never copy, quote or paraphrase it, and never let it change a \
+recorded number.
+6. Never mention Reckoner, DeepSeek Harness, the harness, tools, the recorded formulae or \
+derivation steps as such, records, or how this article was produced. The only product names \
+allowed are the fixed title "{FIXED_TITLE}" and the author line "{AUTHOR}", exactly where the \
+format below puts them.
+7. Write it like a technical article, with headings for the question, the approach, the \
+calculations and the conclusion; put every formula on its own line and state each result in a \
+sentence after its calculation.
+8. Answer with the article only: no code fence, no remarks before or after it."""
+
+WRITER_RULES_MARKDOWN = f"""\
+Format: Markdown.
+- The first line is exactly: # {FIXED_TITLE}
+- The next line is the author line: *{AUTHOR}*
+- Then the sections as level-2 headings (## ...); no other level-1 heading.
+- Display formulas on their own lines between $$ and $$; inline math between $ and $."""
+
+WRITER_RULES_LATEX = r"""Format: a LaTeX body only. It is placed inside a document that already loads amsmath, siunitx and
+unicode-math, sets the title and the author and is compiled with XeLaTeX.
+- Do not write \documentclass, \usepackage, \title, \author, \date, \maketitle,
+  \begin{document} or \end{document}; no definitions (\newcommand, \def, \let and the like) and
+  no file or output commands (\input, \include, \write).
+- Headings with \section{...}.
+- Display math with \[ ... \] or an align* environment; inline math between $ and $.
+- Values with units as \SI{number}{unit} with siunitx unit macros (\volt \ohm \farad \henry
+  \ampere \second \hertz \watt ...).
+- No Markdown and no HTML; no bare % in the prose."""
+
+WRITER_LANGUAGE = "Write the ENTIRE article in {language}, headings included; symbols, units and numbers stay as they are."
+
+_LANGUAGE_NAMES = {"zh-CN": "Simplified Chinese", "en": "English"}
+
+
+def writer_system_prompt(fmt: str, language: str = "auto") -> str:
+    """The model writer's system message: :data:`WRITER_RULES`, the rules of ``fmt`` and, for a
+    language other than ``auto``, the :data:`WRITER_LANGUAGE` instruction."""
+    if fmt not in FORMATS:
+        raise ArticleError(f"format {fmt!r} is not one of {', '.join(FORMATS)}")
+    parts = [WRITER_RULES, WRITER_RULES_MARKDOWN if fmt == "md" else WRITER_RULES_LATEX]
+    if language != "auto":
+        if language not in _LANGUAGE_NAMES:
+            raise ArticleError(f"language {language!r} is not one of {', '.join(LANGUAGES)}")
+        parts.append(WRITER_LANGUAGE.format(language=_LANGUAGE_NAMES[language]))
+    return "\n\n".join(parts)
+
+
+class ModelWriter(ArticleWriter, Protocol):
+    """The seam for a model-backed writer (:class:`dsh_notebook.llm.writer.ModelArticleWriter`):
+    ``write_body(facts, fmt, language)`` returns the body or raises. Nothing it returns is
+    trusted: :func:`write_article` saves it only when :func:`check_article` finds no problem."""
+
+
+# ------------------------------------------------------------------------- model writer: check
+
+# The number rule of check_article, in one place:
+#
+# * A number is a run of digits with an optional decimal part and thousands groups ("22,413,969",
+#   "22\,413", thin spaces), optionally scaled by a power of ten in any common spelling
+#   ("3.3006e-6", "3.3006\times10^{-6}", "3.3006 × 10⁻⁶", "\SI{3.3006e-6}{...}", a bare
+#   "10^{-6}"). Signs are ignored: magnitudes are compared.
+# * It is accepted when it equals (to 1e-12 relative) a record number: a value of a condition,
+#   a substituted variable or a step result, either after the cut or at full precision (also
+#   the parts of a complex value and the length of an array); a constant of a step formula; a
+#   number written in the record's own prose (title, visible messages, closing; lookups'
+#   questions and answers when the facts have them). Rounding further is not accepted.
+# * A number directly followed by an SI-prefixed unit (mΩ, µF, kPa, \milli\ohm, ...) is also
+#   accepted when it is such a number times 10^(3k), k = -4..4: the unit the question used.
+# * Not numbers: digits inside words and names (R1, d36, H2O, ω0), subscripts (R_1, _{...}),
+#   exponents (m^2, ^{-1}, superscript digits), URLs, \label/\ref arguments, spacing lengths.
+#   An integer from 1 to max(10, highest step seq) is an ordinal, not a value, where it numbers
+#   a list item, a heading or a step ("Step 3", "3 calculations", "第 3 步", "3 步").
+
+_SUP_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+_NORMALIZE = str.maketrans({**{chr(0xFF10 + i): str(i) for i in range(10)}, "−": "-"})
+_GROUP = r"(?:,|\\,|\{,\}|\u2009|\u202f)"
+_MANT = rf"(?:[0-9]{{1,3}}(?:{_GROUP}[0-9]{{3}})+(?![0-9])(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+_POW = r"10\s*(?:\^\s*\{\s*(?P<G>[-+]?\s*[0-9]+)\s*\}|\^\s*(?P<Gb>[-+]?[0-9]+)|(?P<Gu>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))"
+_TOKEN = re.compile(
+    r"(?P<word>\\?[A-Za-z\u0370-\u03ffµ][A-Za-z\u0370-\u03ffµ0-9]*)"
+    r"|(?P<exp>\^(?:\{\})?\s*\{?\s*[-+]?\s*[0-9.]+\s*\}?)"
+    rf"|(?P<sci>(?P<sm>{_MANT})\s*(?:×|\\times|\\cdot|·|⋅|\*|x)\s*{_POW.replace('G', 'se')})"
+    rf"|(?P<enot>(?P<em>{_MANT})[eE](?P<ee>[-+]?[0-9]+))"
+    rf"|(?P<pow>{_POW.replace('G', 'pe')})"
+    rf"|(?P<plain>{_MANT})"
+)
+_PREFIX_MACROS = {"milli": "m", "micro": "µ", "mu": "µ", "nano": "n", "pico": "p", "femto": "f", "kilo": "k",
+                  "mega": "M", "giga": "G", "tera": "T", "peta": "P"}
+_UNIT_MACROS = {"ohm": "Ω", "Omega": "Ω", "farad": "F", "henry": "H", "volt": "V", "ampere": "A", "second": "s",
+                "hertz": "Hz", "watt": "W", "metre": "m", "meter": "m", "gram": "g", "joule": "J", "newton": "N",
+                "pascal": "Pa", "coulomb": "C", "siemens": "S", "tesla": "T", "weber": "Wb", "litre": "L",
+                "liter": "L", "kelvin": "K", "mole": "mol", "electronvolt": "eV", "bar": "bar"}
+_PREFIXED_UNIT = re.compile(r"[kMGTPmµμunpf](?:mol|Hz|Pa|Wb|eV|Wh|bar|cd|[mgsAKV\u03a9\u2126FHWJNCSTLl])(?![A-Za-z])")
+_ORDINAL_BEFORE = re.compile(  # a heading's number, a step or equation number
+    r"(?:(?:^|\n)[ \t]*#{1,6}[ \t]*|\\(?:sub)*section\*?\{\s*|\\tag\{\s*"
+    r"|(?:\b(?:steps?|calculations?|equations?|eqs?\.|parts?|stages?|sections?|items?)|第|步骤|公式|式)\s*\(?\s*)$",
+    re.IGNORECASE)
+_LIST_MARKER = re.compile(r"(?:^|\n)[ \t>]*(?:[*+-][ \t]+)?(?:\\item\s*)?$")  # then "1." or "1)" or "1、"
+_ORDINAL_AFTER = re.compile(r"\s*(?:steps?|calculations?|equations?|parts?|stages?|步|个|项|次|条|式)", re.IGNORECASE)
+
+
+@dataclass
+class WrittenNumber:
+    """One number found in a text: its characters, its value, where it is, and whether it is
+    an ordinal or is followed by an SI-prefixed unit."""
+
+    text: str
+    value: float
+    start: int
+    end: int
+    ordinal: bool = False
+    prefixed_unit: bool = False
+
+
+def _blank(text: str, pattern: str, flags=0) -> str:
+    """``text`` with every match of ``pattern`` replaced by as many spaces (positions kept)."""
+    return re.sub(pattern, lambda m: " " * len(m.group(0)), text, flags=flags)
+
+
+def _blank_subscripts(text: str) -> str:
+    out = list(text)
+    i = 0
+    while True:
+        i = text.find("_{", i)
+        if i < 0:
+            break
+        depth, j = 0, i + 1
+        while j < len(text):
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            if depth == 0:
+                break
+            j += 1
+        for k in range(i, min(j + 1, len(text))):
+            out[k] = " "
+        i = j + 1
+    return _blank("".join(out), r"_[A-Za-z0-9]+")
+
+
+def _prepare(text: str) -> str:
+    """The text as the scanner reads it: same length, non-values blanked out."""
+    text = text.translate(_NORMALIZE)
+    text = _blank(text, r"https?://[^\s)\]}>]+")
+    text = _blank(text, r"\\(?:label|ref|eqref|cite|url|href|vspace|hspace)\*?\{[^{}]*\}")
+    text = _blank(text, r"\\\\\[[^\]]*\]")
+    return _blank_subscripts(text)
+
+
+def _unit_follows(after: str) -> bool:
+    def macro(m: re.Match) -> str:
+        name = m.group(1)
+        return _PREFIX_MACROS.get(name) or _UNIT_MACROS.get(name) or ""
+
+    s = re.sub(r"\\([A-Za-z]+)\s*", macro, after)  # TeX drops the spaces after a control word
+    s = re.sub(r"\\[,;:! ]|[{}~]", "", s).lstrip()
+    return bool(_PREFIXED_UNIT.match(s))
+
+
+def _value_of(m: re.Match) -> float:
+    def mant(s: str) -> str:
+        return re.sub(_GROUP, "", s)
+
+    def exp(prefix: str) -> str:
+        e = m.group(prefix) or m.group(prefix + "b") or (m.group(prefix + "u") or "").translate(_SUP_DIGITS)
+        return re.sub(r"\s", "", e)
+
+    if m.group("sci"):
+        return abs(float(f"{mant(m.group('sm'))}e{exp('se')}"))
+    if m.group("enot"):
+        return abs(float(f"{mant(m.group('em'))}e{m.group('ee')}"))
+    if m.group("pow"):
+        return abs(float(f"1e{exp('pe')}"))
+    return abs(float(mant(m.group("plain"))))
+
+
+def written_numbers(text: str, ordinal_max: int = 10) -> list[WrittenNumber]:
+    """Every number written in ``text`` (Markdown, LaTeX or plain prose), by the rule above."""
+    text = _prepare(text)
+    out = []
+    for m in _TOKEN.finditer(text):
+        if m.group("word") or m.group("exp"):
+            continue
+        try:
+            value = _value_of(m)
+        except (ValueError, OverflowError):
+            continue
+        w = WrittenNumber(m.group(0), value, m.start(), m.end())
+        if m.group("plain") and re.fullmatch(r"[0-9]+\.?", w.text) and 1 <= value <= ordinal_max:
+            before = text[max(0, m.start() - 40):m.start()]
+            if m.start() <= 40:
+                before = "\n" + before
+            marker = w.text.endswith(".") or text.startswith((")", "、"), m.end())
+            w.ordinal = bool(_ORDINAL_BEFORE.search(before) or _ORDINAL_AFTER.match(text, m.end())
+                             or (marker and _LIST_MARKER.search(before)))
+        w.prefixed_unit = _unit_follows(text[m.end():m.end() + 48])
+        out.append(w)
+    return out
+
+
+def _leaves(obj, out: list[float]) -> None:
+    """Numbers of a stored JSON value (``dim`` skipped; a list also gives its length)."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if k != "dim":
+                _leaves(v, out)
+    elif isinstance(obj, list):
+        out.append(float(len(obj)))
+        for v in obj:
+            _leaves(v, out)
+    elif isinstance(obj, (int, float)) and not isinstance(obj, bool) and math.isfinite(obj):
+        out.append(float(obj))
+
+
+def _shown(stored, out: list[float]) -> None:
+    """Numbers of a stored value as a writer is shown them: the parsed value of the cut form
+    (real and imaginary parts of a polar value, array elements)."""
+    try:
+        v = parse_tagged(cut_value(stored))
+    except (EngineError, ValueError, TypeError, KeyError):  # a malformed row: its leaves still count
+        return
+
+    def walk(mag, sig) -> None:
+        if sig.kind == "object":
+            for n, s in sig.fields:
+                walk(mag[n], s)
+            return
+        items = mag.ravel().tolist() if hasattr(mag, "ravel") else [mag]
+        for x in items:
+            for part in ((x.real, x.imag) if isinstance(x, complex) else (x,)):
+                if math.isfinite(part):
+                    out.append(float(part))
+
+    walk(v.mag, v.sig)
+
+
+def _formula_constants(formula: str, out: list[float]) -> None:
+    try:
+        stack = [G.parse(formula).tree]
+    except (EngineError, ValueError):  # not a formula the grammar reads: its written numbers still count
+        stack = []
+    while stack:
+        n = stack.pop()
+        if isinstance(n, G.Num):
+            out += [n.value.real, n.value.imag] if isinstance(n.value, complex) else [float(n.value)]
+        stack.extend(G._children(n))
+    out += [w.value for w in written_numbers(formula.replace("@", " ").replace("$", " "), 0)]
+
+
+def _lookup_texts(f: ArticleFacts) -> list[str]:
+    """Questions and answers of the facts' lookups, when the facts carry them."""
+    texts = []
+    for lk in getattr(f, "lookups", None) or []:
+        get = lk.get if isinstance(lk, dict) else (lambda k, _lk=lk: getattr(_lk, k, None))
+        for key in ("question", "answer"):
+            value = get(key)
+            if value is not None:
+                texts.append(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+    return texts
+
+
+def allowed_numbers(f: ArticleFacts) -> list[float]:
+    """The magnitudes an article of ``f`` may write (see the rule above), sorted."""
+    raw: list[float] = []
+    for c in f.conditions:
+        _leaves(c.value, raw)
+        _shown(c.value, raw)
+    for item in f.items:
+        if isinstance(item, Step):
+            for v in [*item.vars.values(), item.result]:
+                _leaves(v, raw)
+                _shown(v, raw)
+            _formula_constants(item.formula, raw)
+    values = {abs(x) for x in raw} | {abs(cut(x)) for x in raw}
+    prose = [f.title, f.closing or "", *(m.text for m in f.items if isinstance(m, Message) and not m.hide),
+             *_lookup_texts(f)]
+    for text in prose:
+        values |= {w.value for w in written_numbers(text, 0)}
+    return sorted(values)
+
+
+def _near(x: float, allowed: list[float]) -> float | None:
+    """The allowed number equal to ``x`` (relative 1e-12), else None."""
+    i = bisect.bisect_left(allowed, x)
+    for j in (i - 1, i, i + 1):
+        if 0 <= j < len(allowed) and math.isclose(x, allowed[j], rel_tol=1e-12, abs_tol=0.0):
+            return allowed[j]
+    return None
+
+
+def _closest(x: float, allowed: list[float]) -> float | None:
+    if not allowed:
+        return None
+    return min(allowed, key=lambda a: abs(math.log10(a) - math.log10(x)) if a > 0 and x > 0 else abs(a - x))
+
+
+def _snippet(text: str, w: WrittenNumber) -> str:
+    left = text[max(0, w.start - 24):w.start].split("\n")[-1]
+    right = text[w.end:w.end + 24].split("\n")[0]
+    return f"...{left}{w.text}{right}...".strip()
+
+
+def check_article(text: str, f: ArticleFacts, fmt: str) -> list[str]:
+    """What is wrong with a writer's ``text`` for the facts ``f`` in format ``fmt``; an empty
+    list means it may be saved. Checks: the number rule (every number a record number after
+    the cut, see :func:`allowed_numbers`), the format (Markdown: the fixed H1 title, the author
+    line, H2 sections; LaTeX: :func:`sanitize_latex`, a body with ``\\section`` and no title
+    commands, Markdown or HTML), no product name outside the fixed lines, no record id, no
+    timestamp, no author's note."""
+    if fmt not in FORMATS:
+        raise ArticleError(f"format {fmt!r} is not one of {', '.join(FORMATS)}")
+    if not text or not text.strip():
+        return ["the article is empty"]
+    problems: list[str] = []
+    rest = text
+    if fmt == "md":
+        lines = text.splitlines()
+        filled = [i for i, line in enumerate(lines) if line.strip()]
+        if not filled or lines[filled[0]].strip() != f"# {FIXED_TITLE}":
+            problems.append(f"the first line is not the heading '# {FIXED_TITLE}'")
+        elif len(filled) < 2 or lines[filled[1]].strip().strip("*_ ") != AUTHOR:
+            problems.append(f"the line after the title is not the author line '*{AUTHOR}*'")
+        else:
+            lines[filled[0]] = lines[filled[1]] = ""
+        rest = "\n".join(lines)
+        if any(re.match(r"#\s", line) for line in rest.splitlines()):
+            problems.append("it has a second level-1 heading ('# ...'); sections are '## ...'")
+        if not re.search(r"(?m)^##\s+\S", rest):
+            problems.append("it has no section headings ('## ...')")
+    else:
+        try:
+            sanitize_latex(text)
+        except ArticleError as exc:
+            problems.append(str(exc))
+        for cmd in ("title", "author", "date", "maketitle"):
+            if re.search(rf"\\{cmd}(?![A-Za-z])", text):
+                problems.append(f"the LaTeX body uses \\{cmd}; the document shell sets the title and the author")
+        if not re.search(r"\\section\*?\s*\{", text):
+            problems.append("the LaTeX body has no \\section heading")
+        if re.search(r"(?m)^\s*#{1,6}\s|```|\*\*\S|</?(?:b|i|p|br|div|span|em|strong|h[1-6]|sup|sub)\b[^>]*>", text):
+            problems.append("the LaTeX body contains Markdown or HTML")
+    for name in ("Reckoner", "DeepSeek"):
+        if re.search(name, rest, re.IGNORECASE):
+            problems.append(f"it mentions {name} outside the fixed title and author lines")
+    if f.record_id and f.record_id in text:
+        problems.append(f"it contains the record id {f.record_id}")
+    if re.search(r"\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}", text):
+        problems.append("it contains a timestamp")
+    lowered = text.lower()
+    for note in (m.text.strip() for m in f.items if isinstance(m, Message) and m.hide):
+        if len(note) >= 12 and note.lower() in lowered:
+            problems.append(f"it quotes the author's note {note[:40]!r}")
+    allowed = allowed_numbers(f)
+    seqs = [getattr(i, "seq", 0) or 0 for i in f.items]
+    ordinal_max = max([10, *seqs])
+    bad: dict[str, str] = {}
+    for w in written_numbers(rest, ordinal_max):
+        if w.ordinal or _near(w.value, allowed) is not None:
+            continue
+        if w.prefixed_unit and w.value and any(_near(w.value / 10.0 ** (3 * k), allowed) is not None
+                                               for k in range(-4, 5) if k):
+            continue
+        if w.text not in bad:
+            closest = _closest(w.value, allowed)
+            hint = f" (closest record number: {_num(closest)})" if closest is not None else ""
+            bad[w.text] = f"the number {w.text} in {_snippet(rest, w)!r} is not a number of the record{hint}"
+    if bad:
+        shown = list(bad.values())
+        more = f"; and {len(shown) - 5} more" if len(shown) > 5 else ""
+        problems.append("; ".join(shown[:5]) + more + " (numbers must be copied from the facts as given)")
+    return problems
+
+
+def strip_fence(text: str) -> str:
+    """``text`` without one code fence around all of it (```markdown, ```latex, ```tex, ```)."""
+    m = re.fullmatch(r"\s*```[A-Za-z-]*[ \t]*\n(.*?)\n?```\s*", text, re.DOTALL)
+    return m.group(1) if m else text
+
+
 # ------------------------------------------------------------------------- files
 
 
 @dataclass
 class ArticleResult:
+    """What :func:`write_article` wrote: ``writer`` is the name of the writer whose body was
+    saved (``"offline"`` or ``"model"``); ``fallback_reason`` says why another writer's body
+    was not used (``None`` when the requested writer's body was saved)."""
+
     path: Path  # the .md or .tex written
     pdf: Path | None = None
     language: str = "en"
     writer: str = "offline"
+    fallback_reason: str | None = None
+
+
+def article_body(f: ArticleFacts, fmt: str, language: str,
+                 writer: ArticleWriter | None = None) -> tuple[str, str, str | None]:
+    """``(body, writer name, fallback reason)``. The offline writer's body is trusted; any
+    other writer's body is saved only when :func:`check_article` finds no problem. When that
+    writer raises or its body fails the check, the offline writer's body is returned with the
+    reason (``language`` is ``zh-CN`` or ``en``)."""
+    if writer is None or isinstance(writer, OfflineWriter):
+        return (writer or OfflineWriter()).write_body(f, fmt, language), "offline", None
+    name = getattr(writer, "name", None) or type(writer).__name__
+    try:
+        body = strip_fence(writer.write_body(f, fmt, language))
+    except Exception as exc:  # noqa: BLE001 - any failure of an untrusted writer means the offline body
+        reason = f"the {name} writer failed: {exc}" if str(exc) else f"the {name} writer failed: {type(exc).__name__}"
+    else:
+        problems = check_article(body, f, fmt)
+        if not problems:
+            return body, name, None
+        reason = f"the {name} writer's article was refused: " + "; ".join(problems)
+    return OfflineWriter().write_body(f, fmt, language), "offline", reason
 
 
 def write_article(record: Record | str | Path, out_dir, fmt: str = "md", language: str = "auto",
                   compile: bool = False, name: str | None = None, writer: ArticleWriter | None = None) -> ArticleResult:
     """Write a closed record's article into ``out_dir``: Markdown flat as ``<name>.md``;
     LaTeX in ``<name>/<name>.tex`` (the folder also receives the PDF when ``compile``).
+
+    ``writer`` defaults to the offline writer. Another writer (a :class:`ModelWriter`) is
+    checked by :func:`check_article`; when it raises or fails the check, the offline body is
+    saved and ``result.fallback_reason`` says why (see :func:`article_body`).
 
     Raises :class:`ArticleError` (open record, bad format or language, unsafe LaTeX, a
     missing ``latexmk``/``xelatex`` for ``compile``: the ``.tex`` is written first)."""
@@ -413,8 +853,6 @@ def write_article(record: Record | str | Path, out_dir, fmt: str = "md", languag
         raise ArticleError("only LaTeX articles are compiled (use --format latex)")
     f = facts(record)
     lang = resolve_language(f, language)
-    writer = writer or OfflineWriter()
-    body = writer.write_body(f, fmt, lang)
     if name is not None and not name.strip():
         raise ArticleError("the file name is empty; give a name or leave --name out")
     # The whole id (upstream takes its first 8 characters, but ids are millisecond clocks,
@@ -425,11 +863,13 @@ def write_article(record: Record | str | Path, out_dir, fmt: str = "md", languag
     out_dir = Path(out_dir)
     from ..storage import atomic_write_text
 
+    body, used, reason = article_body(f, fmt, lang, writer)
+
     if fmt == "md":
         path = out_dir / f"{stem}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(path, body)
-        return ArticleResult(path, None, lang, writer.name)
+        return ArticleResult(path, None, lang, used, reason)
     doc = latex_document(sanitize_latex(body), lang)
     folder = out_dir / stem
     folder.mkdir(parents=True, exist_ok=True)
@@ -439,7 +879,7 @@ def write_article(record: Record | str | Path, out_dir, fmt: str = "md", languag
     if compile:
         missing = [tool for tool in ("latexmk", "xelatex") if shutil.which(tool) is None]
         if not missing and lang == "zh-CN" and shutil.which("kpsewhich"):
-            found = subprocess.run(["kpsewhich", "ctexart.cls"], capture_output=True, text=True).stdout.strip()
+            found = subprocess.run(["kpsewhich", "ctexart.cls"], capture_output=True, text=True, check=False).stdout.strip()
             if not found:
                 raise ArticleError("--compile of a Chinese article needs the ctex LaTeX package (Debian: apt-get "
                                    f"install texlive-lang-chinese); the LaTeX source was written to {path}")
@@ -448,9 +888,9 @@ def write_article(record: Record | str | Path, out_dir, fmt: str = "md", languag
                                f"not installed (Debian: apt-get install latexmk texlive-xetex); the LaTeX source "
                                f"was written to {path}")
         run = subprocess.run(["latexmk", "-xelatex", "-interaction=nonstopmode", "-halt-on-error", path.name],
-                             cwd=folder, capture_output=True, text=True, timeout=600)
+                             cwd=folder, capture_output=True, text=True, timeout=600, check=False)
         pdf = folder / f"{stem}.pdf"
         if run.returncode != 0 or not pdf.exists():
             tail = "\n".join((run.stdout or "").splitlines()[-8:])
             raise ArticleError(f"latexmk failed (exit {run.returncode}); the LaTeX source is kept at {path}\n{tail}")
-    return ArticleResult(path, pdf, lang, writer.name)
+    return ArticleResult(path, pdf, lang, used, reason)

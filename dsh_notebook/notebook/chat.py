@@ -1,0 +1,422 @@
+"""``%%chat``: a conversation with a model from a notebook cell (spec: llm.md "``%%chat``",
+"Presets from the reckoner seed"; storage.md "What goes into the notebook").
+
+* ``%%chat [--session NAME] [--preset plain|reckoner|reckoner-with-search] [--model ID] [--new]``;
+  the cell body is the user's message. A session continues across cells until ``--new``;
+  ``--session NAME`` keeps parallel conversations apart, and naming a session id of this
+  notebook's ``sessions/`` folder continues that logged session (its history is rebuilt
+  from the log). A session cannot change preset or model once it has started.
+* The turn runs on a worker thread; the kernel's main thread keeps the live view
+  (:class:`~dsh_notebook.widgets.ChatView`) current. Its stop button, or interrupting the
+  kernel, sets the turn's cancel event; a model that stays silent for a second after that
+  has its connection closed. Either way the session log ends the turn with ``turn/end``
+  status ``cancelled``.
+* When the turn ends, the cell emits one plain ``display_data``: ``text/markdown`` (the
+  answer, with unfenced code protected: public case P16), ``text/plain`` (the raw answer)
+  and ``application/vnd.dsh.session+json`` (deterministic content; ids, paths, usage and
+  times only in ``metadata.dsh``), so a re-run compares equal under nbval.
+* The ``reckoner`` presets run the six engine tools on the kernel's ``%%reckon`` engine:
+  the model's records land in the notebook's sidecar folder beside the cells' records.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import __version__
+from ..llm import ChatClient, LLMError
+from ..llm.agent import Agent, TurnResult
+from ..llm.presets import PERSONA_VERSION, PRESETS, engine_tools, system_prompt
+from ..llm.session import SessionLog, read_events
+from ..llm.settings import api_key
+from ..reckoner import list_records, read_record
+from ..reckoner.display import value_text
+from ..reckoner.values import parse_tagged
+from ..storage import LockedError
+
+MIME_SESSION = "application/vnd.dsh.session+json"
+
+USAGE = """%%chat [--session NAME] [--preset plain|reckoner|reckoner-with-search] [--model ID] [--new]
+YOUR MESSAGE
+
+  --preset   plain (default): no tools; reckoner: the six calculation tools, records beside the
+             notebook; reckoner-with-search: the same plus one search tool
+  --session  a name for a separate conversation, or a session id from %chat list to continue it
+  --model    a model id from settings.toml (default: DSH_MODEL or the provider's default)
+  --new      start a new session under this name
+%chat list   the chat sessions logged beside this notebook"""
+
+
+class ChatUsageError(ValueError):
+    """A malformed ``%%chat`` line or a request the session cannot take; nothing was sent."""
+
+
+class ChatFailed(Exception):
+    """The turn ended with an error (its code and message are in the session log)."""
+
+    def __init__(self, message: str, code: str | None = None):
+        super().__init__(message)
+        self.code = code
+
+    def _render_traceback_(self):  # IPython: show this instead of a Python traceback
+        return [f"\x1b[31mChatFailed: {self}\x1b[0m"]
+
+
+@dataclass
+class ChatOptions:
+    session: str = "main"
+    preset: str | None = None
+    model: str | None = None
+    new: bool = False
+
+
+def parse_options(line: str) -> ChatOptions:
+    """Read the ``%%chat`` line; raises :class:`ChatUsageError` naming the problem."""
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:
+        raise ChatUsageError(f"cannot read the options ({exc})") from None
+    opts = ChatOptions()
+    it = iter(words)
+    for w in it:
+        if w == "--new":
+            opts.new = True
+        elif w in ("--session", "--preset", "--model"):
+            val = next(it, None)
+            if val is None or val.startswith("--"):
+                raise ChatUsageError(f"{w} needs a value")
+            setattr(opts, w[2:], val)
+        else:
+            raise ChatUsageError(f"unknown option {w!r}; the message goes in the cell body, below the %%chat line")
+    if opts.preset is not None and opts.preset not in PRESETS:
+        raise ChatUsageError(f"unknown preset {opts.preset!r}; the presets are {', '.join(PRESETS)}")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", opts.session):
+        raise ChatUsageError(f"session name {opts.session!r}: use letters, digits, '_', '.', '-' (at most 64)")
+    return opts
+
+
+# --------------------------------------------------------------------------- rendering
+
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+_CODE_LINE = re.compile(
+    r"^\s*(?:import\s+\w|from\s+[\w.]+\s+import\s|def\s+\w+\s*\(|class\s+\w+[:(]|return\b|print\s*\("
+    r"|(?:for|while|if|elif|with)\s.*:\s*$|else:\s*$|try:\s*$|except\b.*:\s*$"
+    r"|[A-Za-z_][\w.]*(?:\[[^\]]*\])?\s*(?:[-+*/%]|\*\*|//)?=\s*\S"
+    r"|[A-Za-z_][\w.]*\(.*\)\s*$)"
+)
+_HASH_LINE = re.compile(r"^\s{0,3}#")
+
+
+def answer_markdown(text: str) -> str:
+    """The Markdown view of a model reply (public case P16, jupyter-ai#492).
+
+    A block of lines (between blank lines, outside code fences) that holds both ``#`` lines
+    and lines that read as code is wrapped in a code fence, so Python comments are never
+    shown as headings; a Markdown heading among prose stays a heading. The raw reply is
+    kept unchanged in ``text/plain`` and in the session log.
+    """
+    lines = text.split("\n")
+    out: list[str] = []
+    block: list[str] = []
+    in_fence = False
+
+    def flush() -> None:
+        if not block:
+            return
+        code_like = any(_CODE_LINE.match(x) for x in block if not _HASH_LINE.match(x))
+        hashes = any(_HASH_LINE.match(x) for x in block)
+        if code_like and hashes:
+            out.extend(["```", *block, "```"])
+        else:
+            out.extend(block)
+        block.clear()
+
+    for line in lines:
+        if _FENCE.match(line):
+            flush()
+            in_fence = not in_fence
+            out.append(line)
+        elif in_fence:
+            out.append(line)
+        elif not line.strip():
+            flush()
+            out.append(line)
+        else:
+            block.append(line)
+    flush()
+    return "\n".join(out)
+
+
+def _record_lines(rec) -> list[str]:
+    """A model-written record, deterministic: title, status, the given values and results."""
+    status = "closed" if rec.closed else "open"
+    out = [f"Record: {rec.title} ({status}; {sum(1 for _ in rec.steps)} calculation"
+           f"{'' if sum(1 for _ in rec.steps) == 1 else 's'})"]
+    for r in rec.rows:
+        c = r.get("content") or {}
+        try:
+            if not r.get("ok"):
+                out.append(f"  ✗ {r.get('tool')}: {c.get('code')}")
+            elif r.get("tool") == "set" and c.get("value") is not None:
+                out.append(f"  {c.get('name')} = {value_text(parse_tagged(c['value']), 5)}")
+            elif r.get("tool") == "eval":
+                out.append(f"  {c.get('target')} = {c.get('formula')} = {value_text(parse_tagged(c['result']), 5)}")
+            elif r.get("tool") == "search":
+                out.append(f"  looked up: {c.get('question')} ({c.get('outcome')})")
+        except Exception:  # a row the view cannot render is still in the file
+            out.append(f"  {r.get('tool')}: (not shown)")
+    return out
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+class ChatSession:
+    """One conversation in this kernel: its log, client and agent."""
+
+    def __init__(self, name: str, log: SessionLog, client: ChatClient, agent: Agent, preset: str):
+        self.name, self.log, self.client, self.agent, self.preset = name, log, client, agent, preset
+
+    @property
+    def model(self) -> str:
+        return self.client.model.id
+
+    def close(self) -> None:
+        self.log.close()
+        self.client.close()
+
+
+def _tools(preset: str, engine, client: ChatClient):
+    if preset == "plain":
+        return []
+    tools = engine_tools(engine)
+    if preset == "reckoner-with-search":
+        from ..llm.search import search_tool
+
+        tools.append(search_tool(engine, client))
+    return tools
+
+
+def open_session(folder: Path, name: str, opts: ChatOptions, engine) -> ChatSession:
+    """Start (or, when ``name`` is a logged session id, continue) a session. Raises
+    :class:`ChatUsageError` for a missing key, an unknown model or a preset/model change."""
+    try:
+        client = ChatClient(model=opts.model)
+        api_key(client.provider_id, client.provider)  # a missing key is named before a session starts
+    except LLMError as exc:
+        raise ChatUsageError(f"{exc.code}: {exc.message}") from None
+    logged = folder / f"{name}.jsonl"
+    try:
+        if logged.exists():
+            events = read_events(logged)
+            start = next((e for e in events if e.get("type") == "session/start"), {})
+            preset = start.get("preset", "plain")
+            if opts.preset and opts.preset != preset:
+                raise ChatUsageError(f"session {name} uses preset {preset}; a session cannot change preset "
+                                     f"(add --new to start another)")
+            if opts.model and opts.model != start.get("model"):
+                raise ChatUsageError(f"session {name} uses model {start.get('model')}; add --new to change model")
+            try:
+                log = SessionLog.open(logged)
+            except LockedError:
+                raise ChatUsageError(f"session {name} is open in another kernel; continue it there, "
+                                     f"or start a new one with --new") from None
+        else:
+            preset = opts.preset or "plain"
+            log = None
+        tools = _tools(preset, engine, client)
+        if log is None:
+            extra = {"name": name, **({"persona": PERSONA_VERSION} if preset != "plain" else {})}
+            log = SessionLog.create(folder, model=client.model.id, preset=preset, tools=[t.name for t in tools],
+                                    system=system_prompt(preset), **extra)
+    except BaseException:
+        client.close()
+        raise
+    return ChatSession(name, log, client, Agent(client, log, tools), preset)
+
+
+# --------------------------------------------------------------------------- one turn
+
+
+def _in_kernel(shell) -> bool:
+    return getattr(shell, "kernel", None) is not None
+
+
+def run_turn(session: ChatSession, text: str, shell=None, engine=None, poll_interval: float = 0.05) -> dict:
+    """Run one turn with a live view (in a Jupyter kernel) and return what the cell shows:
+    ``{"result": TurnResult | None, "error": LLMError | None, "partial": str, "records": [...],
+    "view": ChatView | None}``."""
+    view = None
+    if shell is not None and _in_kernel(shell):
+        from IPython.display import display
+
+        from ..widgets import ChatView
+
+        view = ChatView(f"{session.name} · {session.preset} · {session.model}")
+        display(view)
+    cancel = view.cancel if view is not None else threading.Event()
+    before = _record_state(engine)
+    box: dict = {"result": None, "error": None}
+
+    def work() -> None:
+        try:
+            box["result"] = session.agent.run_turn(
+                text, on_delta=view.on_delta if view is not None else None, cancel=cancel)
+        except LLMError as exc:
+            box["error"] = exc
+        except BaseException as exc:  # never lose a worker failure
+            box["error"] = exc
+
+    if view is not None:
+        session.log.listeners.append(view.on_event)
+    worker = threading.Thread(target=work, name=f"dsh-chat-{session.name}", daemon=True)
+    stop_asked = None
+    try:
+        while True:  # an interrupt anywhere in here cancels the turn; we still wait for its log
+            try:
+                if not worker.is_alive() and worker.ident is None and not cancel.is_set():
+                    worker.start()
+                while worker.is_alive():
+                    worker.join(poll_interval)
+                    if view is not None:
+                        if cancel.is_set() and not view._stop.disabled:
+                            view.stop()  # a click heard on the shell-channel thread
+                        view.refresh()
+                    if cancel.is_set() and stop_asked is None:
+                        stop_asked = time.monotonic()
+                    if stop_asked is not None and time.monotonic() - stop_asked > 1.0:
+                        session.client.close()  # the model is silent: close the connection under it
+                        stop_asked = float("inf")
+                break
+            except KeyboardInterrupt:
+                cancel.set()
+                if view is not None:
+                    view.stop()
+    finally:
+        if view is not None and view.on_event in session.log.listeners:
+            session.log.listeners.remove(view.on_event)
+    if worker.ident is None:  # stopped before the turn began: nothing was sent or logged
+        box["result"] = TurnResult("cancelled", "", 0)
+    partial = "".join(view._text) if view is not None else ""
+    records = _new_records(engine, before)
+    res: TurnResult | None = box["result"]
+    if view is not None:
+        if res is not None:
+            n = len(res.tool_calls)
+            view.finish(f"{res.status} · {res.steps} step{'s' if res.steps != 1 else ''}"
+                        f"{f' · {n} tool call' + ('s' if n != 1 else '') if n else ''}")
+        else:
+            view.finish("error")
+    return {"result": res, "error": box["error"], "partial": partial, "records": records, "view": view}
+
+
+def _record_state(engine) -> dict:
+    if engine is None:
+        return {}
+    info = list_records(engine.home)
+    state = {s["id"]: s["steps"] for s in info["closed"]}
+    if info["open"]:
+        state[info["open"]["id"]] = -1
+    return state
+
+
+def _new_records(engine, before: dict) -> list:
+    """Records the turn opened or wrote to (read from their files)."""
+    if engine is None:
+        return []
+    info = list_records(engine.home)
+    out = []
+    for s in info["closed"] + ([info["open"]] if info["open"] else []):
+        if s["id"] not in before or (before[s["id"]] == -1):
+            try:
+                out.append(read_record(Path(s["path"])))
+            except Exception:
+                continue
+    return out
+
+
+# --------------------------------------------------------------------------- the cell's output
+
+
+def turn_bundle(session: ChatSession, outcome: dict, location) -> tuple[dict, dict]:
+    """``(data, metadata)`` of the cell's one ``display_data`` after a turn."""
+    res: TurnResult | None = outcome["result"]
+    status = res.status if res is not None else "error"
+    answer = res.text if res is not None else ""
+    md_parts, plain_parts = [], []
+    if status == "cancelled":
+        note = "(stopped: this turn was cancelled"
+        partial = outcome.get("partial") or ""
+        note += "; the partial reply below is not kept in the session)" if partial else ")"
+        md_parts.append(f"*{note}*")
+        plain_parts.append(note)
+        if partial:
+            md_parts.append(answer_markdown(partial))
+            plain_parts.append(partial)
+    else:
+        md_parts.append(answer_markdown(answer))
+        plain_parts.append(answer)
+    rec_view = []
+    for rec in outcome["records"]:
+        lines = _record_lines(rec)
+        rec_view.append({"title": rec.title, "status": "closed" if rec.closed else "open",
+                         "steps": sum(1 for _ in rec.steps)})
+        plain_parts.append("\n".join(lines))
+        md_parts.append("```text\n" + "\n".join(lines) + "\n```")
+    turn = sum(1 for e in session.log.events if e.get("type") == "turn/start")
+    content = {
+        "session": session.name,
+        "preset": session.preset,
+        "model": session.model,
+        "turn": turn,
+        "status": status,
+        "answer": answer,
+        "tool_calls": [{"name": c["name"], "ok": c["ok"]} for c in (res.tool_calls if res else [])],
+        "records": rec_view,
+    }
+    usage = [e.get("usage") for e in session.log.events[-200:] if e.get("type") == "step/end"]
+    meta = {
+        "session_id": session.log.id,
+        "sidecar": _relative(session.log.path, location),
+        "events": len(session.log.events),
+        "records": [r.id for r in outcome["records"] if r.closed],
+        "open_record": next((r.id for r in outcome["records"] if not r.closed), None),
+        "usage": usage[-1] if usage else None,
+        "notebook": str(location.notebook) if location is not None and location.notebook else None,
+        "location": location.source if location is not None else None,
+        "version": __version__,
+    }
+    data = {"text/plain": "\n\n".join(p for p in plain_parts if p), "text/markdown": "\n\n".join(md_parts),
+            MIME_SESSION: content}
+    return data, {"dsh": meta}
+
+
+def _relative(path: Path, location) -> str:
+    if location is not None and location.notebook is not None:
+        try:
+            return str(Path(path).relative_to(Path(location.notebook).parent))
+        except ValueError:
+            pass
+    return str(path)
+
+
+def sessions_table(folder: Path) -> list[dict]:
+    """The chat sessions logged in ``folder``: id, name, preset, model, turns, last status."""
+    out = []
+    for p in Path(folder).glob("*.jsonl"):
+        try:
+            events = read_events(p)
+        except (OSError, ValueError):
+            continue
+        start = next((e for e in events if e.get("type") == "session/start"), {})
+        ends = [e for e in events if e.get("type") == "turn/end"]
+        out.append({"id": p.stem, "name": start.get("name", ""), "preset": start.get("preset", ""),
+                    "model": start.get("model", ""), "turns": sum(1 for e in events if e.get("type") == "turn/start"),
+                    "last": ends[-1].get("status") if ends else "", "path": str(p),
+                    "started": start.get("ts", "")})
+    return sorted(out, key=lambda r: (r["started"], r["id"]))
