@@ -165,3 +165,46 @@ def test_article_from_the_command_line_and_the_magic(tmp_path, monkeypatch):
     assert "<a href=" in html and ".tex" in html
     r = ip.run_cell("%reckon article nope")
     assert type(r.error_in_exec).__name__ == "UsageError"
+
+
+def _record_with_lookup(home: Path, tier: str = "strict") -> Path:
+    e = Engine(home)
+    e.record_start("Resistance of 25 m of copper wire")
+    url = "https://en.wikipedia.org/wiki/Electrical_resistivity_and_conductivity"
+    e.record_lookup({"question": "What is the electrical resistivity of copper at 20 °C?", "tier": tier,
+                     "outcome": "answered", "candidates": [{"url": url}], "used": [{"url": url}],
+                     "synthesis": {"provider": "deepseek", "model": "deepseek-chat", "promptVersion": "search-extract/1",
+                                   "answer": "Copper's resistivity at 20 °C is 1.68×10⁻⁸ Ω·m.", "used": [0]},
+                     "durationMs": 12})
+    e.record_lookup({"question": "What is the resistivity of unobtainium?", "tier": tier, "outcome": "insufficient",
+                     "candidates": [], "used": [], "code": "SEARCH_INSUFFICIENT", "durationMs": 3})
+    e.set("rho", {"num": 1.68e-8, "dim": [3, 1, -3, -2, 0, 0, 0]})
+    e.set("L", {"num": 25, "dim": "metre"})
+    e.set("A", {"num": 3.3e-6, "dim": [2, 0, 0, 0, 0, 0, 0]})
+    e.eval("@rho*@L/@A", "R")
+    e.record_end("The wire's resistance is about 0.127 ohm.")
+    return e.last_closed
+
+
+@pytest.mark.parametrize("fmt", ["md", "latex"])
+def test_answered_lookups_reach_the_writer_and_the_article(tmp_path, fmt):
+    from dsh_notebook.reckoner.articles import OfflineWriter, check_article, facts, writer_prompt
+
+    f = facts(_record_with_lookup(tmp_path / "calc"))
+    [lk] = f.lookups  # the insufficient lookup is not a fact
+    assert lk.answer == "Copper's resistivity at 20 °C is 1.68×10⁻⁸ Ω·m." and lk.sources[0].endswith("conductivity")
+    prompt = writer_prompt(f, fmt)
+    assert "a fact looked up at step 2" in prompt and "answer: Copper's resistivity at 20 °C is 1.68×10⁻⁸ Ω·m." in prompt
+    art = write_article(_record_with_lookup(tmp_path / "again"), tmp_path / "out", fmt)
+    text = art.path.read_text(encoding="utf-8")
+    assert "From a reference lookup:" in text and "1.68×10⁻⁸ Ω·m" in text
+    body = OfflineWriter().write_body(f, fmt, "en")
+    assert check_article(body, f, fmt) == []
+
+
+def test_open_tier_lookups_are_flagged_unverified(tmp_path):
+    from dsh_notebook.reckoner.articles import OfflineWriter, facts, writer_prompt
+
+    f = facts(_record_with_lookup(tmp_path / "calc", tier="open"))
+    assert "from the open web: unverified" in writer_prompt(f, "md")
+    assert "(web-derived, unverified)" in OfflineWriter().write_body(f, "md", "en")

@@ -71,6 +71,19 @@ class Step:
 
 
 @dataclass
+class Lookup:
+    """An answered ``search`` row: the question, the answer sentence (never cut), the
+    sources it relied on (URLs) and the policy tier (``open`` answers are web-derived and
+    unverified)."""
+
+    seq: int
+    question: str
+    answer: str
+    sources: list[str]
+    tier: str
+
+
+@dataclass
 class ArticleFacts:
     record_id: str
     title: str
@@ -81,6 +94,10 @@ class ArticleFacts:
     @property
     def prose(self) -> str:
         return " ".join([self.title, self.closing or ""] + [m.text for m in self.items if isinstance(m, Message)])
+
+    @property
+    def lookups(self) -> list[Lookup]:
+        return [i for i in self.items if isinstance(i, Lookup)]
 
 
 def facts(record: Record | str | Path) -> ArticleFacts:
@@ -104,7 +121,26 @@ def facts(record: Record | str | Path) -> ArticleFacts:
             items.append(Message(row.get("seq"), c.get("text", ""), bool(c.get("hide"))))
         elif tool == "eval" and c.get("formula"):
             items.append(Step(row.get("seq"), c["formula"], c.get("target"), c.get("vars") or {}, c.get("result")))
+        elif tool == "search":
+            lookup = _lookup(row.get("seq"), c)
+            if lookup is not None:
+                items.append(lookup)
     return ArticleFacts(rec.id, rec.title, [Condition(n, v) for n, v in conditions.items()], items, rec.closing_text)
+
+
+def _lookup(seq, c: dict) -> Lookup | None:
+    """An answered lookup from a ``search`` row's fact; a malformed fact reads as absent
+    (upstream-facts.md 3.13: readers are tolerant)."""
+    try:
+        syn = c.get("synthesis") or {}
+        if c.get("outcome") != "answered" or not isinstance(syn.get("answer"), str):
+            return None
+        used = [u for u in c.get("used") or [] if isinstance(u, dict)]
+        relied = [used[i] for i in syn.get("used") or [] if isinstance(i, int) and 0 <= i < len(used)] or used
+        return Lookup(seq, str(c.get("question", "")), syn["answer"], [str(u.get("url", "")) for u in relied],
+                      str(c.get("tier", "strict")))
+    except (AttributeError, TypeError):
+        return None
 
 
 def cut(x):
@@ -148,6 +184,12 @@ def writer_prompt(f: ArticleFacts, fmt: str, language: str = "auto") -> str:
                              f"a recorded number): {item.text}")
             else:
                 lines.append(f"the record's own explanation: {item.text}")
+        elif isinstance(item, Lookup):
+            flag = (" (from the open web: unverified; keep the number and unit exactly as quoted and credit the "
+                    "source)" if item.tier == "open" else " (keep the number and unit exactly as quoted and credit "
+                    "the source)")
+            lines.append(f"a fact looked up at step {item.seq}{flag}: question: {item.question}; "
+                         f"answer: {item.answer}; sources: {', '.join(item.sources) or 'none named'}")
         else:
             lines.append(f"Step {item.seq}: {item.formula}")
             if item.vars:
@@ -234,13 +276,22 @@ _WORDS = {
                                      "below with its values:") if n else "No calculation was needed.",
         "sep": ", ", "end": ".",
         "with": "With", "gives": "this gives", "result": "The calculation gives",
+        "looked_up": "From a reference lookup:", "source": "source", "unverified": "(web-derived, unverified)",
     },
     "zh-CN": {
         "question": "问题", "approach": "思路", "calculations": "计算", "conclusion": "结论", "given": "已知：",
         "approach_text": lambda n: f"结果由以下 {n} 步计算得出，每一步都列出代入的数值：" if n else "无需计算。",
         "with": "代入", "gives": "得", "result": "计算得", "sep": "，", "end": "。",
+        "looked_up": "查阅资料：", "source": "来源", "unverified": "（来自网络，未经核实）",
     },
 }
+
+
+def _lookup_sentence(lk: Lookup, words: dict) -> str:
+    """A looked-up fact in the offline article: the answer verbatim, with its sources."""
+    source = f" ({words['source']}: {', '.join(lk.sources)})" if lk.sources else ""
+    flag = f" {words['unverified']}" if lk.tier == "open" else ""
+    return f"{words['looked_up']} {lk.answer}{source}{flag}"
 
 
 class OfflineWriter:
@@ -269,6 +320,8 @@ class OfflineWriter:
         seen_step = False
         intro = []
         for item in f.items:
+            if isinstance(item, Lookup):
+                item = Message(item.seq, _lookup_sentence(item, words), False)
             if isinstance(item, Message):
                 if item.hide:
                     continue  # hidden notes are never printed
