@@ -69,6 +69,35 @@ class _Assembler:
         self.text: list[str] = []
         self.reasoning: list[str] = []
 
+    def event(self, data: str) -> None:
+        """One streamed event's ``data`` (JSON text; the caller stops at ``[DONE]``)."""
+        # ``raw_decode`` is ``json.loads`` minus its whitespace and trailing-data checks (about
+        # 0.8 of 2 us per event); text it does not consume whole goes through ``json.loads``,
+        # which decides (whitespace around the object, extra data, the error message).
+        try:
+            obj, end = _raw_decode(data)
+        except json.JSONDecodeError:
+            end = -1
+        if end != len(data):
+            obj = _json(data)
+        # Fast path for the common delta: one choice carrying text only (no reasoning, tool
+        # calls, finish reason or usage). Anything else goes through :meth:`chunk`.
+        try:
+            choices = obj.get("choices")
+        except AttributeError:
+            raise LLMError(PROTOCOL, "a stream event is not a JSON object") from None
+        if isinstance(choices, list) and len(choices) == 1 and not obj.get("usage"):
+            choice = choices[0]
+            d = choice.get("delta")
+            if d and not choice.get("finish_reason"):
+                piece = d.get("content")
+                if piece and (len(d) == 1 or not (d.get("reasoning_content") or d.get("tool_calls"))):
+                    self.text.append(piece)
+                    if self.on_delta is not None:
+                        self.on_delta("text", piece)
+                    return
+        self.chunk(obj)
+
     def chunk(self, data: dict) -> None:
         if not isinstance(data, dict):
             raise LLMError(PROTOCOL, "a stream event is not a JSON object")
@@ -235,9 +264,10 @@ class ChatClient:
                         for event in source.iter_sse():
                             if cancel is not None and cancel.is_set():
                                 raise LLMError(CANCELLED, "the call was cancelled")
-                            if event.data == "[DONE]":
+                            data = event.data
+                            if data == "[DONE]":
                                 break
-                            asm.chunk(_json(event.data))
+                            asm.event(data)
                 else:
                     resp = http.post(self.url, json=body, headers=headers)
                     if resp.status_code != 200:
@@ -273,9 +303,10 @@ class ChatClient:
                                 await resp.aread()
                                 raise self._status_error(resp)
                             async for event in source.aiter_sse():
-                                if event.data == "[DONE]":
+                                data = event.data
+                                if data == "[DONE]":
                                     break
-                                asm.chunk(_json(event.data))
+                                asm.event(data)
                     else:
                         resp = await http.post(self.url, json=body, headers=headers)
                         if resp.status_code != 200:
@@ -296,6 +327,9 @@ class ChatClient:
 
 def _retryable(status: int | None) -> bool:
     return status is not None and (status == 429 or 500 <= status < 600)
+
+
+_raw_decode = json.JSONDecoder().raw_decode
 
 
 def _json(text: str):
