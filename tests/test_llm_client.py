@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import threading
+import time
 
 import pytest
 
@@ -125,6 +126,31 @@ def test_cancel_mid_stream(home):
         with pytest.raises(LLMError) as exc:
             client(srv).complete(USER, on_delta=on_delta, cancel=cancel)
     assert exc.value.code == "CANCELLED" and len(got) < 400
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_cancel_while_the_model_is_silent(home, stream):
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    with ScriptedServer([{"reply": {"content": "late", "delay": 5}}]) as srv:
+        c = client(srv)
+        started = time.monotonic()
+        with pytest.raises(LLMError) as exc:
+            c.complete(USER, cancel=cancel, stream=stream)
+        took = time.monotonic() - started
+        assert exc.value.code == "CANCELLED" and took < 2  # not the 5 s the server stays silent
+        c.close()
+
+
+def test_cancel_stops_waiting_between_retries(home):
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    script = [{"reply": {"status": 429, "headers": {"Retry-After": "30"}}}, {"reply": {"content": "never"}}]
+    with ScriptedServer(script) as srv:
+        started = time.monotonic()
+        with pytest.raises(LLMError) as exc:
+            client(srv, max_retries=3).complete(USER, cancel=cancel)
+    assert exc.value.code == "CANCELLED" and time.monotonic() - started < 2 and len(srv.requests) == 1
 
 
 def test_script_mismatch_is_reported(home):

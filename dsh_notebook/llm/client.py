@@ -247,6 +247,46 @@ class ChatClient:
     def complete(self, messages: list[dict], tools: list[dict] | None = None, stream: bool = True,
                  on_delta: Callable[[str, str], None] | None = None, cancel: threading.Event | None = None,
                  **params) -> ChatResult:
+        if cancel is None:
+            return self._complete(messages, tools, stream, on_delta, None, params)
+        return self._complete_cancellable(messages, tools, stream, on_delta, cancel, params)
+
+    def _complete_cancellable(self, messages, tools, stream, on_delta, cancel: threading.Event,
+                              params: dict) -> ChatResult:
+        """Run the request on a helper thread and wait for it or for ``cancel``.
+
+        A stop must be honoured even while the model is silent (thinking before its first
+        token, or a slow gateway): a blocked socket read cannot be interrupted from another
+        thread, so the caller stops waiting instead and gets ``CANCELLED`` within ~50 ms.
+        The abandoned request finishes on its own thread (its deltas are no longer
+        delivered) and its connection goes back to the pool or is closed.
+        """
+        if cancel.is_set():
+            raise LLMError(CANCELLED, "the call was cancelled")
+        box: dict = {}
+        done = threading.Event()
+
+        def deliver(kind: str, piece: str) -> None:
+            if not cancel.is_set():
+                on_delta(kind, piece)
+
+        def run() -> None:
+            try:
+                box["result"] = self._complete(messages, tools, stream, deliver if on_delta else None, cancel, params)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+                box["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=run, name="dsh-llm-request", daemon=True).start()
+        while not done.wait(0.05):
+            if cancel.is_set():
+                raise LLMError(CANCELLED, "the call was cancelled")
+        if "error" in box:
+            raise box["error"]
+        return box["result"]
+
+    def _complete(self, messages, tools, stream, on_delta, cancel: threading.Event | None, params: dict) -> ChatResult:
         body, notes = self.build(messages, tools, stream, **params)
         headers = self._headers()
         attempt = 0
@@ -276,7 +316,11 @@ class ChatClient:
                 return asm.finish()
             except LLMError as exc:
                 if self._retries(exc, attempt):
-                    time.sleep(self._retry_wait(attempt, exc))
+                    wait = self._retry_wait(attempt, exc)
+                    if cancel is not None and cancel.wait(wait):
+                        raise LLMError(CANCELLED, "the call was cancelled") from None
+                    if cancel is None:
+                        time.sleep(wait)
                     attempt += 1
                     continue
                 raise

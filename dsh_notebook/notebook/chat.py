@@ -8,9 +8,9 @@
   from the log). A session cannot change preset or model once it has started.
 * The turn runs on a worker thread; the kernel's main thread keeps the live view
   (:class:`~dsh_notebook.widgets.ChatView`) current. Its stop button, or interrupting the
-  kernel, sets the turn's cancel event; a model that stays silent for a second after that
-  has its connection closed. Either way the session log ends the turn with ``turn/end``
-  status ``cancelled``.
+  kernel, sets the turn's cancel event, honoured within ~50 ms even while the model is
+  silent (:meth:`ChatClient.complete`). Either way the session log ends the turn with
+  ``turn/end`` status ``cancelled``.
 * When the turn ends, the cell emits one plain ``display_data``: ``text/markdown`` (the
   answer, with unfenced code protected: public case P16), ``text/plain`` (the raw answer)
   and ``application/vnd.dsh.session+json`` (deterministic content; ids, paths, usage and
@@ -24,7 +24,6 @@ from __future__ import annotations
 import re
 import shlex
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -263,6 +262,8 @@ def run_turn(session: ChatSession, text: str, shell=None, engine=None, poll_inte
     before = _record_state(engine)
     box: dict = {"result": None, "error": None}
 
+    finished = threading.Event()  # not Thread.join: an interrupt inside join() can mark a live thread stopped
+
     def work() -> None:
         try:
             box["result"] = session.agent.run_turn(
@@ -271,27 +272,23 @@ def run_turn(session: ChatSession, text: str, shell=None, engine=None, poll_inte
             box["error"] = exc
         except BaseException as exc:  # never lose a worker failure
             box["error"] = exc
+        finally:
+            finished.set()
 
     if view is not None:
         session.log.listeners.append(view.on_event)
     worker = threading.Thread(target=work, name=f"dsh-chat-{session.name}", daemon=True)
-    stop_asked = None
     try:
         while True:  # an interrupt anywhere in here cancels the turn; we still wait for its log
             try:
-                if not worker.is_alive() and worker.ident is None and not cancel.is_set():
+                if worker.ident is None and not cancel.is_set():
                     worker.start()
-                while worker.is_alive():
-                    worker.join(poll_interval)
+                while worker.ident is not None and not finished.is_set():
+                    finished.wait(poll_interval)
                     if view is not None:
                         if cancel.is_set() and not view._stop.disabled:
                             view.stop()  # a click heard on the shell-channel thread
                         view.refresh()
-                    if cancel.is_set() and stop_asked is None:
-                        stop_asked = time.monotonic()
-                    if stop_asked is not None and time.monotonic() - stop_asked > 1.0:
-                        session.client.close()  # the model is silent: close the connection under it
-                        stop_asked = float("inf")
                 break
             except KeyboardInterrupt:
                 cancel.set()
