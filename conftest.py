@@ -5,8 +5,11 @@ import os
 import shutil
 import tempfile
 
-# Nothing a test or a notebook kernel does may write into the real ~/.dsh-notebook:
-# kernels started by nbval inherit this environment.
-if not os.environ.get("DSH_NOTEBOOK_HOME"):
-    os.environ["DSH_NOTEBOOK_HOME"] = tempfile.mkdtemp(prefix="dsh-notebook-test-home-")
-    atexit.register(shutil.rmtree, os.environ["DSH_NOTEBOOK_HOME"], ignore_errors=True)
+# Nothing a test or a notebook kernel does may write into a real DSH_NOTEBOOK_HOME (your
+# settings, academic mode's state, unsaved records): the whole run gets a temporary home,
+# removed at exit, even when the variable is set. Kernels started by nbval inherit it.
+os.environ["DSH_NOTEBOOK_HOME"] = tempfile.mkdtemp(prefix="dsh-notebook-test-home-")
+atexit.register(shutil.rmtree, os.environ["DSH_NOTEBOOK_HOME"], ignore_errors=True)
+# Tests never reach a real model: a key or address from your shell is not used.
+for _name in ("DEEPSEEK_API_KEY", "DEEPSEEK_BASE_URL", "DSH_MODEL"):
+    os.environ.pop(_name, None)

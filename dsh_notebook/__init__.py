@@ -10,7 +10,8 @@ __version__ = "0.1.0"
 
 
 def load_ipython_extension(ipython) -> None:
-    """Register ``%%reckon`` / ``%reckon`` (called by ``%load_ext dsh_notebook``)."""
+    """Register ``%%reckon``/``%reckon``, ``%%chat``/``%chat`` and ``%academic`` (called by
+    ``%load_ext dsh_notebook``)."""
     from .notebook.magics import load_ipython_extension as _load
 
     _load(ipython)

@@ -287,6 +287,36 @@ def cmd_serve_fake_llm(args) -> int:
     return 0
 
 
+def cmd_academic(args) -> int:
+    from .academic import state
+
+    if args.action in ("on", "off"):
+        st = state.set_enabled(args.action == "on")
+    elif args.action == "status":
+        st = state.status()
+    else:  # export
+        from .academic import prompt
+
+        text = prompt.skill_markdown(args.lang)
+        out = Path(args.out) if args.out else Path("SKILL.md")
+        if out.is_dir():
+            out = out / "SKILL.md"
+        try:
+            from .storage import atomic_write_text
+
+            atomic_write_text(out, text)
+        except OSError as exc:
+            print(f"dsh-notebook academic export: cannot write {out}: {exc}", file=sys.stderr)
+            return 2
+        print(f"wrote {out} (academic mode as a skill, {args.lang}, {len(text)} characters)")
+        return 0
+    if getattr(args, "json", False):
+        print(json.dumps(st, ensure_ascii=False, indent=2))
+    else:
+        print(state.status_text(st))
+    return 0
+
+
 def _positive(text: str) -> int:
     try:
         n = int(text)
@@ -337,6 +367,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="offline (templates, the default) or model (DSH_MODEL or the settings' default model; its "
                         "article is checked and the offline one is written instead, with the reason, if it fails)")
     a.set_defaults(func=cmd_article)
+    ac = sub.add_parser("academic", help="academic mode: on, off, status, or export the discipline as a skill")
+    acs = ac.add_subparsers(dest="action", metavar="on|off|status|export", required=True)
+    for name, text in (("on", "switch academic mode on (every model call from the next request on)"),
+                       ("off", "switch academic mode off"), ("status", "show the state, the last shaped request "
+                                                                      "and the gate count")):
+        x = acs.add_parser(name, help=text)
+        x.add_argument("--json", action="store_true", help="the status object as JSON")
+        x.set_defaults(func=cmd_academic)
+    ex = acs.add_parser("export", help="write the identity and discipline text as a SKILL.md file")
+    ex.add_argument("--format", choices=("skill",), default="skill", help="skill: a SKILL.md (front matter + text)")
+    ex.add_argument("--lang", choices=("zh", "en"), default="zh", help="language of the text (default zh)")
+    ex.add_argument("--out", help="file or folder to write (default ./SKILL.md)")
+    ex.set_defaults(func=cmd_academic)
     f = sub.add_parser("serve-fake-llm", help="a scripted OpenAI-compatible chat server on 127.0.0.1 (tests, demos)")
     f.add_argument("--script", required=True, help="JSON list of {expect, reply} turns")
     f.add_argument("--port", type=int, default=0, help="port (default: any free one)")

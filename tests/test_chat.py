@@ -38,6 +38,10 @@ class Shell:
         d = self.sidecar / "sessions"
         return sorted(d.glob("*.jsonl")) if d.exists() else []
 
+    @property
+    def ns(self):
+        return self.ip.user_ns
+
     def events(self, path: Path) -> list[dict]:
         return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
 
@@ -209,7 +213,7 @@ def test_P16_comment_lines_are_not_headings(sh, server):
     assert next(e for e in sh.events(log) if e["type"] == "assistant/message")["text"] == P16_REPLY
     md = out.data["text/markdown"]
     # the unfenced code block is fenced; the real heading stays a heading
-    assert "```\nHere is how to compute it:\n# step 1: read the data" in md
+    assert md.startswith("Here is how to compute it:\n```\n# step 1: read the data")  # the prose stays prose
     assert "mean = sum(data) / len(data)\n```" in md
     assert "\n## Result\nThe mean is printed above." in md
 
@@ -293,8 +297,8 @@ def test_reckoner_preset_refusals_go_back_to_the_model(sh, server):
     refusal = json.loads([m for m in srv.requests[1]["body"]["messages"] if m["role"] == "tool"][-1]["content"])
     assert refusal["ok"] is False and refusal["code"] == "ENGINE_INCOMPATIBLE_DIMENSION"
     out = answer(cap)
-    assert {"name": "eval", "ok": True} in out.data[MIME]["tool_calls"]  # the tool ran; its receipt refused
-    assert "✗ eval: ENGINE_INCOMPATIBLE_DIMENSION" in out.data["text/plain"]
+    assert {"name": "eval", "ok": False} in out.data[MIME]["tool_calls"]  # the engine refused it
+    assert "✗ eval: ENGINE_INCOMPATIBLE_DIMENSION: '+' at position" in out.data["text/plain"]
 
 
 def test_sync_and_verify_name_the_session_and_the_model_record(sh, server, tmp_path):
@@ -377,3 +381,134 @@ def test_reckoner_with_search_stores_the_lookup_in_the_record(sh, server, tmp_pa
     after = json.dumps(srv.requests[2]["body"]["messages"], ensure_ascii=False)
     assert "1.68×10⁻⁸ Ω·m" in after and "wikipedia.org" not in after and "example-blog" not in after
     assert "looked up: What is the electrical resistivity of copper at 20 °C? (answered)" in answer(cap).data["text/plain"]
+
+
+# --------------------------------------------------------------------------- bad input (from a review)
+
+
+def test_a_refused_new_leaves_the_current_session_usable(sh, server):
+    srv = server([{"reply": {"content": "one"}}, {"reply": {"content": "two"}}])
+    sh.chat("first")
+    r, _ = sh.chat("other", "--new --model nonexistent")
+    assert "UNKNOWN_MODEL" in str(r.error_in_exec)
+    r, cap = sh.chat("second")
+    assert r.error_in_exec is None and answer(cap).data[MIME]["turn"] == 2 and len(srv.requests) == 2
+
+
+def test_the_model_may_be_named_with_its_provider_in_every_cell(sh, server):
+    srv = server([{"expect": {"model": "deepseek-reasoner"}, "reply": {"content": "a"}},
+                  {"expect": {"model": "deepseek-reasoner"}, "reply": {"content": "b"}}])
+    for _ in range(2):
+        r, _ = sh.chat("hi", "--model deepseek/deepseek-reasoner")
+        assert r.error_in_exec is None
+    assert len(srv.requests) == 2
+
+
+def test_the_reckoner_preset_refuses_while_a_reckon_record_is_open(sh, server):
+    srv = server([])
+    r, _ = sh.run("%%reckon --continue Kettle\ngiven V = 230 V")
+    assert r.error_in_exec is None
+    r, _ = sh.chat("compute the current", "--preset reckoner")
+    assert "is still open" in str(r.error_in_exec) and srv.requests == []
+    r, _ = sh.run("%%reckon --continue\ngiven P = 2 kW\nI = @P/@V\nend done")
+    assert r.error_in_exec is None and sh.ns["_reckon"]["I"].magnitude == pytest.approx(2000 / 230)
+
+
+def test_a_record_the_model_leaves_open_is_closed_at_the_end_of_the_turn(sh, server):
+    server([{"reply": {"tool_calls": [call(1, "record_start", {"title": "Left open"}),
+                                      call(2, "set", {"name": "V", "value": {"num": 1, "dim": "volt"}})]}},
+            {"reply": {"content": "Done."}}])
+    r, cap = sh.chat("go", "--preset reckoner")
+    assert "the model left the record 'Left open' open; it was closed" in answer(cap).data["text/plain"]
+    rows = [json.loads(x) for x in next((sh.sidecar / "records").glob("*.jsonl")).read_text().splitlines()]
+    assert rows[-1]["tool"] == "record_end" and "did not close" in rows[-1]["content"]["text"]
+    r, _ = sh.run("%%reckon Next\ngiven x = 1 m\nend")  # a fresh record, not the model's
+    assert r.error_in_exec is None and sh.ns["_reckon"].title == "Next"
+
+
+def test_malformed_engine_calls_leave_a_refused_row(sh, server):
+    srv = server([{"reply": {"tool_calls": [call(1, "record_start", {"title": "Bad calls"}),
+                                            call(2, "set", {"name": "V", "value": {"num": 12, "dim": "meter"}}),
+                                            {"id": "call_3", "name": "set", "arguments": "{not json"},
+                                            call(4, "record_end", {})]}},
+                  {"reply": {"content": "I could not store the voltage."}}])
+    r, cap = sh.chat("12 V?", "--preset reckoner")
+    rows = [json.loads(x) for x in next((sh.sidecar / "records").glob("*.jsonl")).read_text().splitlines()]
+    refused = [x for x in rows if x.get("ok") is False]
+    assert [x["content"]["code"] for x in refused] == ["ENGINE_INVALID_DIMENSION", "ENGINE_INVALID_ARGS"]
+    sent = [json.loads(m["content"]) for m in srv.requests[1]["body"]["messages"] if m["role"] == "tool"]
+    assert sent[1]["code"] == "ENGINE_INVALID_DIMENSION" and "not JSON" in sent[2]["error"]
+
+
+@pytest.mark.parametrize("reply", [
+    {"content": "Done \ud83d\ude00 ok", "chunk": 6},  # an emoji split across two deltas
+])
+def test_split_surrogate_pairs_are_joined(sh, server, reply):
+    server([{"reply": reply}])
+    r, cap = sh.chat("smile")
+    assert r.error_in_exec is None and answer(cap).data["text/plain"] == "Done 😀 ok"
+
+
+def test_every_failed_turn_ends_in_the_log(sh, server):
+    server([{"reply": {"content": "x", "malformed": '{"choices": 5}'}}])
+    r, _ = sh.chat("hello")
+    assert type(r.error_in_exec).__name__ == "ChatFailed" and "PROTOCOL" in str(r.error_in_exec)
+    [log] = sh.sessions()
+    end = sh.events(log)[-1]
+    assert end["type"] == "turn/end" and end["status"] == "error" and end["code"] == "PROTOCOL"
+
+
+def test_a_key_echoed_by_the_provider_is_never_stored(sh, server):
+    server([{"reply": {"status": 401, "message": "Incorrect API key provided: test-key-not-real (Bearer "
+                                                 "test-key-not-real)"}}])
+    r, _ = sh.chat("hello")
+    assert "test-key-not-real" not in str(r.error_in_exec) and "[key]" in str(r.error_in_exec)
+    [log] = sh.sessions()
+    assert "test-key-not-real" not in log.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("line, message", [
+    ("--model ''", "empty value"),
+    ("--session a --session b", "given twice"),
+    ("hello there", "goes in the cell body"),
+])
+def test_more_bad_options(sh, server, line, message):
+    server([])
+    r, _ = sh.chat("hi", line)
+    assert message in str(r.error_in_exec)
+
+
+def test_equals_options_and_a_made_up_session_id(sh, server):
+    srv = server([{"reply": {"content": "ok"}}])
+    r, _ = sh.chat("hi", "--preset=plain --session=notes")
+    assert r.error_in_exec is None and len(srv.requests) == 1
+    r, _ = sh.chat("hi", "--session 20990101-000000-abcdef")
+    assert "no chat session 20990101-000000-abcdef is logged" in str(r.error_in_exec)
+
+
+def test_a_foreign_file_in_sessions_is_refused_clearly(sh, server):
+    server([])
+    folder = sh.sidecar / "sessions"
+    folder.mkdir(parents=True)
+    (folder / "bogus.jsonl").write_text('{"type": "weird"}\n', encoding="utf-8")
+    r, _ = sh.chat("hi", "--session bogus")
+    assert "is not a chat session log" in str(r.error_in_exec)
+    assert (folder / "bogus.jsonl").read_text(encoding="utf-8") == '{"type": "weird"}\n'
+
+
+def test_unknown_chat_subcommand(sh):
+    r, _ = sh.run("%chat frobnicate")
+    assert "unknown subcommand 'frobnicate'" in str(r.error_in_exec)
+
+
+def test_a_message_with_a_lone_surrogate_is_refused_before_anything_is_written(sh, server):
+    srv = server([])
+    sh.ip.user_ns["bad"] = "bad \ud800"
+    r, _ = sh.run("%%chat\nbad \ud800 text")
+    assert "lone surrogate" in str(r.error_in_exec) and srv.requests == [] and sh.sessions() == []
+
+
+def test_an_empty_reply_is_said_plainly(sh, server):
+    server([{"reply": {"content": "", "reasoning": "thinking only"}}])
+    r, cap = sh.chat("hi")
+    assert answer(cap).data["text/plain"] == "(the model sent no text)"

@@ -89,3 +89,6 @@ def test_interrupting_the_kernel_cancels_the_turn(kernel):
     assert acted is not None and took - acted < 5
     assert last_event(sessions)["type"] == "turn/end" and last_event(sessions)["status"] == "cancelled", outputs
     assert not any("Traceback" in json.dumps(o) for o in outputs)
+    # like any interrupted cell, it stops "Run All": the cell ends with an error, shown in one line
+    [err] = [o for o in outputs if "ename" in o]
+    assert err["ename"] == "ChatInterrupted" and len(err["traceback"]) == 1

@@ -163,9 +163,9 @@ def test_script_mismatch_is_reported(home):
 
 
 def test_hooks_shape_the_request_and_record_it(home):
-    def more_tokens(body, model):
-        body["max_tokens"] = model.default_max_tokens
-        return [f"max_tokens set to {model.default_max_tokens}"]
+    def more_tokens(body, ctx):
+        body["max_tokens"] = ctx.model.default_max_tokens
+        return [f"max_tokens set to {ctx.model.default_max_tokens}"]
 
     with ScriptedServer([{"expect": {"params": {"max_tokens": 4096}}, "reply": {"content": "ok"}}]) as srv:
         r = client(srv, hooks=[more_tokens]).complete(USER)

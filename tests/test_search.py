@@ -5,21 +5,28 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+import time
 
 import pytest
 
 from dsh_notebook.llm import ChatClient, load_settings
-from dsh_notebook.llm.agent import Agent, Tool
+from dsh_notebook.llm.agent import Agent, Tool, current_cancel
 from dsh_notebook.llm.search import (
     DEFAULT_ALLOWED_HOSTS,
     EXTRACT_SYSTEM,
+    MATERIAL_MAX_CHARS,
     PROMPT_VERSION,
+    SNIPPET_MAX_CHARS,
+    TITLE_MAX_CHARS,
+    URL_MAX_CHARS,
     SearchPolicy,
     SearxngProvider,
     WikipediaProvider,
     host_matches,
     host_of,
     lookup,
+    model_safe,
     normalize_host_pattern,
     parse_extraction,
     provider_from_settings,
@@ -486,3 +493,318 @@ def test_search_tool_reads_the_settings_at_every_call(env, engine, monkeypatch):
     assert [r["query"]["q"] for r in sx.searches] == ["q1", "q3"]
     assert [r["content"]["outcome"] for r in search_rows(engine)] == ["failed", "insufficient", "refused",
                                                                       "insufficient"]
+
+
+# ------------------------------------------------------------------ regressions (tester's report)
+
+
+class RawReplyServer(ScriptedServer):
+    """The scripted server, where a turn's ``reply`` may instead be ``{"raw": <JSON body>}``:
+    that body is sent as it is (HTTP 200), to feed the client reply shapes nobody foresaw."""
+
+    def _handle(self, h) -> None:
+        with self._lock:
+            turn = self.script[self._next] if self._next < len(self.script) else {}
+        raw = (turn.get("reply") or {}).get("raw")
+        if raw is None:
+            return super()._handle(h)
+        body = json.loads(h.rfile.read(int(h.headers.get("Content-Length") or 0)) or b"{}")
+        with self._lock:
+            self._next += 1
+            self.requests.append({"path": h.path, "body": body, "authorized": bool(h.headers.get("Authorization"))})
+        h._json(200, raw)
+
+
+URL_FORMS = [  # (extractor's answer, what the model must get)
+    ("See en.wikipedia.org/wiki/Copper?secret=1 : 1.68×10⁻⁸ Ω·m.", "See en.wikipedia.org : 1.68×10⁻⁸ Ω·m."),
+    ("Copper: 1.68×10⁻⁸ Ω·m, per wikipedia.org/wiki/A", "Copper: 1.68×10⁻⁸ Ω·m, per wikipedia.org"),
+    ("//en.wikipedia.org/wiki/Copper gives 1.68×10⁻⁸ Ω·m.", "en.wikipedia.org gives 1.68×10⁻⁸ Ω·m."),
+    ("127.0.0.1:8080/path/x gives 1.68×10⁻⁸ Ω·m.", "gives 1.68×10⁻⁸ Ω·m."),
+    ("https://user:pw@www.nist.gov:443/copper?x=1#f gives 1.7241×10⁻⁸ Ω·m.", "www.nist.gov gives 1.7241×10⁻⁸ Ω·m."),
+    ("nist.gov:8443 and 10.0.0.1/admin and [::1]:8080/x and 192.168.1.1:80 agree: 1.68×10⁻⁸ Ω·m.",
+     "nist.gov and and and agree: 1.68×10⁻⁸ Ω·m."),
+    ("user:pw@evil.com/x, mailto:ops@nist.gov?s=1, hxxp://evil.com/a, https:\\\\evil.com\\b: 9 Ω·m.",
+     "evil.com, nist.gov, evil.com, evil.com: 9 Ω·m."),
+    ("(https://en.wikipedia.org/wiki/Copper_(element)) says 1.68×10⁻⁸ Ω·m.", "(en.wikipedia.org) says 1.68×10⁻⁸ Ω·m."),
+    ("参见en.wikipedia.org/wiki/铜，电阻率为1.68×10⁻⁸ Ω·m。", "参见en.wikipedia.org，电阻率为1.68×10⁻⁸ Ω·m。"),
+    ("http://127.0.0.1/x, https://[2001:db8::1]/y, data:text/html,<b>x</b> 5 V", ", , 5 V"),
+]
+
+
+def test_the_model_never_receives_url_like_tokens(engine, monkeypatch):
+    answers = [a for a, _ in URL_FORMS]
+    script = [extraction({"answer": a, "used": [1], "insufficient": False}) for a in answers]
+    script.append(extraction({"answer": "Only at 25 °C, see en.wikipedia.org/wiki/Copper?secret=1 .", "used": [],
+                              "insufficient": True}))
+    policy = SearchPolicy(max_searches_per_record=len(script))
+    with FakeSearxng({Q: RESULTS}) as sx, ScriptedServer(script) as srv:
+        client = chat_client(srv, monkeypatch)
+        got = [lookup(engine, Q, client=client, policy=policy, provider=SearxngProvider(sx.base_url))
+               for _ in script]
+    assert not srv.mismatches
+    assert [g.get("answer") for g in got[:-1]] == [want for _, want in URL_FORMS]
+    assert got[-1]["code"] == "SEARCH_INSUFFICIENT" and got[-1]["error"].endswith("see en.wikipedia.org .")
+    rows = search_rows(engine)
+    assert [r["content"]["synthesis"]["answer"] for r in rows[:-1]] == [want for _, want in URL_FORMS]
+    for receipt in got:
+        text = json.dumps(receipt, ensure_ascii=False)
+        for leak in ("/", "secret", "8080", "127.0.0.1", "10.0.0.1", "::1", "pw@", "mailto", "data:", "<b>"):
+            assert leak not in text, (leak, text)
+
+
+def test_model_safe_keeps_numbers_units_and_prose():
+    prose = ("Values: 1.68 Ω·m, 8.96 g/cm³, e.g. 20 °C, i.e. 293 K, J/(mol·K), version 1.2.3.4, 3.5/kg, Cu.Ni, "
+             "ratio 1:2 at 12:30, a@b.com, bare host en.wikipedia.org.")
+    assert model_safe(prose) == prose
+    assert model_safe("  two\n lines ") == "two lines"
+    assert model_safe("lone \ud800 and pair \ud83d\ude00") == "lone \ufffd and pair 😀"
+
+
+@pytest.mark.parametrize("raw", [
+    {"choices": ["x"]},
+    {"choices": [{"index": 0, "message": "hi", "finish_reason": "stop"}]},
+    {"choices": [{"index": 0, "message": {"role": "assistant", "content": 5}, "finish_reason": "stop"}]},
+    {"no": "choices"},
+    ["not", "an", "object"],
+])
+def test_a_bad_extraction_reply_shape_is_one_failed_row(engine, monkeypatch, raw):
+    with FakeSearxng({Q: RESULTS}) as sx, RawReplyServer([{"reply": {"raw": raw}}]) as srv:
+        receipt = lookup(engine, Q, client=chat_client(srv, monkeypatch), policy=SearchPolicy(),
+                         provider=SearxngProvider(sx.base_url))
+    assert len(srv.requests) == 1  # the provider and the model were called ...
+    assert receipt["ok"] is False and receipt["code"] == "SEARCH_UNAVAILABLE"  # ... and lookup did not raise
+    assert "could not be read" in receipt["error"]
+    [row] = search_rows(engine)  # ... and exactly one row was written
+    assert row["content"]["outcome"] == "failed" and row["content"]["code"] == "SEARCH_UNAVAILABLE"
+    assert len(row["content"]["used"]) == 2 and row["content"]["error"]
+    assert engine.lookup_count() == 1
+
+
+def test_an_unexpected_error_in_the_extraction_step_is_one_failed_row(engine, monkeypatch):
+    with FakeSearxng({Q: RESULTS}) as sx, ScriptedServer([]) as srv:
+        client = chat_client(srv, monkeypatch)
+
+        def broken(*a, **kw):
+            raise AttributeError("'str' object has no attribute 'get'")
+
+        monkeypatch.setattr(client, "complete", broken)
+        receipt = lookup(engine, Q, client=client, policy=SearchPolicy(), provider=SearxngProvider(sx.base_url))
+    assert receipt == {"ok": False, "code": "SEARCH_UNAVAILABLE",
+                       "error": "the search results could not be read (the extraction step failed), so there is no "
+                                "answer; treat the quantity as missing or try once more."}
+    [row] = search_rows(engine)
+    assert row["content"]["outcome"] == "failed"
+    assert row["content"]["error"] == "the extraction step failed: AttributeError: 'str' object has no attribute 'get'"
+
+
+def test_an_unexpected_error_anywhere_is_one_failed_row(engine, monkeypatch):
+    class Odd:
+        name = "odd"
+
+        def search(self, query, max_results):
+            return [{"url": "https://en.wikipedia.org/wiki/Copper", "title": "Copper"}]
+
+    with ScriptedServer([]) as srv:
+        client = chat_client(srv, monkeypatch)
+        monkeypatch.setattr(SearchPolicy, "allows", lambda self, url: 1 / 0)
+        receipt = lookup(engine, Q, client=client, policy=SearchPolicy(), provider=Odd())
+    assert receipt["ok"] is False and receipt["code"] == "SEARCH_UNAVAILABLE"
+    [row] = search_rows(engine)
+    assert row["content"]["outcome"] == "failed" and "ZeroDivisionError" in row["content"]["error"]
+
+
+def test_lone_surrogates_never_cost_the_row(engine, monkeypatch):
+    results = [{**RESULTS[1], "title": "Electrical \ud800 resistivity", "content": "Copper \udfff 1.68×10⁻⁸ Ω·m"}]
+    question = "resistivity of copper \ud800 \ud83d\ude00?"  # a lone surrogate and a pair split in two
+    clean = "resistivity of copper \ufffd 😀?"
+    script = [extraction({"answer": "1.68×10⁻⁸ Ω·m \ud800", "used": [1], "insufficient": False}),
+              extraction({"answer": "1.68×10⁻⁸ Ω·m", "used": [1], "insufficient": False})]
+    with FakeSearxng({Q: results, clean: results}) as sx, ScriptedServer(script) as srv:
+        client = chat_client(srv, monkeypatch)
+        r1 = lookup(engine, Q, client=client, policy=SearchPolicy(), provider=SearxngProvider(sx.base_url))
+        r2 = lookup(engine, question, client=client, policy=SearchPolicy(), provider=SearxngProvider(sx.base_url))
+    assert not srv.mismatches
+    assert r1 == {"ok": True, "answer": "1.68×10⁻⁸ Ω·m \ufffd", "origin": "allowlist"}
+    assert r2 == {"ok": True, "answer": "1.68×10⁻⁸ Ω·m", "origin": "allowlist"}
+    assert [s["query"]["q"] for s in sx.searches] == [Q, clean]  # the provider got the repaired question
+    assert "Electrical \ufffd resistivity" in srv.requests[0]["body"]["messages"][1]["content"]
+    rows = search_rows(engine)
+    assert len(rows) == 2 and engine.lookup_count() == 2  # both rows written: the budget counts them
+    assert rows[0]["content"]["candidates"][0]["title"] == "Electrical \ufffd resistivity"
+    assert rows[0]["content"]["candidates"][0]["snippet"] == "Copper \ufffd 1.68×10⁻⁸ Ω·m"
+    assert rows[1]["content"]["question"] == clean
+
+
+def test_stop_during_the_extraction_call_returns_promptly_with_one_failed_row(engine, monkeypatch):
+    script = [{"expect": {"stream": False}, "reply": {"content": "{}", "delay": 5}}]
+    with FakeSearxng({Q: RESULTS}) as sx, ScriptedServer(script) as srv:
+        tool = search_tool(engine, chat_client(srv, monkeypatch), policy=SearchPolicy(),
+                           provider=SearxngProvider(sx.base_url))
+        cancel = threading.Event()
+        threading.Timer(0.3, cancel.set).start()
+        token = current_cancel.set(cancel)
+        try:
+            started = time.monotonic()
+            receipt = tool.fn({"question": Q})
+            elapsed = time.monotonic() - started
+        finally:
+            current_cancel.reset(token)
+    assert elapsed < 1.5, elapsed
+    assert receipt["ok"] is False and receipt["code"] == "SEARCH_UNAVAILABLE" and "stopped" in receipt["error"]
+    [row] = search_rows(engine)
+    assert row["content"]["outcome"] == "failed" and row["content"]["error"] == "cancelled"
+    assert row["content"]["code"] == "SEARCH_UNAVAILABLE" and len(row["content"]["used"]) == 2
+
+
+def test_stop_during_the_provider_search_returns_promptly(engine, monkeypatch):
+    def slow(query):
+        time.sleep(5)
+        return RESULTS
+
+    with FakeSearxng(slow) as sx, ScriptedServer([]) as srv:
+        cancel = threading.Event()
+        threading.Timer(0.3, cancel.set).start()
+        token = current_cancel.set(cancel)
+        try:
+            started = time.monotonic()
+            receipt = lookup(engine, Q, client=chat_client(srv, monkeypatch), policy=SearchPolicy(),
+                             provider=SearxngProvider(sx.base_url))
+            elapsed = time.monotonic() - started
+        finally:
+            current_cancel.reset(token)
+    assert elapsed < 1.5, elapsed
+    assert receipt["code"] == "SEARCH_UNAVAILABLE" and srv.requests == []
+    [row] = search_rows(engine)
+    assert row["content"]["error"] == "cancelled" and row["content"]["candidates"] == []
+
+
+def test_stop_during_a_search_ends_the_turn_as_cancelled(env, engine, monkeypatch):
+    script = [{"expect": {"tools": ["search"]},
+               "reply": {"tool_calls": [{"id": "call_1", "name": "search", "arguments": json.dumps({"question": Q})}]}},
+              {"expect": {"stream": False}, "reply": {"content": "{}", "delay": 5}}]
+    with FakeSearxng({Q: RESULTS}) as sx, ScriptedServer(script) as srv:
+        client = chat_client(srv, monkeypatch)
+        tool = search_tool(engine, client, policy=SearchPolicy(), provider=SearxngProvider(sx.base_url))
+        log = SessionLog.create(env / "sessions", model=client.model.id, preset="reckoner-with-search",
+                                tools=["search"])
+        cancel = threading.Event()
+        # set once the extraction request has reached the (silent) server
+        threading.Thread(target=lambda: (_wait_for(lambda: len(srv.requests) == 2), time.sleep(0.2), cancel.set()),
+                         daemon=True).start()
+        started = time.monotonic()
+        result = Agent(client, log, [tool], stop_hooks=[]).run_turn("Resistivity of copper?", cancel=cancel)
+        elapsed = time.monotonic() - started
+    assert result.status == "cancelled" and elapsed < 2.5, (result, elapsed)
+    assert len(srv.requests) == 2  # no model request after the stop
+    [row] = search_rows(engine)
+    assert row["content"]["error"] == "cancelled"
+    assert log.events[-1]["type"] == "turn/end" and log.events[-1]["status"] == "cancelled"
+    log.close()
+
+
+def _wait_for(cond, timeout: float = 5.0) -> None:
+    end = time.monotonic() + timeout
+    while not cond() and time.monotonic() < end:
+        time.sleep(0.01)
+
+
+def test_candidates_are_capped_and_long_urls_dropped(engine, monkeypatch):
+    huge = "Copper has a resistivity of 1.68×10⁻⁸ Ω·m at 20 °C. " * 20_000  # about 1 MB
+    results = [{"url": "https://en.wikipedia.org/wiki/Copper", "title": "T" * 10_000, "content": huge,
+                "publishedDate": "2024-" * 1000},
+               {"url": "https://en.wikipedia.org/wiki/" + "x" * URL_MAX_CHARS, "title": "Too long", "content": "x"},
+               RESULTS[2]]
+    assert len(huge) > 1_000_000
+    script = [extraction({"answer": "1.68×10⁻⁸ Ω·m", "used": [1], "insufficient": False})]
+    with FakeSearxng({Q: results}) as sx, ScriptedServer(script) as srv:
+        receipt = lookup(engine, Q, client=chat_client(srv, monkeypatch), policy=SearchPolicy(),
+                         provider=SearxngProvider(sx.base_url))
+    assert receipt["ok"] is True
+    user = srv.requests[0]["body"]["messages"][1]["content"]
+    assert len(user) < SNIPPET_MAX_CHARS + TITLE_MAX_CHARS + 2_000 and "Too long" not in user
+    fact = search_rows(engine)[0]["content"]
+    assert [c["url"] for c in fact["candidates"]] == [results[0]["url"], results[2]["url"]]
+    first = fact["candidates"][0]
+    assert len(first["title"]) == TITLE_MAX_CHARS and first["title"].endswith("…")
+    assert len(first["snippet"]) <= SNIPPET_MAX_CHARS and first["snippet"].endswith("…")
+    assert len(first["publishedAt"]) <= 100
+    assert len(json.dumps(fact, ensure_ascii=False)) < 4 * (SNIPPET_MAX_CHARS + TITLE_MAX_CHARS + 1_000)
+
+
+def test_the_material_sent_to_the_extraction_model_is_capped(engine, monkeypatch):
+    results = [{"url": f"https://source{i}.example.org/page", "title": f"Source {i}", "content": f"{i} " * 1_500}
+               for i in range(50)]
+    pages = {"/page": "<p>" + "page text " * 10_000 + "</p>"}
+    script = [extraction({"answer": "9 Ω·m", "used": [1, 40], "insufficient": False}),
+              extraction({"answer": "9 Ω·m", "used": [1], "insufficient": False})]
+    sx = FakeSearxng(lambda q: results if q == "snippets" else [{**r, "url": sx.base_url + "/page?" + str(i)}
+                                                               for i, r in enumerate(results[:10])],
+                     documents=pages)
+    with sx, ScriptedServer(script) as srv:
+        client = chat_client(srv, monkeypatch)
+        r1 = lookup(engine, "snippets", client=client, policy=SearchPolicy(tier="open", max_results=50),
+                    provider=SearxngProvider(sx.base_url))
+        r2 = lookup(engine, "pages", client=client,
+                    policy=SearchPolicy(tier="open", max_results=10, enrich_pages=10, enrich_chars_per_page=50_000),
+                    provider=SearxngProvider(sx.base_url))
+    assert r1["ok"] and r2["ok"]
+    rows = search_rows(engine)
+    for req, row in zip(srv.requests, rows):
+        user = req["body"]["messages"][1]["content"]
+        material = user.split("Material:\n", 1)[1]
+        assert len(material) <= MATERIAL_MAX_CHARS
+        sent = material.count("\nurl: ")
+        assert 1 <= sent < len(row["content"]["candidates"])  # some items did not fit ...
+        assert len(row["content"]["used"]) == sent  # ... and are not recorded as used
+    assert rows[0]["content"]["synthesis"]["used"] == [0]  # item 40 was never sent
+    assert len(sx.requests) == 1 + 1 + 10  # the pages were fetched (and cut), not the request
+
+
+def test_search_that_is_not_a_table_never_breaks_the_settings(env, engine, monkeypatch):
+    home = env / "home"
+    home.mkdir()
+    for value in ("3", '"searxng"', "[1, 2]"):
+        (home / "settings.toml").write_text(f"search = {value}\n", encoding="utf-8")
+        settings = load_settings()
+        assert ChatClient(backoff=0.01, max_retries=0).model.id == "deepseek-chat"  # every model call still works
+        policy = SearchPolicy.from_settings(settings)
+        assert policy == SearchPolicy() and any("[search] must be a table" in p for p in policy.problems)
+        assert provider_from_settings(settings) is None
+    with ScriptedServer([]) as srv:
+        receipt = search_tool(engine, chat_client(srv, monkeypatch)).fn({"question": Q})
+    assert receipt["code"] == "SEARCH_UNAVAILABLE" and srv.requests == []
+    [row] = search_rows(engine)
+    assert "[search] must be a table" in row["content"]["error"]
+
+
+def test_hosts_are_read_as_a_browser_reads_them(engine, monkeypatch):
+    tricky = "https://evil.com\\@en.wikipedia.org/"
+    assert host_of(tricky) == "evil.com"
+    assert host_of("https://en.wikipedia.org@evil.com/") == "evil.com"
+    assert host_of("http://evil.com#@en.wikipedia.org") == "evil.com"
+    assert host_of("https:\\\\en.wikipedia.org\\wiki") == "en.wikipedia.org"
+    assert host_of(" https://en.wiki\npedia.org/ ") == "en.wikipedia.org"
+    assert host_of("https://en.wikipedia.org:99999/") is None
+    policy = SearchPolicy()
+    assert not policy.allows(tricky)
+    # a browser reads en.wikipedia.org, httpx would connect to evil.com: refused
+    assert host_of("https://en.wikipedia.org\\@evil.com/") == "en.wikipedia.org"
+    assert not policy.allows("https://en.wikipedia.org\\@evil.com/")
+    assert policy.allows("https://xn--bcher-kva.wikipedia.org/") and policy.allows("https://bücher.wikipedia.org/")
+    results = [{"url": tricky, "content": "Copper 9 Ω·m"},
+               {"url": "https://en.wikipedia.org\\@evil.com/", "content": "Copper 9 Ω·m"}]
+    with FakeSearxng({Q: results}) as sx, ScriptedServer([]) as srv:
+        receipt = lookup(engine, Q, client=chat_client(srv, monkeypatch), policy=SearchPolicy(),
+                         provider=SearxngProvider(sx.base_url))
+    assert receipt["code"] == "SEARCH_INSUFFICIENT" and srv.requests == []
+
+
+def test_a_whole_top_level_domain_is_accepted_but_reported():
+    for hosts in (["org"], ["*.org", "nist.gov"], [".ORG"]):
+        p = SearchPolicy(allowed_hosts=hosts)
+        assert "org" in p.allowed_hosts
+        assert any("too broad" in x and "'org'" in x for x in p.problems), p.problems
+        assert p.allows("https://en.wikipedia.org/wiki/Copper")
+    p = SearchPolicy.from_config({"allowed_hosts": ["org"]})
+    assert p.allowed_hosts == ("org",) and any("too broad" in x for x in p.problems)
+    assert SearchPolicy(allowed_hosts=["wikipedia.org", "localhost"]).problems == ()

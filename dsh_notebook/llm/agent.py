@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import json
 import threading
 from dataclasses import dataclass, field
@@ -28,14 +29,35 @@ from .session import SessionLog, history
 
 @dataclass
 class Tool:
+    """A tool the model may call: ``fn(arguments) -> JSON value``. ``parameters`` is the JSON
+    Schema sent to the model and, when ``validate``, checked before ``fn`` runs. A tool that
+    checks its own arguments (the engine's, which records a refusal) sets ``validate=False``
+    and may give ``refuse(message) -> result`` for arguments that are not JSON at all."""
+
     name: str
     description: str
     parameters: dict
     fn: Callable[[dict], Any]
+    validate: bool = True
+    refuse: Callable[[str], Any] | None = None
 
     def schema(self) -> dict:
         return {"type": "function", "function": {"name": self.name, "description": self.description,
                                                  "parameters": self.parameters}}
+
+
+#: The running turn's cancel event, for a tool that makes model calls of its own (the search
+#: extraction): ``current_cancel.get()`` is the event, or ``None`` outside a turn.
+current_cancel: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("current_cancel",
+                                                                                      default=None)
+
+
+def default_stop_hooks() -> list:
+    """The stop hooks every agent gets unless it is given its own: academic mode's delivery
+    gate (it lets every turn end while the switch is off)."""
+    from ..academic.gate import academic_gate
+
+    return [academic_gate]
 
 
 @dataclass
@@ -55,34 +77,47 @@ StopHook = Callable[[list[dict], str], "str | None"]
 
 
 class Agent:
-    """``Agent(client, log, tools=(), stop_hooks=(), max_steps=24)``; ``run_turn(text)``."""
+    """``Agent(client, log, tools=(), stop_hooks=None, max_steps=24, system=None)``;
+    ``run_turn(text)``. ``stop_hooks=None`` means :func:`default_stop_hooks` (academic
+    mode's gate); a hook's ``kind`` attribute names the source of its notice. ``system`` is
+    an optional :class:`~.prompt.SystemPrompt` replacing the logged system text in requests
+    (it must render to the same text: the log stays the source)."""
 
-    def __init__(self, client: ChatClient, log: SessionLog, tools=(), stop_hooks=(), max_steps: int = 24,
-                 notice_kind: str = "steer"):
+    def __init__(self, client: ChatClient, log: SessionLog, tools=(), stop_hooks=None, max_steps: int = 24,
+                 notice_kind: str = "steer", system=None):
         self.client = client
         self.log = log
         self.tools = {t.name: t for t in tools}
-        self.stop_hooks: list[StopHook] = list(stop_hooks)
+        self.stop_hooks: list[StopHook] = default_stop_hooks() if stop_hooks is None else list(stop_hooks)
+        self.system = system
         self.max_steps = max_steps
         self.notice_kind = notice_kind
 
     def run_turn(self, text: str, on_delta=None, cancel: threading.Event | None = None) -> TurnResult:
+        token = current_cancel.set(cancel)
+        try:
+            return self._run_turn(text, on_delta, cancel)
+        finally:
+            current_cancel.reset(token)
+
+    def _run_turn(self, text: str, on_delta, cancel: threading.Event | None) -> TurnResult:
         log = self.log
         turn = 1 + sum(1 for e in log.events if e.get("type") == "turn/start")
         log.append("turn/start", turn=turn)
-        log.append("user/message", text=text)
-        turn_start = len(log.events) - 2
+        turn_start = len(log.events) - 1
         calls_made: list[dict] = []
         steered: set[int] = set()
         step = 0
         try:
+            log.append("user/message", text=text)
             while True:
                 if step >= self.max_steps:
                     raise LLMError(BUDGET, f"the turn reached its limit of {self.max_steps} steps without an answer")
                 step += 1
                 log.append("step/start", step=step)
                 schemas = [t.schema() for t in self.tools.values()] or None
-                result = self.client.complete(history(log.events), tools=schemas, on_delta=on_delta, cancel=cancel)
+                result = self.client.complete(history(log.events), tools=schemas, on_delta=on_delta, cancel=cancel,
+                                              system=self.system)
                 calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in result.tool_calls]
                 event = {"text": result.text, "tool_calls": calls}
                 if result.reasoning:
@@ -95,21 +130,25 @@ class Agent:
                         raise LLMError(CANCELLED, "the turn was cancelled")
                     log.append("tool/call", **c)
                     ok, content = self._run_tool(c)
+                    if ok and isinstance(content, dict) and content.get("ok") is False:
+                        ok = False  # the tool ran and refused (an engine receipt with ok: false)
                     log.append("tool/result", id=c["id"], name=c["name"], ok=ok, content=content)
                     calls_made.append({**c, "ok": ok})
                 log.append("step/end", step=step, usage=result.usage, finish_reason=result.finish_reason)
                 if calls:
                     continue
-                steer = None
+                steer, hook_used = None, None
                 for i, hook in enumerate(self.stop_hooks):
                     if i in steered:
                         continue
                     steer = hook(log.events[turn_start:], result.text)
                     if steer:
                         steered.add(i)
+                        hook_used = hook
                         break
                 if steer:
-                    log.append("notice", kind=self.notice_kind, form="notice", text=steer)
+                    kind = getattr(hook_used, "kind", self.notice_kind)
+                    log.append("notice", kind=kind, form="notice", text=steer)
                     continue
                 log.append("turn/end", status="completed")
                 return TurnResult("completed", result.text, step, tool_calls=calls_made)
@@ -122,6 +161,12 @@ class Agent:
                 return TurnResult("cancelled", "", step, tool_calls=calls_made)
             log.append("turn/end", status="error", code=exc.code, error=exc.message)
             raise
+        except Exception as exc:  # a fault of ours (or of a tool's value): the turn still ends in the log
+            try:
+                log.append("turn/end", status="error", code=type(exc).__name__, error=str(exc)[:500])
+            except Exception:  # noqa: BLE001, S110 - the log itself failed; the original fault is raised
+                pass
+            raise
 
     def _run_tool(self, call: dict) -> tuple[bool, Any]:
         tool = self.tools.get(call["name"])
@@ -130,13 +175,23 @@ class Agent:
         try:
             args = json.loads(call.get("arguments") or "{}")
         except json.JSONDecodeError as exc:
-            return False, {"error": f"the arguments are not JSON ({exc.msg}); send a JSON object"}
+            message = f"the arguments are not JSON ({exc.msg}); send a JSON object"
+            if tool.refuse is not None:
+                return False, tool.refuse(message)
+            return False, {"error": message}
+        if tool.validate:
+            try:
+                jsonschema.validate(args, tool.parameters)
+            except jsonschema.ValidationError as exc:
+                where = "/".join(str(p) for p in exc.absolute_path) or "the arguments"
+                return False, {"error": f"invalid arguments for {tool.name}: {where}: {exc.message}"}
         try:
-            jsonschema.validate(args, tool.parameters)
-        except jsonschema.ValidationError as exc:
-            where = "/".join(str(p) for p in exc.absolute_path) or "the arguments"
-            return False, {"error": f"invalid arguments for {tool.name}: {where}: {exc.message}"}
-        try:
-            return True, tool.fn(args)
+            result = tool.fn(args)
         except Exception as exc:  # the model sees the failure; the turn goes on
             return False, {"error": f"{tool.name} failed: {type(exc).__name__}: {exc}"}
+        try:
+            json.dumps(result, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        except (TypeError, ValueError, UnicodeEncodeError) as exc:
+            return False, {"error": f"{tool.name} returned a value that is not strict JSON ({type(exc).__name__}: "
+                                    f"{str(exc)[:200]})"}
+        return True, result

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -24,10 +25,33 @@ import httpx
 from httpx_sse import SSEError, aconnect_sse, connect_sse
 
 from .errors import CANCELLED, HTTP_STATUS, PROTOCOL, TIMEOUT, LLMError
+from .prompt import SystemPrompt
 from .settings import ModelInfo, Settings, api_key, load_settings
 
-#: A hook gets the request body (mutable) and the model; returns descriptions of its changes.
-Hook = Callable[[dict, ModelInfo], list[str]]
+
+@dataclass
+class RequestContext:
+    """What a request-shaping hook may read and change besides the body: the provider id,
+    the model's declared capabilities, the last user message and the system prompt as
+    ordered sections (rendered into the first message after every hook ran)."""
+
+    provider_id: str
+    model: ModelInfo
+    system: SystemPrompt
+    user_text: str = ""
+
+
+#: ``hook(body, ctx) -> [notes]``: may change the body's parameters and ``ctx.system``;
+#: returns what it changed, one note per change (kept in ``ChatResult.shaping``).
+Hook = Callable[[dict, RequestContext], list[str]]
+
+
+def default_hooks() -> list[Hook]:
+    """The hooks every client gets unless it is given its own: academic mode's request
+    shaping (it changes nothing while the switch is off)."""
+    from ..academic.shaping import academic_hook
+
+    return [academic_hook]
 
 
 @dataclass
@@ -86,12 +110,13 @@ class _Assembler:
             choices = obj.get("choices")
         except AttributeError:
             raise LLMError(PROTOCOL, "a stream event is not a JSON object") from None
-        if isinstance(choices, list) and len(choices) == 1 and not obj.get("usage"):
+        if isinstance(choices, list) and len(choices) == 1 and not obj.get("usage") and type(choices[0]) is dict:
             choice = choices[0]
             d = choice.get("delta")
-            if d and not choice.get("finish_reason"):
+            if type(d) is dict and not choice.get("finish_reason"):
                 piece = d.get("content")
-                if piece and (len(d) == 1 or not (d.get("reasoning_content") or d.get("tool_calls"))):
+                if type(piece) is str and piece and \
+                        (len(d) == 1 or not (d.get("reasoning_content") or d.get("tool_calls"))):
                     self.text.append(piece)
                     if self.on_delta is not None:
                         self.on_delta("text", piece)
@@ -101,26 +126,33 @@ class _Assembler:
     def chunk(self, data: dict) -> None:
         if not isinstance(data, dict):
             raise LLMError(PROTOCOL, "a stream event is not a JSON object")
+        try:
+            self._chunk(data)
+        except (AttributeError, TypeError, ValueError, KeyError) as exc:
+            raise LLMError(PROTOCOL, f"a stream event has an unexpected shape ({type(exc).__name__}: {exc}): "
+                                     f"{_excerpt(data)}") from None
+
+    def _chunk(self, data: dict) -> None:
         if data.get("usage"):
-            self.r.usage = data["usage"]
+            self.r.usage = _usage(data["usage"])
         for choice in data.get("choices") or []:
             d = choice.get("delta") or {}
-            piece = d.get("reasoning_content")
+            piece = _text(d.get("reasoning_content"))
             if piece:
                 self.reasoning.append(piece)
                 if self.on_delta is not None:
                     self.on_delta("reasoning", piece)
-            piece = d.get("content")
+            piece = _text(d.get("content"))
             if piece:
                 self.text.append(piece)
                 if self.on_delta is not None:
                     self.on_delta("text", piece)
             for tc in d.get("tool_calls") or []:
                 slot = self.calls.setdefault(int(tc.get("index", 0)), {"id": "", "name": "", "arguments": ""})
-                slot["id"] = tc.get("id") or slot["id"]
+                slot["id"] = _text(tc.get("id")) or slot["id"]
                 fn = tc.get("function") or {}
-                slot["name"] = fn.get("name") or slot["name"]
-                slot["arguments"] += fn.get("arguments") or ""
+                slot["name"] = _text(fn.get("name")) or slot["name"]
+                slot["arguments"] += _text(fn.get("arguments")) or ""
             if choice.get("finish_reason"):
                 self.r.finish_reason = choice["finish_reason"]
 
@@ -128,41 +160,88 @@ class _Assembler:
         try:
             choice = data["choices"][0]
             msg = choice.get("message") or {}
-        except (KeyError, IndexError, TypeError):
-            raise LLMError(PROTOCOL, "the reply has no choices[0].message") from None
-        self.text = [msg.get("content") or ""]
-        self.reasoning = [msg.get("reasoning_content") or ""]
-        for i, tc in enumerate(msg.get("tool_calls") or []):
-            fn = tc.get("function") or {}
-            self.calls[i] = {"id": tc.get("id", ""), "name": fn.get("name", ""), "arguments": fn.get("arguments", "")}
-        self.r.finish_reason = choice.get("finish_reason")
-        self.r.usage = data.get("usage") or {}
+            self.text = [_text(msg.get("content")) or ""]
+            self.reasoning = [_text(msg.get("reasoning_content")) or ""]
+            for i, tc in enumerate(msg.get("tool_calls") or []):
+                fn = tc.get("function") or {}
+                self.calls[i] = {"id": _text(tc.get("id")) or "", "name": _text(fn.get("name")) or "",
+                                 "arguments": _text(fn.get("arguments")) or ""}
+            self.r.finish_reason = choice.get("finish_reason")
+            self.r.usage = _usage(data.get("usage"))
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError):
+            raise LLMError(PROTOCOL, f"the reply has no usable choices[0].message: {_excerpt(data)}") from None
 
     def finish(self) -> ChatResult:
-        self.r.text = "".join(self.text)
-        self.r.reasoning = "".join(self.reasoning)
-        self.r.tool_calls = [ToolCall(c["id"], c["name"], c["arguments"]) for _, c in sorted(self.calls.items())]
+        self.r.text = _utf8("".join(self.text))
+        self.r.reasoning = _utf8("".join(self.reasoning))
+        self.r.tool_calls = [ToolCall(_utf8(c["id"]), _utf8(c["name"]), _utf8(c["arguments"]))
+                             for _, c in sorted(self.calls.items())]
         if self.r.finish_reason is None:
             raise LLMError(PROTOCOL, "the stream ended without a finish reason")
         return self.r
 
 
-class ChatClient:
-    """``ChatClient(model=None, settings=None, hooks=(), timeout=60, max_retries=2)``.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_KEYLIKE = re.compile(r"(?:sk-[A-Za-z0-9_\-]{8,}|[Bb]earer\s+[A-Za-z0-9._\-]{8,})")
 
-    ``complete(messages, tools=None, stream=True, on_delta=None, cancel=None, **params)``
-    returns a :class:`ChatResult`; ``messages`` are OpenAI-style dicts, ``tools`` OpenAI
-    function tools, ``params`` extra request fields (``max_tokens``, ``reasoning_effort``,
-    ``temperature``...). ``cancel`` is a ``threading.Event``: when set mid-stream the call
-    stops with ``CANCELLED``. Raises :class:`LLMError`.
+
+def _text(value) -> str | None:
+    """A text field of the reply: a string, or ``None`` when absent; anything else is a
+    protocol error (raised by the caller as ``PROTOCOL``)."""
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"expected text, got {type(value).__name__}")
+
+
+def _utf8(text: str) -> str:
+    """Text that encodes as UTF-8: surrogate pairs split across deltas (JSON ``\\ud83d``
+    then ``\\ude00``) are joined, lone surrogates become U+FFFD."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _usage(value) -> dict:
+    """Token counts as reported, keeping only whole numbers (nested one level)."""
+    if not isinstance(value, dict):
+        return {}
+    out: dict = {}
+    for k, v in value.items():
+        if isinstance(v, int) and not isinstance(v, bool):
+            out[str(k)] = v
+        elif isinstance(v, dict):
+            inner = {str(a): b for a, b in v.items() if isinstance(b, int) and not isinstance(b, bool)}
+            if inner:
+                out[str(k)] = inner
+    return out
+
+
+def _excerpt(data) -> str:
+    try:
+        text = json.dumps(data, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(data)
+    return text if len(text) <= 160 else text[:160] + "…"
+
+
+class ChatClient:
+    """``ChatClient(model=None, settings=None, hooks=None, timeout=60, max_retries=2)``.
+
+    ``complete(messages, tools=None, stream=True, on_delta=None, cancel=None, system=None,
+    **params)`` returns a :class:`ChatResult`; ``messages`` are OpenAI-style dicts, ``tools``
+    OpenAI function tools, ``system`` an optional :class:`~.prompt.SystemPrompt`, ``params``
+    extra request fields (``max_tokens``, ``reasoning_effort``, ``temperature``...).
+    ``cancel`` is a ``threading.Event``: once set the call stops with ``CANCELLED``. Raises
+    :class:`LLMError`. ``hooks=None`` means :func:`default_hooks` (academic mode); pass
+    ``[]`` for none.
     """
 
-    def __init__(self, model: str | None = None, settings: Settings | None = None, hooks: tuple | list = (),
+    def __init__(self, model: str | None = None, settings: Settings | None = None, hooks: tuple | list | None = None,
                  timeout: float = 60.0, max_retries: int = 2, backoff: float = 0.5,
                  transport: httpx.BaseTransport | None = None):
         self.settings = settings or load_settings()
         self.provider_id, self.provider, self.model = self.settings.resolve(model)
-        self.hooks: list[Hook] = list(hooks)
+        self.hooks: list[Hook] = default_hooks() if hooks is None else list(hooks)
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff
@@ -193,17 +272,35 @@ class ChatClient:
         return self.provider.base_url.rstrip("/") + "/chat/completions"
 
     def build(self, messages: list[dict], tools: list[dict] | None = None, stream: bool = True,
-              **params) -> tuple[dict, list[str]]:
-        """The request body and the hooks' change notes (no I/O)."""
-        body: dict = {"model": self.model.id, "messages": messages, "stream": stream}
+              system: SystemPrompt | None = None, **params) -> tuple[dict, list[str]]:
+        """The request body and the hooks' change notes (no I/O).
+
+        ``system`` gives the system prompt as sections; without it, a leading system message
+        is taken as the ``persona`` section. Hooks may add sections; the rendered prompt
+        becomes the first message (none when it is empty)."""
+        rest = list(messages)
+        lead = rest[0] if rest and rest[0].get("role") == "system" and isinstance(rest[0].get("content"), str) else None
+        if lead is not None:
+            rest = rest[1:]
+        if system is None:
+            system = SystemPrompt()
+            if lead is not None:
+                system.add("persona", lead["content"])
+        else:
+            system = system.copy()
+        body: dict = {"model": self.model.id, "messages": rest, "stream": stream}
         if stream:
             body["stream_options"] = {"include_usage": True}
         if tools:
             body["tools"] = tools
         body.update({k: v for k, v in params.items() if v is not None})
+        user = next((m.get("content") for m in reversed(rest) if m.get("role") == "user"), "")
+        ctx = RequestContext(self.provider_id, self.model, system, user if isinstance(user, str) else "")
         notes: list[str] = []
         for hook in self.hooks:
-            notes += hook(body, self.model) or []
+            notes += hook(body, ctx) or []
+        text = ctx.system.render()
+        body["messages"] = ([{"role": "system", "content": text}] if text else []) + body["messages"]
         return body, notes
 
     def _headers(self) -> dict:
@@ -229,14 +326,29 @@ class ChatClient:
             return LLMError(TIMEOUT, f"no answer from {self.provider_id} within {self.timeout:g} s")
         if isinstance(exc, SSEError):
             return LLMError(PROTOCOL, f"the reply is not a server-sent event stream ({exc})")
+        if isinstance(exc, httpx.ConnectError):
+            return LLMError(HTTP_STATUS, f"could not connect to {self.url} ({self._redact(str(exc)) or 'ConnectError'}); "
+                                         f"check the provider's base_url (DEEPSEEK_BASE_URL for deepseek)")
         return LLMError(HTTP_STATUS, f"the request to {self.provider_id} failed: {type(exc).__name__}")
 
-    @staticmethod
-    def _status_error(response: httpx.Response) -> LLMError:
+    def _redact(self, text: str) -> str:
+        """``text`` without this client's key or anything shaped like a key or a bearer token
+        (a provider may echo the request in its error)."""
+        try:
+            key = api_key(self.provider_id, self.provider)
+        except LLMError:
+            key = ""
+        if key and len(key) >= 6:
+            text = text.replace(key, "[key]")
+        return _KEYLIKE.sub("[key]", text)
+
+    def _status_error(self, response: httpx.Response) -> LLMError:
         try:
             detail = response.json().get("error", {}).get("message", "")
+            detail = detail if isinstance(detail, str) else json.dumps(detail)
         except Exception:
             detail = response.text[:200] if hasattr(response, "_content") else ""
+        detail = self._redact(detail)
         err = LLMError(HTTP_STATUS, f"the provider answered HTTP {response.status_code}"
                                     + (f": {detail[:300]}" if detail else ""), response.status_code)
         err.retry_after = response.headers.get("Retry-After")

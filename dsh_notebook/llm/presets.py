@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ..reckoner.schemas import TOOL_SCHEMAS
 from .agent import Tool
+from .prompt import SystemPrompt
 
 PRESETS = ("plain", "reckoner", "reckoner-with-search")
 
@@ -76,23 +77,38 @@ already holds.
 that quantity is missing: follow rule 4."""
 
 
-def system_prompt(preset: str) -> str | None:
-    """The system text of a preset, or ``None`` for ``plain``. Raises ``ValueError`` for an
-    unknown preset (naming the known ones)."""
+def system_sections(preset: str) -> SystemPrompt | None:
+    """A preset's system prompt as sections: the standing rules as the ``persona`` (order 0)
+    and the engine manual with the ``tools`` (order 1000), so academic mode's sections fall
+    between them. ``None`` for ``plain``; ``ValueError`` for an unknown preset."""
     if preset == "plain":
         return None
     if preset == "reckoner":
-        return f"{_RULES}\n\n{_MANUAL}"
-    if preset == "reckoner-with-search":
-        return f"{_RULES}\n\n{_SEARCH_RULES}\n\n{_MANUAL}"
-    raise ValueError(f"unknown preset {preset!r}; the presets are {', '.join(PRESETS)}")
+        persona = _RULES
+    elif preset == "reckoner-with-search":
+        persona = f"{_RULES}\n\n{_SEARCH_RULES}"
+    else:
+        raise ValueError(f"unknown preset {preset!r}; the presets are {', '.join(PRESETS)}")
+    sp = SystemPrompt()
+    sp.add("persona", persona)
+    sp.add("tools", _MANUAL)
+    return sp
+
+
+def system_prompt(preset: str) -> str | None:
+    """The system text of a preset (its sections rendered), or ``None`` for ``plain``."""
+    sp = system_sections(preset)
+    return sp.render() if sp is not None else None
 
 
 def engine_tools(engine) -> list[Tool]:
     """The six engine tools as agent tools on ``engine`` (a :class:`~dsh_notebook.reckoner.Engine`).
 
     Each call runs ``engine.call(name, arguments)``; the receipt (``{"ok": ...}``) is the tool
-    result the model sees. The JSON Schemas are :data:`~dsh_notebook.reckoner.schemas.TOOL_SCHEMAS`.
+    result the model sees. The JSON Schemas are :data:`~dsh_notebook.reckoner.schemas.TOOL_SCHEMAS`;
+    the engine checks the arguments itself, so a malformed call is refused with the engine's
+    own code and leaves its row in the record, as a refused ``%%reckon`` line does.
     """
-    return [Tool(name, spec["description"], spec["parameters"], lambda args, n=name: engine.call(n, args))
+    return [Tool(name, spec["description"], spec["parameters"], lambda args, n=name: engine.call(n, args),
+                 validate=False, refuse=lambda message, n=name: engine.refuse(n, "ENGINE_INVALID_ARGS", message))
             for name, spec in TOOL_SCHEMAS.items()]

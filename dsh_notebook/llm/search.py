@@ -3,14 +3,40 @@
 
 * One call takes one question and hands the model one sentence of answer (``{"ok": true,
   "answer", "origin"}``) or a failure receipt (``{"ok": false, "code", "error"}``). Queries,
-  URLs, titles, snippets and page text never reach the model; the record keeps them.
+  URLs, titles, snippets and page text never reach the model; the record keeps them. The
+  answer sentence is the extractor's own text, so every URL-like token in it (with or without
+  a scheme, protocol-relative ``//host/...``, ``host/path``, ``host:port``, ``www.host``,
+  ``mailto:``) is reduced to its bare host name, and one on an IP address is removed
+  (:func:`model_safe`).
 * :func:`lookup` is the pipeline: open record -> budget -> provider -> extraction route ->
   retrieval (the question verbatim) -> policy filter (tier, allow-list) -> optional enrich
   (page text of the first allowed pages) -> one tool-free extraction call (prompt
   :data:`PROMPT_VERSION`) -> one ``search`` row written with :meth:`Engine.record_lookup`.
-  Every path writes exactly one row, except "no open record", which writes nothing.
+  Every path writes exactly one row, except "no open record", which writes nothing, and
+  :func:`lookup` never raises for what a provider, a model or the text they return does
+  (only a non-text question is a ``TypeError``): an unexpected error becomes a ``failed``
+  row with code ``SEARCH_UNAVAILABLE`` and the detail in the row's ``error``. Every text is
+  made safe for strict UTF-8 JSON first (lone surrogates become U+FFFD; a valid surrogate
+  pair becomes its character), so a row is never lost to a stray ``\\ud800``.
+* Stop is honoured: the running turn's cancel event (:data:`.agent.current_cancel`) goes to
+  the extraction call, and the provider's search and the enrich fetches are waited on with
+  it; a stopped lookup returns within ~50 ms with a ``failed`` row whose ``error`` is
+  ``"cancelled"`` (the agent then ends the turn before its next model request).
+* Size caps (what a provider returns is untrusted): a candidate's title is cut to
+  :data:`TITLE_MAX_CHARS` (300), its snippet to :data:`SNIPPET_MAX_CHARS` (2,000), its
+  ``publishedAt`` to :data:`PUBLISHED_MAX_CHARS` (100); a candidate whose URL is longer than
+  :data:`URL_MAX_CHARS` (2,048) is dropped. The material sent to the extraction model (every
+  item's lines together, page text included) is at most :data:`MATERIAL_MAX_CHARS` (60,000):
+  later items' text is cut, and items that no longer fit are left out (and out of ``used``).
 * :class:`SearchPolicy` is configuration (the ``[search]`` table of ``settings.toml``): a
-  value out of range is replaced by its default and reported in ``problems``, never refused.
+  value out of range is replaced by its default and reported in ``problems``, never refused;
+  a ``search`` key that is not a table switches search off and is reported the same way. An
+  allow-list entry is a host suffix; a single label (a whole top-level domain such as
+  ``org``) is accepted but reported as too broad.
+* Hosts are read the way a browser reads them (:func:`host_of`): for http(s) a backslash is
+  a path separator and userinfo is ignored, so ``https://evil.com\\@en.wikipedia.org/`` is on
+  ``evil.com``. A strict-tier source must also be on an allowed host as httpx reads the URL
+  (the enrich step fetches with httpx), so a URL the two read differently is refused.
 * Providers are small classes over httpx with one method, ``search(query, max_results)``
   returning candidates ``{url, title?, snippet?, publishedAt?}``: :class:`SearxngProvider`
   (a SearXNG instance's JSON API) and :class:`WikipediaProvider` (Wikipedia's REST search).
@@ -23,21 +49,22 @@ import html
 import json
 import logging
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any, ClassVar, Protocol, TypedDict
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import httpx
 from pydantic import BaseModel, ValidationError, field_validator
 
 from .. import __version__
 from ..reckoner.errors import OPEN_RECORD_NOT_FOUND, EngineError
-from .agent import Tool
+from .agent import Tool, current_cancel
 from .client import ChatClient
-from .errors import LLMError
+from .errors import CANCELLED, LLMError
 from .settings import Settings, api_key, load_settings
 
 _log = logging.getLogger(__name__)
@@ -67,6 +94,17 @@ DEFAULT_ALLOWED_HOSTS: tuple[str, ...] = (
 #: An answer whose every source is on one of these is of origin ``github``.
 GITHUB_HOSTS: tuple[str, ...] = ("github.com", "githubusercontent.com", "github.io")
 DEFAULT_WIKIPEDIA_URL = "https://en.wikipedia.org"
+
+#: Longest candidate title kept (longer ones are cut, ending in "…").
+TITLE_MAX_CHARS = 300
+#: Longest candidate snippet kept (longer ones are cut, ending in "…").
+SNIPPET_MAX_CHARS = 2_000
+#: Longest candidate ``publishedAt`` kept.
+PUBLISHED_MAX_CHARS = 100
+#: Longest candidate URL; a candidate with a longer URL is dropped.
+URL_MAX_CHARS = 2_048
+#: Most characters of material (all items' lines together) sent to the extraction model.
+MATERIAL_MAX_CHARS = 60_000
 
 #: The extraction step's system message (prompt version :data:`PROMPT_VERSION`).
 EXTRACT_SYSTEM = """\
@@ -125,7 +163,7 @@ def normalize_host_pattern(value: str) -> str:
     """One allow-list entry as matching uses it: trimmed, lowercase, without scheme, path,
     port or a leading ``*.``/``.`` (``"https://*.NIST.gov:443/x"`` -> ``"nist.gov"``); ``""``
     when nothing is left."""
-    v = value.strip().lower()
+    v = value.strip().lower().replace("\\", "/")
     v = re.sub(r"^[a-z][a-z0-9+.-]*://", "", v)
     v = re.split(r"[/?#]", v, maxsplit=1)[0]
     v = v.rsplit("@", 1)[-1]
@@ -135,25 +173,85 @@ def normalize_host_pattern(value: str) -> str:
     return v.rstrip(".")
 
 
+_C0_AND_SPACE = "".join(chr(i) for i in range(0x21))
+_IDEOGRAPHIC_DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
+_FORBIDDEN_HOST = re.compile(r"[\x00-\x20#%/:<>?@\[\\\]^|\x7f]")
+
+
 def host_of(url: str) -> str | None:
-    """The lowercase host of an ``http``/``https`` URL, without port or trailing dot; ``None``
-    for any other scheme (``ftp://``, ``mailto:``...) or a URL that cannot be read."""
+    """The lowercase host of an ``http``/``https`` URL as a browser reads it, without port or
+    trailing dot; ``None`` for any other scheme (``ftp://``, ``mailto:``...) or a URL that
+    cannot be read.
+
+    As in the WHATWG URL standard for http(s): leading and trailing controls and spaces are
+    dropped and tabs/newlines removed; a backslash is a path separator (so
+    ``https://evil.com\\@en.wikipedia.org/`` is on ``evil.com``, the path being
+    ``/@en.wikipedia.org/``); the authority ends at the first ``/``, ``\\``, ``?`` or ``#``,
+    and userinfo (up to its last ``@``) is ignored; the host is percent-decoded; ideographic
+    full stops count as dots; a port must be a number up to 65535."""
     if not isinstance(url, str):
         return None
+    u = re.sub(r"[\t\n\r]", "", url.strip(_C0_AND_SPACE))
+    m = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", u)
+    if m is None or m.group(1).lower() not in ("http", "https"):
+        return None
+    rest = u[m.end():].replace("\\", "/").lstrip("/")
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    hostport = authority.rpartition("@")[2]
+    if hostport.startswith("["):
+        host, bracket, port = hostport[1:].partition("]")
+        if not bracket or not re.fullmatch(r"[0-9A-Fa-f:.]+", host) or (port and not port.startswith(":")):
+            return None
+        port = port[1:]
+    else:
+        host, _, port = hostport.partition(":")
+        try:
+            host = unquote(host, errors="strict")
+        except UnicodeDecodeError:
+            return None
+        host = host.translate(_IDEOGRAPHIC_DOTS)
+        if _FORBIDDEN_HOST.search(host):
+            return None
+    if port and (not port.isascii() or not port.isdigit() or int(port) > 65535):
+        return None
+    host = host.lower().rstrip(".")
+    return host or None
+
+
+def _httpx_host(url: str) -> str | None:
+    """The host httpx would connect to for ``url`` (lowercase, no trailing dot), or ``None``."""
     try:
-        parts = urlsplit(url.strip())
-        host = parts.hostname
-    except ValueError:
+        u = httpx.URL(url.strip())
+    except (httpx.InvalidURL, TypeError, ValueError):
         return None
-    if parts.scheme.lower() not in ("http", "https") or not host:
+    if u.scheme not in ("http", "https") or not u.host:
         return None
-    return host.rstrip(".") or None
+    return u.host.lower().rstrip(".") or None
+
+
+def _unicode_host(host: str) -> str:
+    """``host`` with each ``xn--`` label decoded (so punycode and Unicode spellings compare equal)."""
+    if "xn--" not in host:
+        return host
+    labels = []
+    for label in host.split("."):
+        if label.startswith("xn--"):
+            try:
+                label = label.encode("ascii").decode("idna")
+            except UnicodeError:
+                pass
+        labels.append(label)
+    return ".".join(labels)
 
 
 def host_matches(host: str, pattern: str) -> bool:
     """``host`` is ``pattern`` or a subdomain of it (``en.wikipedia.org`` matches
-    ``wikipedia.org``; ``evilwikipedia.org`` does not)."""
-    return bool(pattern) and (host == pattern or host.endswith("." + pattern))
+    ``wikipedia.org``; ``evilwikipedia.org`` does not). Punycode labels match their Unicode
+    spelling."""
+    if not host or not pattern:
+        return False
+    host, pattern = _unicode_host(host), _unicode_host(pattern)
+    return host == pattern or host.endswith("." + pattern)
 
 
 # ---------------------------------------------------------------- policy
@@ -181,7 +279,8 @@ class SearchPolicy:
     (128-8192). A value of the wrong type or out of range is replaced by its default and
     described in ``problems`` (never raised); host patterns are normalised with
     :func:`normalize_host_pattern`, and an explicitly empty list is kept (a strict lookup
-    then allows nothing).
+    then allows nothing); a single-label entry (a whole top-level domain such as ``org``) is
+    kept but reported as too broad.
     """
 
     tier: str = "strict"
@@ -211,6 +310,10 @@ class SearchPolicy:
                 dropped = [h for h in hosts if not isinstance(h, str) or not normalize_host_pattern(h)]
                 if dropped:
                     problems.append(f"allowed_hosts keeps only non-empty host names; dropped {dropped!r}")
+            broad = [h for h in kept if "." not in h and ":" not in h and h != "localhost"]
+            if broad:
+                problems.append(f"allowed_hosts {broad!r} name a whole top-level domain, which is too broad for an "
+                                "allow-list; they are kept, but name the sites instead")
             fix(self, "allowed_hosts", tuple(kept))
         else:
             problems.append(f"allowed_hosts is {hosts!r}; it must be a list of host names; using the default list")
@@ -233,19 +336,24 @@ class SearchPolicy:
     def from_config(cls, table: Mapping[str, Any] | None) -> SearchPolicy:
         """The policy of a ``[search]`` table (a mapping with the keys of
         :class:`~dsh_notebook.llm.settings.SearchSettings`; ``None`` or missing keys mean the
-        defaults). Unknown keys and provider problems are reported in ``problems`` too."""
+        defaults). Unknown keys and provider problems are reported in ``problems`` too; a
+        value that is not a mapping gives the default policy with the problem ``[search]
+        must be a table`` (and search is off: :func:`provider_from_settings` gives ``None``)."""
         problems: list[str] = []
         if table is None:
             table = {}
         elif not isinstance(table, Mapping):
-            return cls(problems=(f"the [search] table is {table!r}, not a table; using every default",))
+            return cls._reported(cls(problems=(_not_a_table(table),)))
         known = set(_RANGES) | {"tier", "allowed_hosts", "synthesis_model"}
         kwargs = {k: v for k, v in table.items() if k in known and v is not None}
         unknown = sorted(k for k in table if k not in known and k not in _PROVIDER_KEYS)
         if unknown:
             problems.append(f"[search] has unknown key(s) {', '.join(unknown)}; they are ignored")
         problems += _provider_choice(table)[2]
-        policy = cls(**kwargs, problems=tuple(problems))
+        return cls._reported(cls(**kwargs, problems=tuple(problems)))
+
+    @staticmethod
+    def _reported(policy: SearchPolicy) -> SearchPolicy:
         for p in policy.problems:
             if p not in _warned:
                 _warned.add(p)
@@ -260,11 +368,12 @@ class SearchPolicy:
 
     def allows(self, url: str) -> bool:
         """Whether a source may be read: every source in the open tier; in the strict tier an
-        http(s) URL whose host matches an allowed host."""
+        http(s) URL whose host matches an allowed host both as a browser reads it
+        (:func:`host_of`) and as httpx does (the host the enrich step would connect to)."""
         if self.tier == "open":
             return True
-        host = host_of(url)
-        return host is not None and any(host_matches(host, p) for p in self.allowed_hosts)
+        hosts = (host_of(url), _httpx_host(url) if isinstance(url, str) else None)
+        return all(h is not None and any(host_matches(h, p) for p in self.allowed_hosts) for h in hosts)
 
     def origin(self, used: list[Candidate]) -> str:
         """``web`` (open tier), ``github`` (every source on a GitHub host) or ``allowlist``."""
@@ -286,15 +395,37 @@ _DEFAULTS = {"max_results": 12, "max_searches_per_record": 4, "answer_max_chars"
              "enrich_chars_per_page": 4000, "synthesis_max_tokens": 800}
 
 
-def _table(settings: Settings) -> dict:
+class _NotATable:
+    """What ``settings.search`` held when it was not a table (see :func:`_table`)."""
+
+    def __init__(self, problem: str):
+        self.problem = problem
+
+    def __repr__(self) -> str:
+        return self.problem
+
+
+def _not_a_table(value: Any) -> str:
+    if isinstance(value, _NotATable):
+        return f"{value.problem}; search is off and every policy value is its default"
+    return (f"[search] must be a table, not {value!r} ({type(value).__name__}); search is off and every policy "
+            "value is its default")
+
+
+def _table(settings: Settings) -> Mapping[str, Any] | _NotATable:
     s = settings.search
     if s is None:
         return {}
+    problem = getattr(s, "problem", None)
+    if problem:
+        return _NotATable(problem)
     return {**{k: v for k, v in s.model_dump().items() if v is not None}, **(s.model_extra or {})}
 
 
-def _provider_choice(table: Mapping[str, Any]) -> tuple[str | None, str | None, list[str]]:
+def _provider_choice(table: Any) -> tuple[str | None, str | None, list[str]]:
     """``(provider kind, base URL, problems)`` from a ``[search]`` table."""
+    if not isinstance(table, Mapping):
+        return None, None, [_not_a_table(table)]
     kind, searxng, wiki = table.get("provider"), table.get("searxng_url"), table.get("wikipedia_url")
     if kind is None:
         kind = "searxng" if searxng is not None else "wikipedia" if wiki is not None else None
@@ -421,7 +552,9 @@ class SearxngProvider(HttpSearchProvider):
     """A SearXNG instance's JSON API: ``GET {base}/search?q=...&format=json`` (the instance
     must enable the ``json`` format). Each ``results[]`` entry's ``url``, ``title``,
     ``content`` and ``publishedDate`` become a candidate's ``url``, ``title``, ``snippet`` and
-    ``publishedAt``; the first ``max_results`` with a URL are kept."""
+    ``publishedAt``; the first ``max_results`` with a usable URL are kept (capped as
+    :func:`lookup` says: title, snippet, a URL longer than :data:`URL_MAX_CHARS` drops the
+    result)."""
 
     name = "searxng"
 
@@ -436,7 +569,9 @@ class SearxngProvider(HttpSearchProvider):
                 break
             if not isinstance(r, dict) or not isinstance(r.get("url"), str) or not r["url"].strip():
                 continue
-            out.append(_candidate(r["url"], r.get("title"), r.get("content"), r.get("publishedDate")))
+            c = _candidate(r["url"], r.get("title"), r.get("content"), r.get("publishedDate"))
+            if c is not None:
+                out.append(c)
         return out
 
 
@@ -444,7 +579,7 @@ class WikipediaProvider(HttpSearchProvider):
     """Wikipedia's REST search: ``GET {base}/w/rest.php/v1/search/page?q=...&limit=N``. Each
     ``pages[]`` entry becomes a candidate with the article URL ``{base}/wiki/{key}``, its
     ``title``, and a snippet from ``description`` and ``excerpt`` (its HTML highlight tags
-    removed)."""
+    removed). Candidates are capped as :func:`lookup` says (title, snippet, URL)."""
 
     name = "wikipedia"
 
@@ -463,23 +598,68 @@ class WikipediaProvider(HttpSearchProvider):
             if not isinstance(p, dict) or not isinstance(p.get("key"), str) or not p["key"].strip():
                 continue
             url = f"{self.base_url}/wiki/{quote(p['key'].strip(), safe=_WIKI_SAFE)}"
-            parts = [html_text(x) for x in (p.get("description"), p.get("excerpt")) if isinstance(x, str)]
-            out.append(_candidate(url, p.get("title"), " — ".join(x for x in parts if x)))
+            parts = [html_text(x[:4 * SNIPPET_MAX_CHARS]) for x in (p.get("description"), p.get("excerpt"))
+                     if isinstance(x, str)]
+            c = _candidate(url, p.get("title"), " — ".join(x for x in parts if x))
+            if c is not None:
+                out.append(c)
         return out
 
 
 _WIKI_SAFE = "/:@!$&'()*+,;=-._~"
 
 
-def _candidate(url: str, title=None, snippet=None, published=None) -> Candidate:
-    c: Candidate = {"url": url.strip()}
+def _candidate(url, title=None, snippet=None, published=None) -> Candidate | None:
+    """One candidate, made safe and capped: ``None`` when ``url`` is not a non-empty text of
+    at most :data:`URL_MAX_CHARS` characters; the title (entities decoded), the snippet and
+    ``publishedAt`` have their whitespace collapsed and are cut to their caps."""
+    if not isinstance(url, str):
+        return None
+    url = url.strip()
+    if not url or len(url) > URL_MAX_CHARS:
+        return None
+    c: Candidate = {"url": _utf8(url)}
     if isinstance(title, str) and title.strip():
-        c["title"] = " ".join(html.unescape(title).split())
+        text = " ".join(html.unescape(_utf8(title[:8 * TITLE_MAX_CHARS])).split())
+        if text:
+            c["title"] = _cut(text, TITLE_MAX_CHARS)
     if isinstance(snippet, str) and snippet.strip():
-        c["snippet"] = " ".join(snippet.split())
+        text = " ".join(_utf8(snippet[:4 * SNIPPET_MAX_CHARS]).split())
+        if text:
+            c["snippet"] = _cut(text, SNIPPET_MAX_CHARS)
     if isinstance(published, str) and published.strip():
-        c["publishedAt"] = published.strip()
+        c["publishedAt"] = _cut(" ".join(_utf8(published[:4 * PUBLISHED_MAX_CHARS]).split()), PUBLISHED_MAX_CHARS)
     return c
+
+
+# ---------------------------------------------------------------- safe text
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _utf8(text: str) -> str:
+    """``text`` as strict UTF-8 can hold it: a valid surrogate pair becomes its character, a
+    lone surrogate U+FFFD."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _safe(value: Any) -> Any:
+    """``value`` with every text (keys too) passed through :func:`_utf8`; lists, tuples and
+    dicts are rebuilt, anything else is kept."""
+    if isinstance(value, str):
+        return _utf8(value)
+    if isinstance(value, dict):
+        return {(_utf8(k) if isinstance(k, str) else k): _safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_safe(v) for v in value]
+    return value
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` if it has at most ``limit`` characters, else its start ending in "…"."""
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
 def provider_from_settings(settings: Settings | None = None, **kw) -> HttpSearchProvider | None:
@@ -518,16 +698,20 @@ class Extraction(BaseModel):
         return v.strip()
 
 
+def _item_head(n: int, m: dict) -> list[str]:
+    head = [f"[{n}] {m.get('title') or m['url']}", f"url: {m['url']}"]
+    if m.get("publishedAt"):
+        head.append(f"published: {m['publishedAt']}")
+    return head
+
+
 def extraction_messages(question: str, material: list[dict]) -> list[dict]:
     """The extraction request: :data:`EXTRACT_SYSTEM` and a user message ``Question: ...``,
     ``Material:``, then per item ``[n] title-or-url``, ``url: ...``, optional
-    ``published: ...`` and its page text or snippet."""
+    ``published: ...`` and its page text or snippet (see :func:`fit_material` for the cap)."""
     lines = [f"Question: {question}", "", "Material:"]
     for n, m in enumerate(material, 1):
-        lines.append(f"[{n}] {m.get('title') or m['url']}")
-        lines.append(f"url: {m['url']}")
-        if m.get("publishedAt"):
-            lines.append(f"published: {m['publishedAt']}")
+        lines += _item_head(n, m)
         body = m.get("text") or m.get("snippet")
         if body:
             lines.append(body.strip())
@@ -535,17 +719,44 @@ def extraction_messages(question: str, material: list[dict]) -> list[dict]:
     return [{"role": "system", "content": EXTRACT_SYSTEM}, {"role": "user", "content": "\n".join(lines).rstrip()}]
 
 
+#: An item whose text would have fewer characters than this is left out instead of cut.
+_MIN_ITEM_TEXT = 200
+
+
+def fit_material(material: list[dict], limit: int = MATERIAL_MAX_CHARS) -> list[dict]:
+    """The first items of ``material`` whose lines, as :func:`extraction_messages` writes
+    them, take at most ``limit`` characters together: an item's page text (or snippet) is cut
+    to what is left, and the items after the first one that no longer fits with at least
+    200 characters of its text are left out (the first item is always kept)."""
+    out: list[dict] = []
+    left = limit
+    for n, m in enumerate(material, 1):
+        head = sum(len(line) + 1 for line in _item_head(n, m)) + 2  # + the blank line between items
+        key = "text" if m.get("text") else "snippet" if m.get("snippet") else None
+        body = m[key].strip() if key else ""
+        room = left - head - 1
+        if out and (room < min(len(body), _MIN_ITEM_TEXT) or room < 0):
+            break
+        if key and len(body) > max(room, 0):
+            m = {**m, key: _cut(body, max(room, _MIN_ITEM_TEXT))}
+        out.append(m)
+        left -= head + (len(m[key].strip()) + 1 if key else 0)
+    return out
+
+
 def parse_extraction(text: str, n_material: int) -> tuple[str, list[int], bool] | None:
     """``(answer, used, insufficient)`` from an extraction reply, or ``None`` when it is not
-    readable. The JSON object is taken from the first ``{`` to the last ``}``; ``used``
-    becomes 0-based, de-duplicated, in range (non-integers dropped), and empty when
-    ``insufficient``."""
+    readable (or not a text). The JSON object is taken from the first ``{`` to the last
+    ``}``; ``used`` becomes 0-based, de-duplicated, in range (non-integers dropped), and
+    empty when ``insufficient``; the answer is made safe for strict UTF-8 JSON."""
+    if not isinstance(text, str):
+        return None
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end <= start:
         return None
     try:
         reply = Extraction.model_validate(json.loads(text[start:end + 1]))
-    except (json.JSONDecodeError, ValidationError, TypeError):
+    except (json.JSONDecodeError, ValidationError, TypeError, ValueError, RecursionError):
         return None
     used: list[int] = []
     if not reply.insufficient:
@@ -555,21 +766,131 @@ def parse_extraction(text: str, n_material: int) -> tuple[str, list[int], bool] 
             if isinstance(u, bool) or not isinstance(u, int) or not 1 <= u <= n_material or u - 1 in used:
                 continue
             used.append(u - 1)
-    return reply.answer, used, reply.insufficient
+    return _utf8(reply.answer), used, reply.insufficient
 
 
-_URL = re.compile(r"\b(?:[a-z][a-z0-9+.-]*://|www\.)[^\s<>\"')\]]+", re.IGNORECASE)
+# URL-like tokens, most specific first. Hosts and paths are matched on ASCII classes so that a
+# URL glued to CJK text (no space between) is still found; a path runs to whitespace, a quote,
+# an angle bracket or CJK/full-width punctuation, and its trailing punctuation is given back.
+_PATH = r"""[^\s<>"'`\u3000-\u303f\uff00-\uffef]*"""
+_LABEL = r"[a-z0-9\u00c0-\u024f](?:[a-z0-9\u00c0-\u024f-]{0,61}[a-z0-9\u00c0-\u024f])?"
+_HOST = rf"(?:{_LABEL}\.)+(?:[a-z\u00c0-\u024f]{{2,63}}|xn--[a-z0-9-]{{1,59}})(?![a-z0-9\u00c0-\u024f-])\.?"
+_IPV4 = r"(?<![0-9a-z.])\d{1,3}(?:\.\d{1,3}){3}(?![0-9])"
+_USERINFO = r"""(?:[^\s/\\@<>"'`]+@)?"""
+_URL = re.compile(
+    rf"""(?P<scheme>(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*:[/\\]{{2}}{_PATH})"""  # http://..., ftp:\\...
+    rf"""|(?P<opaque>(?<![a-z0-9+.-])(?:(?:data|javascript|vbscript):\S+"""
+    rf"""|(?:https?|mailto|file|tel|news|urn):[^\s<>"'`]+))"""  # mailto:x@host, data:..., https:host
+    rf"""|(?P<relative>(?<![a-z0-9:/\\])[/\\]{{2}}{_USERINFO}(?:\[[0-9a-f:.]+\]|{_HOST}|{_IPV4})"""
+    rf"""(?::\d{{1,5}})?(?:[/\\?#]{_PATH})?)"""  # //host/path
+    rf"""|(?P<ip>(?:\[[0-9a-f:.]+\]|{_IPV4})(?::\d{{1,5}}(?:[/\\?#]{_PATH})?|[/\\?#]{_PATH}))"""  # 1.2.3.4:80/x
+    rf"""|(?P<host>(?<![a-z0-9\u00c0-\u024f_.~%+@-]){_USERINFO}{_HOST}"""
+    rf"""(?::\d{{1,5}}(?:[/\\?#]{_PATH})?|[/\\?#]{_PATH}))""",  # host/path, host:port
+    re.IGNORECASE)
+_TRAILING = ".,;:!?*_~'\""
+_IP_HOST = re.compile(rf"(?:{_IPV4}|[0-9a-f:.]*:[0-9a-f:.]*)", re.IGNORECASE)
 
 
-def _model_safe(text: str) -> str:
-    """One line of text for the model: any URL replaced by its host, whitespace collapsed."""
+def _url_host(token: str, kind: str) -> str | None:
+    """The bare host a URL-like token (matched by ``_URL``'s group ``kind``) names, or
+    ``None`` (an IP address, no host, or a scheme such as ``data:`` that names none)."""
+    t = token.replace("\\", "/")
+    m = re.match(r"([a-z][a-z0-9+.-]*):", t, re.IGNORECASE) if kind in ("scheme", "opaque") else None
+    if m:
+        scheme = m.group(1).lower()
+        t = t[m.end():]
+        if not t.startswith("//") and scheme not in ("http", "https", "mailto"):
+            return None
+    authority = re.split(r"[/?#]", t.lstrip("/"), maxsplit=1)[0]
+    hostport = authority.rpartition("@")[2]
+    if hostport.startswith("["):
+        return None
+    host = unquote(hostport.partition(":")[0]).lower().rstrip(".")
+    if not host or _IP_HOST.fullmatch(host) or not re.fullmatch(rf"{_HOST}", host, re.IGNORECASE):
+        return None
+    return host
+
+
+def _give_back(token: str) -> tuple[str, str]:
+    """``(url, trailing)``: punctuation that ends a sentence rather than the URL (and a closing
+    bracket without its opening one) is given back to the text."""
+    end = len(token)
+    while end:
+        ch = token[end - 1]
+        if ch in _TRAILING:
+            end -= 1
+        elif ch in ")]}" and token[:end].count(ch) > token[:end].count({")": "(", "]": "[", "}": "{"}[ch]):
+            end -= 1
+        else:
+            break
+    return token[:end], token[end:]
+
+
+def model_safe(text: str) -> str:
+    """One line of text for the model: every URL-like token (``scheme://...``, ``mailto:``,
+    ``//host/...``, ``host/path``, ``host:port``, with or without userinfo) reduced to its
+    bare host name, one on an IP address (or naming no host) removed; lone surrogates made
+    U+FFFD; whitespace collapsed."""
     def host(m: re.Match) -> str:
-        u = m.group(0)
-        return host_of(u if "://" in u else "http://" + u) or "a source"
-    return " ".join(_URL.sub(host, text).split())
+        url, trailing = _give_back(m.group(0))
+        if not url:
+            return trailing
+        found = _url_host(url, m.lastgroup or "")
+        return (found or "") + trailing
+
+    text = _utf8(text)
+    for _ in range(3):  # a replacement never makes a new URL, but be sure
+        new = _URL.sub(host, text)
+        if new == text:
+            break
+        text = new
+    return " ".join(text.split())
+
+
+_model_safe = model_safe
+
+
+# ---------------------------------------------------------------- cancellation
+
+
+class _Cancelled(Exception):
+    """The running turn's cancel event was set while the lookup waited."""
+
+
+def _interruptible(fn: Callable[[], Any], cancel: threading.Event | None) -> Any:
+    """``fn()``, or :class:`_Cancelled` within ~50 ms of ``cancel`` being set (``fn`` then goes
+    on on its own daemon thread and its result is dropped: a blocked socket read cannot be
+    interrupted). Without ``cancel``, ``fn`` runs on this thread."""
+    if cancel is None:
+        return fn()
+    if cancel.is_set():
+        raise _Cancelled
+    box: dict = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="dsh-search-request", daemon=True).start()
+    while not done.wait(0.05):
+        if cancel.is_set():
+            raise _Cancelled
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 # ---------------------------------------------------------------- lookup
+
+#: What the model is told when a lookup fails in a way the pipeline did not foresee.
+_UNEXPECTED = ("the lookup failed unexpectedly, so there is no answer; treat the quantity as missing or try once "
+               "more.")
+_STOPPED = "the lookup was stopped before it finished, so there is no answer."
 
 
 def lookup(engine, question: str, *, client: ChatClient, policy: SearchPolicy,
@@ -584,15 +905,22 @@ def lookup(engine, question: str, *, client: ChatClient, policy: SearchPolicy,
     ``ENGINE_OPEN_RECORD_NOT_FOUND`` (nothing recorded), ``SEARCH_BUDGET_EXCEEDED``,
     ``SEARCH_UNAVAILABLE``, ``SEARCH_INSUFFICIENT``. Every other path writes one ``search``
     row (:meth:`Engine.record_lookup`) whose content is the fact ``{question, tier,
-    outcome, candidates, used, policy, synthesis?, code?, error?, durationMs}``. Never
-    raises for a provider or model failure; ``TypeError`` for a non-text question.
+    outcome, candidates, used, policy, synthesis?, code?, error?, durationMs}``, every text
+    in it made safe for strict UTF-8 JSON (the question too). Never raises for a provider or
+    model failure, an unreadable reply or an unexpected error (a ``failed`` row,
+    ``SEARCH_UNAVAILABLE``, the detail in the row's ``error``); ``TypeError`` for a non-text
+    question. The running turn's cancel event (:data:`.agent.current_cancel`) stops the
+    provider search, the enrich fetches and the extraction call: a ``failed`` row with
+    ``error`` ``"cancelled"`` and a ``SEARCH_UNAVAILABLE`` receipt.
     """
     if not isinstance(question, str):
         raise TypeError(f"the question is {type(question).__name__}; it must be a text")
     started = time.monotonic()
+    question = _utf8(question)
     if engine.open_record is None:
         return EngineError(OPEN_RECORD_NOT_FOUND, "no record is open; start one with record_start: a lookup is "
                                                   "recorded, so it needs the record it belongs to.").receipt()
+    rows: list[dict] = []
 
     def record(outcome: str, candidates: list, used: list, *, synthesis: dict | None = None,
                code: str | None = None, error: str | None = None, detail: str | None = None) -> dict:
@@ -604,15 +932,40 @@ def lookup(engine, question: str, *, client: ChatClient, policy: SearchPolicy,
             fact["code"] = code
             fact["error"] = detail or error
         fact["durationMs"] = round((time.monotonic() - started) * 1000)
+        fact = _safe(fact)
         written = engine.record_lookup(fact)
+        rows.append(written)
         if not written.get("ok"):
             _log.warning("the search row was not recorded: %s", written.get("error"))
             if written.get("code") == OPEN_RECORD_NOT_FOUND:
                 return written
         if code is not None:
-            return {"ok": False, "code": code, "error": error}
-        return {"ok": True, "answer": synthesis["answer"], "origin": policy.origin(used)}
+            return {"ok": False, "code": code, "error": _utf8(error)}
+        return {"ok": True, "answer": fact["synthesis"]["answer"], "origin": policy.origin(used)}
 
+    try:
+        return _lookup(question, engine, client, policy, provider, record)
+    except KeyboardInterrupt:
+        if not rows:
+            try:
+                record("failed", [], [], code=UNAVAILABLE, error=_STOPPED, detail="cancelled")
+            except Exception:  # noqa: BLE001 - the interrupt matters more than the row
+                _log.exception("search: the row of an interrupted lookup was not written")
+        raise
+    except Exception as exc:  # noqa: BLE001 - a lookup never raises: an unforeseen fault is a failed lookup
+        _log.exception("search: the lookup failed unexpectedly")
+        receipt = {"ok": False, "code": UNAVAILABLE, "error": _UNEXPECTED}
+        if rows:
+            return receipt
+        try:
+            return record("failed", [], [], code=UNAVAILABLE, error=_UNEXPECTED,
+                          detail=f"the lookup failed unexpectedly: {type(exc).__name__}: {exc}")
+        except Exception:  # noqa: BLE001
+            _log.exception("search: the row of a failed lookup was not written")
+            return receipt
+
+
+def _lookup(question: str, engine, client: ChatClient, policy: SearchPolicy, provider, record) -> dict:
     # 2. the budget
     budget = policy.max_searches_per_record
     if engine.lookup_count() >= budget:
@@ -621,11 +974,13 @@ def lookup(engine, question: str, *, client: ChatClient, policy: SearchPolicy,
                             "name the quantity that is still missing, or close the record and start a new one.")
     # 3. a provider
     if provider is None:
+        problems = "; ".join(policy.problems)
         return record("failed", [], [], code=UNAVAILABLE,
                       error="no search provider is configured, so nothing can be looked up; treat the quantity "
                             "as missing.",
                       detail="no search provider is configured: set [search] provider and searxng_url (or "
-                             "wikipedia_url) in settings.toml")
+                             "wikipedia_url) in settings.toml" + (f" (settings problems: {problems})" if problems
+                                                                  else ""))
     # 4. the extraction route, before anything is paid for
     extractor, own = client, False
     try:
@@ -639,19 +994,27 @@ def lookup(engine, question: str, *, client: ChatClient, policy: SearchPolicy,
                       error="no model is available to read search results, so nothing was looked up.",
                       detail=f"no extraction model: {exc}")
     try:
-        return _retrieve_and_extract(question, policy, provider, extractor, record)
+        return _retrieve_and_extract(question, policy, provider, extractor, record, current_cancel.get())
     finally:
         if own:
             extractor.close()
 
 
-def _retrieve_and_extract(question, policy: SearchPolicy, provider, extractor: ChatClient, record) -> dict:
+def _retrieve_and_extract(question, policy: SearchPolicy, provider, extractor: ChatClient, record,
+                          cancel: threading.Event | None) -> dict:
+    def stopped(candidates: list, used: list) -> dict:
+        return record("failed", candidates, used, code=UNAVAILABLE, error=_STOPPED, detail="cancelled")
+
     # 5. retrieval: the question verbatim
     try:
-        found = provider.search(question, policy.max_results)
-        candidates = [_candidate(c["url"], c.get("title"), c.get("snippet"), c.get("publishedAt"))
-                      for c in found if isinstance(c, dict) and isinstance(c.get("url"), str) and c["url"].strip()]
+        found = _interruptible(lambda: provider.search(question, policy.max_results), cancel)
+        if not isinstance(found, (list, tuple)):
+            raise SearchError(f"the provider returned {type(found).__name__}, not a list of sources")
+        candidates = [c for c in (_candidate(f.get("url"), f.get("title"), f.get("snippet"), f.get("publishedAt"))
+                                  for f in found if isinstance(f, dict)) if c is not None]
         candidates = candidates[:policy.max_results]
+    except _Cancelled:
+        return stopped([], [])
     except Exception as exc:  # noqa: BLE001 - any provider fault is a failed lookup, never a crash
         return record("failed", [], [], code=UNAVAILABLE,
                       error="the search provider could not be reached or answered wrongly, so nothing was looked "
@@ -661,7 +1024,10 @@ def _retrieve_and_extract(question, policy: SearchPolicy, provider, extractor: C
     used = [c for c in candidates if policy.allows(c["url"])]
     texts: dict[int, str] = {}
     if policy.enrich_pages > 0 and used:
-        texts = _enrich(provider, used[:policy.enrich_pages], policy)
+        try:
+            texts = _enrich(provider, used[:policy.enrich_pages], policy, cancel)
+        except _Cancelled:
+            return stopped(candidates, used)
     # 7. no material
     if not used:
         why = ("no source was found" if not candidates else
@@ -670,25 +1036,37 @@ def _retrieve_and_extract(question, policy: SearchPolicy, provider, extractor: C
                       error="no source the policy allows answers this question; state which quantity is missing "
                             "instead of estimating it.",
                       detail=f"{why}; state which quantity is missing instead of estimating it")
-    # 8. the extraction
-    material = [{**c, **({"text": texts[i]} if i in texts else {})} for i, c in enumerate(used)]
+    # 8. the extraction (what does not fit in MATERIAL_MAX_CHARS is neither sent nor counted as used)
+    material = fit_material([{**c, **({"text": texts[i]} if i in texts else {})} for i, c in enumerate(used)])
+    used = used[:len(material)]
     try:
         reply = extractor.complete(extraction_messages(question, material), stream=False,
-                                   max_tokens=policy.synthesis_max_tokens)
+                                   max_tokens=policy.synthesis_max_tokens, cancel=cancel)
+        text = reply.text
+        parsed = parse_extraction(text, len(used))
     except LLMError as exc:
+        if exc.code == CANCELLED or (cancel is not None and cancel.is_set()):
+            return stopped(candidates, used)
         return record("failed", candidates, used, code=UNAVAILABLE,
                       error="the search results could not be read (the extraction model failed), so there is no "
                             "answer; treat the quantity as missing or try once more.",
                       detail=f"the extraction call failed: {exc}")
+    except Exception as exc:  # noqa: BLE001 - a reply of a shape nobody foresaw is a failed lookup
+        if cancel is not None and cancel.is_set():
+            return stopped(candidates, used)
+        return record("failed", candidates, used, code=UNAVAILABLE,
+                      error="the search results could not be read (the extraction step failed), so there is no "
+                            "answer; treat the quantity as missing or try once more.",
+                      detail=f"the extraction step failed: {type(exc).__name__}: {exc}")
     # 9. the reply
-    parsed = parse_extraction(reply.text, len(used))
     if parsed is None:
+        shown = text[:500] if isinstance(text, str) else text
         return record("failed", candidates, used, code=UNAVAILABLE,
                       error="the search results could not be read (the extraction reply was not usable), so "
                             "there is no answer; treat the quantity as missing.",
-                      detail=f"the extraction reply is not readable: {reply.text[:500]!r}")
+                      detail=f"the extraction reply is not readable: {shown!r}")
     answer, cited, insufficient = parsed
-    answer = _model_safe(answer)
+    answer = model_safe(answer)
     synthesis = {"provider": extractor.provider_id, "model": extractor.model.id, "promptVersion": PROMPT_VERSION,
                  "answer": answer, "used": cited}
     # 10. the sources do not hold it
@@ -705,8 +1083,10 @@ def _trim(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit].rstrip() + "…"
 
 
-def _enrich(provider, sources: list[Candidate], policy: SearchPolicy) -> dict[int, str]:
-    """Page text of ``sources`` by index; a page that fails or is empty is skipped."""
+def _enrich(provider, sources: list[Candidate], policy: SearchPolicy,
+            cancel: threading.Event | None = None) -> dict[int, str]:
+    """Page text of ``sources`` by index; a page that fails or is empty is skipped. Raises
+    :class:`_Cancelled` when ``cancel`` is set while a page loads."""
     fetch = getattr(provider, "fetch_text", None)
     own = None
     if fetch is None:
@@ -716,12 +1096,15 @@ def _enrich(provider, sources: list[Candidate], policy: SearchPolicy) -> dict[in
     try:
         for i, c in enumerate(sources):
             try:
-                text = fetch(c["url"], policy.enrich_chars_per_page, policy.allows)
+                text = _interruptible(lambda u=c["url"]: fetch(u, policy.enrich_chars_per_page, policy.allows),
+                                      cancel)
+            except _Cancelled:
+                raise
             except Exception as exc:  # noqa: BLE001 - a page that will not load is not enriched
                 _log.info("search enrich skipped a page: %s", type(exc).__name__)
                 continue
-            if text:
-                texts[i] = text[:policy.enrich_chars_per_page]
+            if isinstance(text, str) and text:
+                texts[i] = _utf8(text[:policy.enrich_chars_per_page])
     finally:
         if own is not None:
             own.close()
@@ -772,7 +1155,8 @@ def search_tool(engine, client: ChatClient, policy: SearchPolicy | None = None,
 
 
 __all__ = ["BUDGET_EXCEEDED", "CODES", "DEFAULT_ALLOWED_HOSTS", "EXTRACT_SYSTEM", "INSUFFICIENT", "PROMPT_VERSION",
-           "UNAVAILABLE", "Candidate", "Extraction", "HttpSearchProvider", "SearchError", "SearchPolicy",
-           "SearchProvider", "SearxngProvider", "WikipediaProvider", "extraction_messages", "host_matches",
-           "host_of", "html_text", "lookup", "normalize_host_pattern", "parse_extraction", "provider_from_settings",
-           "search_tool"]
+           "MATERIAL_MAX_CHARS", "SNIPPET_MAX_CHARS", "TITLE_MAX_CHARS", "UNAVAILABLE", "URL_MAX_CHARS",
+           "Candidate", "Extraction", "HttpSearchProvider", "SearchError", "SearchPolicy",
+           "SearchProvider", "SearxngProvider", "WikipediaProvider", "extraction_messages", "fit_material",
+           "host_matches", "host_of", "html_text", "lookup", "model_safe", "normalize_host_pattern", "parse_extraction",
+           "provider_from_settings", "search_tool"]

@@ -16,7 +16,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from .errors import MISSING_CREDENTIAL, SETTINGS, UNKNOWN_MODEL, LLMError
 
@@ -64,10 +64,30 @@ class SearchSettings(BaseModel):
     Every key is optional and loosely typed on purpose: :class:`~dsh_notebook.llm.search.SearchPolicy`
     checks the values, replaces an out-of-range one by its default and reports it in
     ``problems``, so a wrong number never costs the session its settings. Unknown keys are
-    kept (and reported there too).
+    kept (and reported there too). A ``search`` value that is not a table at all (``search =
+    3``) never refuses the settings either: it loads as :meth:`not_a_table`, which switches
+    search off and makes the policy report ``[search] must be a table``.
     """
 
     model_config = {"extra": "allow"}
+
+    #: The value ``search`` held when it was not a table (``None`` for a real table).
+    _not_a_table: Any = PrivateAttr(default=None)
+    _is_table: bool = PrivateAttr(default=True)
+
+    @classmethod
+    def not_a_table(cls, value: Any) -> "SearchSettings":
+        """The settings of a ``search`` key that holds ``value`` instead of a table."""
+        s = cls()
+        s._not_a_table, s._is_table = value, False
+        return s
+
+    @property
+    def problem(self) -> str | None:
+        """Why this ``[search]`` cannot be used as a table, or ``None``."""
+        if self._is_table:
+            return None
+        return f"[search] must be a table, not {self._not_a_table!r} ({type(self._not_a_table).__name__})"
 
     provider: Any = Field(default=None, description='"searxng" or "wikipedia"; unset: searxng when searxng_url is set')
     searxng_url: Any = Field(default=None, description="base URL of a SearXNG instance with the JSON format enabled")
@@ -83,12 +103,30 @@ class SearchSettings(BaseModel):
     synthesis_max_tokens: Any = Field(default=None, description="max_tokens of the extraction step, 128-8192 (800)")
 
 
+class AcademicSettings(BaseModel):
+    """The ``[academic]`` table: ``language`` of the academic sections, ``auto`` (the user's
+    script), ``zh`` or ``en``."""
+
+    model_config = {"extra": "forbid"}
+
+    language: Literal["auto", "zh", "en"] = "auto"
+
+
 class Settings(BaseModel):
     model_config = {"extra": "forbid"}
 
     default_model: str = "deepseek/deepseek-chat"
     providers: dict[str, Provider] = Field(default_factory=dict)
     search: SearchSettings | None = None
+    academic: AcademicSettings | None = None
+
+    @field_validator("search", mode="before")
+    @classmethod
+    def _search_table(cls, value: Any) -> Any:
+        # A wrong [search] costs the lookup, never every model call: see SearchSettings.
+        if value is None or isinstance(value, (dict, SearchSettings)):
+            return value
+        return SearchSettings.not_a_table(value)
 
     def resolve(self, model: str | None = None) -> tuple[str, Provider, ModelInfo]:
         """``(provider id, provider, model)`` for ``provider/model``, a bare model id, or the

@@ -153,8 +153,8 @@ class ScriptedServer:
                 send(chunk)
                 if reply.get("chunk_delay"):
                     time.sleep(float(reply["chunk_delay"]))
-            if reply.get("malformed"):
-                send("{this is not json")
+            if reply.get("malformed"):  # True: broken JSON; a string: that exact data line
+                send(reply["malformed"] if isinstance(reply["malformed"], str) else "{this is not json")
             send("[DONE]")
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client went away (a cancelled stream)

@@ -30,13 +30,19 @@ from pathlib import Path
 from .. import __version__
 from ..llm import ChatClient, LLMError
 from ..llm.agent import Agent, TurnResult
-from ..llm.presets import PERSONA_VERSION, PRESETS, engine_tools, system_prompt
-from ..llm.session import SessionLog, read_events
+from ..llm.presets import (
+    PERSONA_VERSION,
+    PRESETS,
+    engine_tools,
+    system_prompt,
+    system_sections,
+)
+from ..llm.session import EVENT_TYPES, SessionLog, read_events
 from ..llm.settings import api_key
 from ..reckoner import list_records, read_record
 from ..reckoner.display import value_text
 from ..reckoner.values import parse_tagged
-from ..storage import LockedError
+from ..storage import LockedError, read_jsonl
 
 MIME_SESSION = "application/vnd.dsh.session+json"
 
@@ -53,6 +59,14 @@ YOUR MESSAGE
 
 class ChatUsageError(ValueError):
     """A malformed ``%%chat`` line or a request the session cannot take; nothing was sent."""
+
+
+class ChatInterrupted(Exception):
+    """The kernel was interrupted during a turn: the cell stops "Run All" as an interrupt
+    would, after showing what was logged."""
+
+    def _render_traceback_(self):
+        return [f"\x1b[31mChatInterrupted: {self}\x1b[0m"]
 
 
 class ChatFailed(Exception):
@@ -75,28 +89,78 @@ class ChatOptions:
 
 
 def parse_options(line: str) -> ChatOptions:
-    """Read the ``%%chat`` line; raises :class:`ChatUsageError` naming the problem."""
+    """Read the ``%%chat`` line (``--opt value`` or ``--opt=value``); raises
+    :class:`ChatUsageError` naming the problem."""
     try:
         words = shlex.split(line)
     except ValueError as exc:
         raise ChatUsageError(f"cannot read the options ({exc})") from None
     opts = ChatOptions()
+    seen: set[str] = set()
     it = iter(words)
     for w in it:
+        key, eq, inline = w.partition("=")
         if w == "--new":
             opts.new = True
-        elif w in ("--session", "--preset", "--model"):
-            val = next(it, None)
+        elif key in ("--session", "--preset", "--model"):
+            val = inline if eq else next(it, None)
             if val is None or val.startswith("--"):
-                raise ChatUsageError(f"{w} needs a value")
-            setattr(opts, w[2:], val)
+                raise ChatUsageError(f"{key} needs a value")
+            if not val.strip():
+                raise ChatUsageError(f"{key} was given an empty value")
+            if key in seen:
+                raise ChatUsageError(f"{key} is given twice")
+            seen.add(key)
+            setattr(opts, key[2:], val)
+        elif w.startswith("-"):
+            raise ChatUsageError(f"unknown option {w!r}; the options are --session, --preset, --model and --new")
         else:
-            raise ChatUsageError(f"unknown option {w!r}; the message goes in the cell body, below the %%chat line")
+            raise ChatUsageError(f"unexpected {w!r} on the %%chat line; the message goes in the cell body, below it")
     if opts.preset is not None and opts.preset not in PRESETS:
         raise ChatUsageError(f"unknown preset {opts.preset!r}; the presets are {', '.join(PRESETS)}")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", opts.session):
         raise ChatUsageError(f"session name {opts.session!r}: use letters, digits, '_', '.', '-' (at most 64)")
     return opts
+
+
+#: The shape of a session id (``new_session_id``): a name of this shape must be a logged session.
+SESSION_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{6}")
+
+
+def same_model(wanted: str, session: "ChatSession") -> bool:
+    """Whether ``--model wanted`` names the session's model (``id`` or ``provider/id``)."""
+    return wanted in (session.model, f"{session.client.provider_id}/{session.model}")
+
+
+def _logged_start(path: Path) -> dict:
+    """The ``session/start`` event of a logged session; :class:`ChatUsageError` when the
+    file is not a chat session log."""
+    try:
+        read = read_jsonl(path)
+    except (OSError, ValueError) as exc:
+        raise ChatUsageError(f"{path.name} cannot be read as a session log ({exc})") from None
+    events = read.rows
+    if not events or events[0].get("type") != "session/start":
+        raise ChatUsageError(f"{path.name} is not a chat session log (its first line is not session/start)")
+    bad = next((e.get("type") for e in events if e.get("type") not in EVENT_TYPES), None)
+    if bad is not None:
+        raise ChatUsageError(f"{path.name} is not a chat session log (unknown event type {bad!r})")
+    start = events[0]
+    if start.get("preset") not in PRESETS:
+        raise ChatUsageError(f"{path.name} was written with preset {start.get('preset')!r}, which this version does "
+                             f"not have ({', '.join(PRESETS)}); start a new session with --new")
+    return start
+
+
+def logged_preset(folder: Path, name: str) -> str:
+    """The preset a ``--session NAME`` would use: the logged session's, else ``plain``."""
+    path = Path(folder) / f"{name}.jsonl"
+    if path.exists():
+        try:
+            return _logged_start(path).get("preset", "plain")
+        except ChatUsageError:
+            return "plain"
+    return "plain"
 
 
 # --------------------------------------------------------------------------- rendering
@@ -115,8 +179,9 @@ def answer_markdown(text: str) -> str:
     """The Markdown view of a model reply (public case P16, jupyter-ai#492).
 
     A block of lines (between blank lines, outside code fences) that holds both ``#`` lines
-    and lines that read as code is wrapped in a code fence, so Python comments are never
-    shown as headings; a Markdown heading among prose stays a heading. The raw reply is
+    and lines that read as code has its code part (from the first ``#`` or code line to the
+    last) wrapped in a code fence, so Python comments are never shown as headings; prose
+    before and after stays prose, and a Markdown heading among prose stays a heading. The raw reply is
     kept unchanged in ``text/plain`` and in the session log.
     """
     lines = text.split("\n")
@@ -130,7 +195,9 @@ def answer_markdown(text: str) -> str:
         code_like = any(_CODE_LINE.match(x) for x in block if not _HASH_LINE.match(x))
         hashes = any(_HASH_LINE.match(x) for x in block)
         if code_like and hashes:
-            out.extend(["```", *block, "```"])
+            codeish = [i for i, x in enumerate(block) if _HASH_LINE.match(x) or _CODE_LINE.match(x)]
+            first, last = codeish[0], codeish[-1]
+            out.extend([*block[:first], "```", *block[first:last + 1], "```", *block[last + 1:]])
         else:
             out.extend(block)
         block.clear()
@@ -159,14 +226,15 @@ def _record_lines(rec) -> list[str]:
     for r in rec.rows:
         c = r.get("content") or {}
         try:
-            if not r.get("ok"):
-                out.append(f"  ✗ {r.get('tool')}: {c.get('code')}")
+            if r.get("tool") == "search":
+                out.append(f"  looked up: {c.get('question')} ({c.get('outcome')})")
+            elif not r.get("ok"):
+                error = str(c.get("error") or "")
+                out.append(f"  ✗ {r.get('tool')}: {c.get('code')}: {error if len(error) <= 240 else error[:240] + '…'}")
             elif r.get("tool") == "set" and c.get("value") is not None:
                 out.append(f"  {c.get('name')} = {value_text(parse_tagged(c['value']), 5)}")
             elif r.get("tool") == "eval":
                 out.append(f"  {c.get('target')} = {c.get('formula')} = {value_text(parse_tagged(c['result']), 5)}")
-            elif r.get("tool") == "search":
-                out.append(f"  looked up: {c.get('question')} ({c.get('outcome')})")
         except Exception:  # a row the view cannot render is still in the file
             out.append(f"  {r.get('tool')}: (not shown)")
     return out
@@ -204,21 +272,28 @@ def _tools(preset: str, engine, client: ChatClient):
 def open_session(folder: Path, name: str, opts: ChatOptions, engine) -> ChatSession:
     """Start (or, when ``name`` is a logged session id, continue) a session. Raises
     :class:`ChatUsageError` for a missing key, an unknown model or a preset/model change."""
+    logged = folder / f"{name}.jsonl"
+    start = None
+    if logged.exists() and not opts.new:
+        start = _logged_start(logged)
+        preset = start.get("preset", "plain")
+        if opts.preset and opts.preset != preset:
+            raise ChatUsageError(f"session {name} uses preset {preset}; a session cannot change preset "
+                                 f"(add --new to start another)")
+        model = start.get("model")
+    elif SESSION_ID.fullmatch(name) and not opts.new:
+        raise ChatUsageError(f"no chat session {name} is logged in {folder} (see %chat list); to start one, "
+                             f"give it a name of your own")
+    else:
+        preset, model = opts.preset or "plain", None
     try:
-        client = ChatClient(model=opts.model)
+        client = ChatClient(model=opts.model or model)
         api_key(client.provider_id, client.provider)  # a missing key is named before a session starts
     except LLMError as exc:
         raise ChatUsageError(f"{exc.code}: {exc.message}") from None
-    logged = folder / f"{name}.jsonl"
     try:
-        if logged.exists():
-            events = read_events(logged)
-            start = next((e for e in events if e.get("type") == "session/start"), {})
-            preset = start.get("preset", "plain")
-            if opts.preset and opts.preset != preset:
-                raise ChatUsageError(f"session {name} uses preset {preset}; a session cannot change preset "
-                                     f"(add --new to start another)")
-            if opts.model and opts.model != start.get("model"):
+        if start is not None:
+            if opts.model and opts.model not in (start.get("model"), f"{client.provider_id}/{start.get('model')}"):
                 raise ChatUsageError(f"session {name} uses model {start.get('model')}; add --new to change model")
             try:
                 log = SessionLog.open(logged)
@@ -226,7 +301,6 @@ def open_session(folder: Path, name: str, opts: ChatOptions, engine) -> ChatSess
                 raise ChatUsageError(f"session {name} is open in another kernel; continue it there, "
                                      f"or start a new one with --new") from None
         else:
-            preset = opts.preset or "plain"
             log = None
         tools = _tools(preset, engine, client)
         if log is None:
@@ -236,7 +310,17 @@ def open_session(folder: Path, name: str, opts: ChatOptions, engine) -> ChatSess
     except BaseException:
         client.close()
         raise
-    return ChatSession(name, log, client, Agent(client, log, tools), preset)
+    return ChatSession(name, log, client, Agent(client, log, tools, system=_sections(log, preset)), preset)
+
+
+def _sections(log: SessionLog, preset: str):
+    """The preset's sections when they render to the text the log holds (a log written by
+    another version keeps its own text, as one persona section)."""
+    sections = system_sections(preset)
+    start = next((e for e in log.events if e.get("type") == "session/start"), {})
+    if sections is not None and sections.render() == start.get("system"):
+        return sections
+    return None
 
 
 # --------------------------------------------------------------------------- one turn
@@ -278,6 +362,7 @@ def run_turn(session: ChatSession, text: str, shell=None, engine=None, poll_inte
     if view is not None:
         session.log.listeners.append(view.on_event)
     worker = threading.Thread(target=work, name=f"dsh-chat-{session.name}", daemon=True)
+    interrupted = False
     try:
         while True:  # an interrupt anywhere in here cancels the turn; we still wait for its log
             try:
@@ -291,6 +376,7 @@ def run_turn(session: ChatSession, text: str, shell=None, engine=None, poll_inte
                         view.refresh()
                 break
             except KeyboardInterrupt:
+                interrupted = True
                 cancel.set()
                 if view is not None:
                     view.stop()
@@ -300,6 +386,12 @@ def run_turn(session: ChatSession, text: str, shell=None, engine=None, poll_inte
     if worker.ident is None:  # stopped before the turn began: nothing was sent or logged
         box["result"] = TurnResult("cancelled", "", 0)
     partial = "".join(view._text) if view is not None else ""
+    closed_for_model = None
+    if engine is not None and before.get("open") is None and engine.open_record is not None:
+        # The model opened a record and did not close it: close it now, so that the next
+        # %%reckon cell never writes into it.
+        closed_for_model = engine.open_record["title"]
+        engine.record_end("Closed at the end of the chat turn: the model did not close this record.")
     records = _new_records(engine, before)
     res: TurnResult | None = box["result"]
     if view is not None:
@@ -309,7 +401,8 @@ def run_turn(session: ChatSession, text: str, shell=None, engine=None, poll_inte
                         f"{f' · {n} tool call' + ('s' if n != 1 else '') if n else ''}")
         else:
             view.finish("error")
-    return {"result": res, "error": box["error"], "partial": partial, "records": records, "view": view}
+    return {"result": res, "error": box["error"], "partial": partial, "records": records, "view": view,
+            "interrupted": interrupted, "closed_for_model": closed_for_model}
 
 
 def _record_state(engine) -> dict:
@@ -319,6 +412,7 @@ def _record_state(engine) -> dict:
     state = {s["id"]: s["steps"] for s in info["closed"]}
     if info["open"]:
         state[info["open"]["id"]] = -1
+    state["open"] = engine.open_record["id"] if engine.open_record else None
     return state
 
 
@@ -355,9 +449,17 @@ def turn_bundle(session: ChatSession, outcome: dict, location) -> tuple[dict, di
         if partial:
             md_parts.append(answer_markdown(partial))
             plain_parts.append(partial)
-    else:
+    elif answer.strip():
         md_parts.append(answer_markdown(answer))
         plain_parts.append(answer)
+    else:
+        md_parts.append("*(the model sent no text)*")
+        plain_parts.append("(the model sent no text)")
+    if outcome.get("closed_for_model"):
+        note = (f"(the model left the record {outcome['closed_for_model']!r} open; it was closed at the end of "
+                f"the turn)")
+        md_parts.append(f"*{_md_text(note)}*")
+        plain_parts.append(note)
     rec_view = []
     for rec in outcome["records"]:
         lines = _record_lines(rec)
@@ -384,13 +486,18 @@ def turn_bundle(session: ChatSession, outcome: dict, location) -> tuple[dict, di
         "records": [r.id for r in outcome["records"] if r.closed],
         "open_record": next((r.id for r in outcome["records"] if not r.closed), None),
         "usage": usage[-1] if usage else None,
-        "notebook": str(location.notebook) if location is not None and location.notebook else None,
         "location": location.source if location is not None else None,
         "version": __version__,
     }
     data = {"text/plain": "\n\n".join(p for p in plain_parts if p), "text/markdown": "\n\n".join(md_parts),
             MIME_SESSION: content}
     return data, {"dsh": meta}
+
+
+def _md_text(s: str) -> str:
+    for ch in "\\`*_[]#|$<>":
+        s = s.replace(ch, "\\" + ch)
+    return s
 
 
 def _relative(path: Path, location) -> str:

@@ -15,7 +15,7 @@ import hashlib
 from pathlib import Path
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.display import display
 
 from ..llm import LLMError
@@ -272,30 +272,54 @@ class ChatMagics(Magics):
                     print(records_view.table([(r["id"], r["name"], r["preset"], r["model"], r["turns"], r["last"])
                                               for r in rows], ("id", "name", "preset", "model", "turns", "last turn")))
                 return None
-            raise UsageError(chat.USAGE)
+            word = line.strip().split()[0] if line.strip() else ""
+            raise UsageError((f"%chat: unknown subcommand {word!r}. " if word else "") +
+                             f"%chat list shows the sessions; a chat is a cell:\n\n{chat.USAGE}")
         try:
             opts = chat.parse_options(line)
         except chat.ChatUsageError as exc:
             raise UsageError(f"%%chat: {exc}\n\n{chat.USAGE}") from None
-        text = cell.replace("\r\n", "\n").strip()
+        text = cell.replace("\r\n", "\n").replace("\r", "\n").strip()
         if not text:
             raise UsageError(f"%%chat: the cell has no message (nothing was sent).\n\n{chat.USAGE}")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise UsageError(f"%%chat: the message holds a character that is not valid Unicode text at position "
+                             f"{exc.start + 1} (a lone surrogate); nothing was sent") from None
+        engine = rm.session.engine
         session = self.sessions.get(opts.session)
-        if session is not None and (opts.new or session.log.path.parent != folder):
+        if session is not None and session.log.path.parent != folder:  # the notebook was renamed
             session.close()
+            del self.sessions[opts.session]
             session = None
-        if session is not None and opts.preset and opts.preset != session.preset:
-            raise UsageError(f"%%chat: session {opts.session} uses preset {session.preset}; a session cannot "
-                             f"change preset (add --new)")
-        if session is not None and opts.model and opts.model != session.model:
-            raise UsageError(f"%%chat: session {opts.session} uses model {session.model}; add --new to change model")
-        if session is None:
+        if session is not None and not opts.new:
+            if opts.preset and opts.preset != session.preset:
+                raise UsageError(f"%%chat: session {opts.session} uses preset {session.preset}; a session cannot "
+                                 f"change preset (add --new)")
+            if opts.model and not chat.same_model(opts.model, session):
+                raise UsageError(f"%%chat: session {opts.session} uses model {session.model}; add --new to change "
+                                 f"model")
+        preset = opts.preset or (session.preset if session is not None and not opts.new else None) or \
+            chat.logged_preset(folder, opts.session)
+        held = engine.open_record
+        if preset != "plain" and held is not None:
+            raise UsageError(f"%%chat: the %%reckon record {held['title']!r} is still open (its cells use --continue); "
+                             f"finish it with a %%reckon cell whose last line is `end`, then ask the model: the "
+                             f"model's calculations go into records of their own. Nothing was sent.")
+        if session is None or opts.new:
+            for name, other in self.sessions.items():
+                if other.log.id == opts.session and name != opts.session:
+                    raise UsageError(f"%%chat: session {opts.session} is open in this kernel as {name!r}; "
+                                     f"continue it with --session {name}")
             try:
-                session = chat.open_session(folder, opts.session, opts, rm.session.engine)
-            except chat.ChatUsageError as exc:
+                fresh = chat.open_session(folder, opts.session, opts, engine)
+            except chat.ChatUsageError as exc:  # a refused --new leaves the current session as it was
                 raise UsageError(f"%%chat: {exc}") from None
-            self.sessions[opts.session] = session
-        outcome = chat.run_turn(session, text, shell=self.shell, engine=rm.session.engine)
+            if session is not None:
+                session.close()
+            session = self.sessions[opts.session] = fresh
+        outcome = chat.run_turn(session, text, shell=self.shell, engine=engine)
         if outcome["error"] is not None:
             exc = outcome["error"]
             if isinstance(exc, LLMError):
@@ -303,12 +327,35 @@ class ChatMagics(Magics):
             raise chat.ChatFailed(f"{type(exc).__name__}: {exc}")
         data, md = chat.turn_bundle(session, outcome, rm.location)
         display(data, raw=True, metadata=md)
+        if outcome.get("interrupted"):
+            raise chat.ChatInterrupted("the turn was interrupted (the session log records it as cancelled)")
         return None
+
+
+@magics_class
+class AcademicMagics(Magics):
+    """``%academic on|off|status`` (spec: academic.md "State and surface")."""
+
+    @line_magic
+    def academic(self, line: str):
+        """``%academic on|off|status``: switch academic mode for every model call from the
+        next request on, or show its state, last shaped request and gate count."""
+        from ..academic import state
+
+        word = line.strip().lower()
+        if word in ("on", "off"):
+            st = state.set_enabled(word == "on")
+        elif word in ("status", ""):
+            st = state.status()
+        else:
+            raise UsageError(f"%academic: unknown action {line.strip()!r}; use %academic on, off or status")
+        print(state.status_text(st))
 
 
 def load_ipython_extension(ipython) -> None:
     ipython.register_magics(ReckonMagics)
     ipython.register_magics(ChatMagics)
+    ipython.register_magics(AcademicMagics)
 
 
 def unload_ipython_extension(ipython) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -273,14 +274,14 @@ _WORDS = {
         "given": "Given:",
         "approach_text": lambda n: ("The result follows from one calculation, written out below with its values:"
                                      if n == 1 else f"The result follows from {n} calculations, each written out "
-                                     "below with its values:") if n else "No calculation was needed.",
+                                     "below with its values:") if n else "No calculation could be made from the recorded conditions.",
         "sep": ", ", "end": ".",
         "with": "With", "gives": "this gives", "result": "The calculation gives",
         "looked_up": "From a reference lookup:", "source": "source", "unverified": "(web-derived, unverified)",
     },
     "zh-CN": {
         "question": "问题", "approach": "思路", "calculations": "计算", "conclusion": "结论", "given": "已知：",
-        "approach_text": lambda n: f"结果由以下 {n} 步计算得出，每一步都列出代入的数值：" if n else "无需计算。",
+        "approach_text": lambda n: f"结果由以下 {n} 步计算得出，每一步都列出代入的数值：" if n else "根据记录的条件未能进行计算。",
         "with": "代入", "gives": "得", "result": "计算得", "sep": "，", "end": "。",
         "looked_up": "查阅资料：", "source": "来源", "unverified": "（来自网络，未经核实）",
     },
@@ -392,23 +393,126 @@ def tex_escape(s: str) -> str:
     return "".join(out)
 
 
-FORBIDDEN = ("documentclass", "usepackage", "RequirePackage", "input", "include", "includeonly", "write",
-             "immediate", "catcode", "special", "makeatletter", "makeatother", "newcommand", "renewcommand",
-             "newenvironment", "renewenvironment", "let", "edef", "gdef", "global", "csname", "endcsname", "def")
+# The LaTeX deny-list. A model-written body is untrusted input to a TeX engine, which can
+# read files, write files and (with shell escape) run programs; these are the commands a
+# body may not contain. Sources:
+#
+# * UPSTREAM_FORBIDDEN: upstream's list, as it is (upstream-facts.md 3.12).
+# * FORBIDDEN_EXTRA, our additions, by what they could do:
+#   - read a file into the PDF or test that it exists (TeX primitives, LaTeX kernel and common
+#     packages: a command of a package the shell does not load is refused all the same);
+#   - write files, talk to the driver, run Lua or a shell;
+#   - build or hide a command name from other tokens (\csname-like and expansion tricks), so
+#     that no command of this list can be reached without being spelled out;
+#   - change category codes or what TeX reads (the escape character, end of line), define or
+#     redefine anything, hook code into later material, load fonts by path.
+#
+# Also refused, whatever the name: any command name with '@' (LaTeX's internal macros such as
+# \@@input, the primitive \input; a body never has \makeatletter), the ^^ notation (^^5c is a
+# backslash, \inp^^75t is \input), control characters, and \begin/\end of an environment whose
+# name is not plain letters or names a command of the list (\begin{X} runs \X) or is a verbatim
+# or file-writing environment. Commands are read as TeX reads them: a backslash and a run of
+# letters (whatever follows), or a backslash and one other character; so \\input is a line
+# break followed by the word "input", and \inputlineno is not \input.
+#
+# Last line of defence, for a primitive nobody thought of: write_article compiles with shell
+# escape off and TeX's paranoid file access (openin_any=p, openout_any=p: no absolute paths, no
+# '..', no dot files), see compile_latex.
+
+UPSTREAM_FORBIDDEN = ("documentclass", "usepackage", "RequirePackage", "input", "include", "includeonly", "write",
+                      "immediate", "catcode", "special", "makeatletter", "makeatother", "newcommand", "renewcommand",
+                      "newenvironment", "renewenvironment", "let", "edef", "gdef", "global", "csname", "endcsname",
+                      "def")
+
+FORBIDDEN_EXTRA = (
+    # read files (or test them)
+    "InputIfFileExists", "IfFileExists", "openin", "closein", "read", "readline", "newread", "ifeof",
+    "lstinputlisting", "verbatiminput", "VerbatimInput", "BVerbatimInput", "LVerbatimInput", "inputminted",
+    "import", "subimport", "inputfrom", "subinputfrom", "includefrom", "subincludefrom", "includegraphics",
+    "includepdf", "includestandalone", "includesvg", "bibliography", "addbibresource", "LoadClass",
+    "LoadClassWithOptions", "RequirePackageWithOptions", "pdffiledump", "filedump", "pdfmdfivesum", "mdfivesum",
+    "pdffilesize", "filesize", "pdffilemoddate", "filemoddate", "pdfximage", "pdfobj", "XeTeXpicfile",
+    "XeTeXpdffile", "XeTeXinputencoding", "XeTeXdefaultencoding", "endinput",
+    # write files, talk to the driver, run code
+    "openout", "closeout", "newwrite", "filecontents", "newfilecontents", "addtocontents", "addcontentsline",
+    "pdfliteral", "directlua", "latelua", "luaexec", "luadirect", "luacode", "ShellEscape", "shellescape",
+    # build a command name from other tokens, or control expansion
+    "expandafter", "noexpand", "unexpanded", "detokenize", "scantokens", "scantextokens", "string",
+    "ifcsname", "begincsname", "lastnamedcs", "UseName", "ExpandArgs", "use", "primitive", "pdfprimitive",
+    # category codes and what TeX reads
+    "lccode", "uccode", "sfcode", "mathcode", "delcode", "lowercase", "uppercase", "endlinechar", "newlinechar",
+    "escapechar", "ExplSyntaxOn", "ExplSyntaxOff", "obeyspaces", "obeylines", "verb", "everyeof",
+    # define, redefine, hook
+    "xdef", "futurelet", "chardef", "mathchardef", "countdef", "dimendef", "skipdef", "muskipdef", "toksdef",
+    "providecommand", "DeclareRobustCommand", "NewDocumentCommand", "RenewDocumentCommand",
+    "ProvideDocumentCommand", "DeclareDocumentCommand", "NewExpandableDocumentCommand",
+    "RenewExpandableDocumentCommand", "ProvideExpandableDocumentCommand", "DeclareExpandableDocumentCommand",
+    "NewDocumentEnvironment", "RenewDocumentEnvironment", "ProvideDocumentEnvironment",
+    "DeclareDocumentEnvironment", "NewCommandCopy", "RenewCommandCopy", "DeclareCommandCopy",
+    "NewEnvironmentCopy", "RenewEnvironmentCopy", "DeclareEnvironmentCopy", "DeclareTextCommand",
+    "DeclareSIUnit", "protected", "long", "outer", "afterassignment", "aftergroup", "everypar", "everymath",
+    "everydisplay", "everyhbox", "everyvbox", "everycr", "everyjob", "output", "AtBeginDocument", "AtEndDocument",
+    "AddToHook", "AddToHookNext",
+    # load fonts (by path)
+    "font", "fontspec", "setmainfont", "setsansfont", "setmonofont", "setmathfont", "setmathrm", "setmathsf",
+    "setmathtt", "setboldmathrm", "newfontfamily", "newfontface", "setfontfamily", "setfontface",
+    "renewfontfamily", "renewfontface", "defaultfontfeatures", "addfontfeature", "addfontfeatures",
+)
+
+#: Every command a LaTeX body may not contain (upstream's list, then ours; see above).
+FORBIDDEN = UPSTREAM_FORBIDDEN + tuple(c for c in FORBIDDEN_EXTRA if c not in UPSTREAM_FORBIDDEN)
+
+#: Environments refused besides those named by FORBIDDEN: they change category codes (verbatim
+#: material) or write files.
+FORBIDDEN_ENVIRONMENTS = ("filecontents", "verbatim", "Verbatim", "BVerbatim", "LVerbatim", "lstlisting", "minted",
+                          "comment", "alltt", "luacode", "luacode*", "tikzexternal")
+
+_FORBIDDEN_SET = frozenset(FORBIDDEN)
+_CONTROL = re.compile(r"\\([A-Za-z@]+|[\s\S])")  # TeX's reading of a command (@ read as a letter, to refuse it)
+_BAD_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _latex_problem(body: str) -> str | None:
+    """What makes ``body`` unsafe for the TeX engine (see the deny-list above), or None."""
+    if "^^" in body:
+        return ("the LaTeX body uses the ^^ notation (a character by its code, which can spell a forbidden "
+                "command), which an article body may not contain")
+    bad = _BAD_CHARS.search(body)
+    if bad:
+        return f"the LaTeX body contains the control character U+{ord(bad.group(0)):04X}"
+    for m in _CONTROL.finditer(body):
+        name = m.group(1)
+        if name in _FORBIDDEN_SET:
+            return f"the LaTeX body uses \\{name}, which an article body may not contain"
+        if "@" in name:
+            return (f"the LaTeX body uses \\{name}: a command name with '@' (an internal macro) may not appear in "
+                    "an article body")
+        if name in ("begin", "end"):
+            env = re.match(r"[ \t]*(?:\n[ \t]*)?\{([^{}]*)\}", body[m.end():])
+            if env is None:
+                return f"the LaTeX body uses \\{name} without an environment name in braces"
+            full = env.group(1)
+            if full == "document":
+                return "the LaTeX body contains a document environment; give the body only"
+            if not re.fullmatch(r"[A-Za-z]+\*?", full):
+                return f"the LaTeX body uses the environment {{{full}}}: environment names are plain letters"
+            plain = full.rstrip("*")
+            if plain in _FORBIDDEN_SET or f"end{plain}" in _FORBIDDEN_SET or full in FORBIDDEN_ENVIRONMENTS \
+                    or plain in FORBIDDEN_ENVIRONMENTS:
+                return f"the LaTeX body uses the environment {{{full}}}, which an article body may not contain"
+    return None
 
 
 def sanitize_latex(body: str) -> str:
-    """Upstream's LaTeX body checks: refuse preamble and definition commands and a document
-    environment, escape bare ``%``, require balanced braces and an even number of ``$``.
-    Returns the body with ``%`` escaped; raises :class:`ArticleError` naming the problem."""
+    """Upstream's LaTeX body checks, hardened: refuse the commands of :data:`FORBIDDEN` (and
+    command names with ``@``, the ``^^`` notation, control characters, a document, verbatim or
+    file-writing environment), escape bare ``%``, require balanced braces and an even number of
+    ``$``. Returns the body with ``%`` escaped; raises :class:`ArticleError` naming the problem."""
     if not body or not body.strip():
         raise ArticleError("the LaTeX body is empty")
-    for cmd in FORBIDDEN:
-        m = re.search(rf"\\{cmd}(?![A-Za-z])", body)
-        if m:
-            raise ArticleError(f"the LaTeX body uses \\{cmd}, which an article body may not contain")
-    if re.search(r"\\(begin|end)\s*\{document\}", body):
-        raise ArticleError("the LaTeX body contains a document environment; give the body only")
+    problem = _latex_problem(body)
+    if problem:
+        raise ArticleError(problem)
     body = re.sub(r"(?<!\\)%", r"\\%", body)
     bare = re.sub(r"\\.", "", body)
     if bare.count("{") != bare.count("}"):
@@ -454,7 +558,7 @@ def result_numbers(f: ArticleFacts) -> list[str]:
 
 
 #: Bumped whenever the writer's prompt text changes (a saved article can name the prompt it came from).
-WRITER_PROMPT_VERSION = "article-writer/1"
+WRITER_PROMPT_VERSION = "article-writer/2"
 
 WRITER_RULES = f"""\
 You write a short technical article from the facts of one finished calculation. The user \
@@ -491,7 +595,8 @@ Format: Markdown.
 - The first line is exactly: # {FIXED_TITLE}
 - The next line is the author line: *{AUTHOR}*
 - Then the sections as level-2 headings (## ...); no other level-1 heading.
-- Display formulas on their own lines between $$ and $$; inline math between $ and $."""
+- Display formulas on their own lines between $$ and $$; inline math between $ and $.
+- No HTML, no images and no links or URLs, except a source URL given in the facts."""
 
 WRITER_RULES_LATEX = r"""Format: a LaTeX body only. It is placed inside a document that already loads amsmath, siunitx and
 unicode-math, sets the title and the author and is compiled with XeLaTeX.
@@ -775,17 +880,124 @@ def _snippet(text: str, w: WrittenNumber) -> str:
     return f"...{left}{w.text}{right}...".strip()
 
 
+#: The longest article body a writer may return (characters).
+MAX_ARTICLE_CHARS = 100_000
+
+# What a Markdown article may not contain: a record holds no HTML, no images and no URLs but
+# its lookups' sources, so a model article may not add any (no script, no tracking image, no
+# external resource of any kind):
+#
+# * no raw HTML: no '<' directly followed by a letter, '/', '!' or '?' (tags, comments,
+#   declarations, autolinks such as <https://...>; write a comparison as "a < b");
+# * no images at all ('![alt](...)', '![alt][ref]');
+# * a link's destination ('[text](dest)', '[ref]: dest') either has no URL scheme and is not
+#   protocol-relative ('#part', 'notes.md'), or is an https URL equal to a source of one of the
+#   record's lookups (ArticleFacts.lookups); HTML entities and backslash escapes are decoded
+#   and white space is dropped before the scheme is read, as a browser would;
+# * a URL written as text ('scheme://...', 'www....') is one of those sources;
+# * no 'javascript:' anywhere.
+
+_HTML = re.compile(r"<[A-Za-z/!?]")
+_IMAGE = re.compile(r"!\[[^\]\n]*\]")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+_BARE_URL = re.compile(r"(?i)(?:\b[a-z][a-z0-9+.\-]*://|\bwww\.)[^\s<>]*")
+_JAVASCRIPT = re.compile(r"(?i)j\s*a\s*v\s*a\s*s\s*c\s*r\s*i\s*p\s*t\s*:")
+_URL_TAIL = set(")].,;:!?*_'\"\\")
+
+
+def _lookup_sources(f: ArticleFacts) -> list[str]:
+    """The source URLs of the facts' lookups, when the facts carry them."""
+    out = []
+    for lk in getattr(f, "lookups", None) or []:
+        sources = lk.get("sources") if isinstance(lk, dict) else getattr(lk, "sources", None)
+        out += [s for s in sources or [] if isinstance(s, str) and s]
+    return out
+
+
+def _link_destinations(text: str) -> list[str]:
+    """The destinations of inline links ('](dest'; balanced parentheses, '<...>') and of
+    reference definitions ('[ref]: dest'), as written."""
+    out = []
+    for m in re.finditer(r"\]\(", text):
+        i = m.end()
+        while i < len(text) and text[i] in " \t\n":
+            i += 1
+        if text.startswith("<", i):
+            j = text.find(">", i)
+            out.append(text[i + 1:j if j >= 0 else len(text)])
+            continue
+        depth, j = 0, i
+        while j < len(text):
+            ch = text[j]
+            if ch == "\\":
+                j += 2
+                continue
+            if ch.isspace() or (ch == ")" and depth == 0):
+                break
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+            j += 1
+        out.append(text[i:j])
+    for m in re.finditer(r"(?m)^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*\n?[ \t]*(<[^>\n]*>|\S+)", text):
+        out.append(m.group(1).strip("<>"))
+    return out
+
+
+def _decoded(dest: str) -> str:
+    """A link destination as a browser reads it: entities and backslash escapes decoded,
+    white space and control characters dropped."""
+    import html
+
+    return re.sub(r"[\x00-\x20\x7f]", "", re.sub(r"\\(.)", r"\1", html.unescape(dest)))
+
+
+def _markdown_problems(text: str, sources: list[str]) -> list[str]:
+    """The HTML, image, link and URL problems of a Markdown article (see above)."""
+    import html
+
+    problems = []
+    m = _HTML.search(text)
+    if m:
+        problems.append(f"it contains raw HTML ({text[m.start():m.start() + 30]!r}); a Markdown article may hold no "
+                        "HTML tags (write a comparison as 'a < b')")
+    if _JAVASCRIPT.search(html.unescape(text)):
+        problems.append("it contains a javascript: URL")
+    m = _IMAGE.search(text)
+    if m:
+        problems.append(f"it contains an image ({text[m.start():m.start() + 40]!r}); an article may load no image "
+                        "or other external resource")
+    allowed = set(sources)
+    for dest in _link_destinations(text):
+        d = _decoded(dest)
+        if d in allowed and d.lower().startswith("https://"):
+            continue
+        if _SCHEME.match(d) or d.startswith(("//", "\\\\", "/\\", "\\/")):
+            problems.append(f"it links to {dest[:80]!r}; a link may only be an https source of a lookup of the "
+                            "record")
+    variants = sorted({v for s in sources for v in (s, html.escape(s, quote=False), md_escape(s))}, key=len,
+                      reverse=True)
+    for m in _BARE_URL.finditer(text):
+        url = m.group(0)
+        if not any(url.startswith(v) and set(url[len(v):]) <= _URL_TAIL for v in variants):
+            problems.append(f"it contains the URL {url[:80]!r}, which is not a source of a lookup of the record")
+            break
+    return problems
+
+
 def check_article(text: str, f: ArticleFacts, fmt: str) -> list[str]:
     """What is wrong with a writer's ``text`` for the facts ``f`` in format ``fmt``; an empty
     list means it may be saved. Checks: the number rule (every number a record number after
-    the cut, see :func:`allowed_numbers`), the format (Markdown: the fixed H1 title, the author
-    line, H2 sections; LaTeX: :func:`sanitize_latex`, a body with ``\\section`` and no title
-    commands, Markdown or HTML), no product name outside the fixed lines, no record id, no
-    timestamp, no author's note."""
+    the cut, see :func:`allowed_numbers`), the length (at most :data:`MAX_ARTICLE_CHARS`), the
+    format (Markdown: the fixed H1 title, the author line, H2 sections, no HTML, no image, no
+    link or URL but a lookup's source, no ``javascript:``, see :func:`_markdown_problems`;
+    LaTeX: :func:`sanitize_latex`, a body with ``\\section`` and no title commands, Markdown or
+    HTML), no product name outside the fixed lines, no record id, no timestamp, no author's
+    note."""
     if fmt not in FORMATS:
         raise ArticleError(f"format {fmt!r} is not one of {', '.join(FORMATS)}")
     if not text or not text.strip():
         return ["the article is empty"]
+    if len(text) > MAX_ARTICLE_CHARS:
+        return [f"the article is {len(text):,} characters long; the limit is {MAX_ARTICLE_CHARS:,} characters"]
     problems: list[str] = []
     rest = text
     if fmt == "md":
@@ -802,6 +1014,7 @@ def check_article(text: str, f: ArticleFacts, fmt: str) -> list[str]:
             problems.append("it has a second level-1 heading ('# ...'); sections are '## ...'")
         if not re.search(r"(?m)^##\s+\S", rest):
             problems.append("it has no section headings ('## ...')")
+        problems += _markdown_problems(text, _lookup_sources(f))
     else:
         try:
             sanitize_latex(text)
@@ -928,22 +1141,45 @@ def write_article(record: Record | str | Path, out_dir, fmt: str = "md", languag
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{stem}.tex"
     atomic_write_text(path, doc)
-    pdf = None
-    if compile:
-        missing = [tool for tool in ("latexmk", "xelatex") if shutil.which(tool) is None]
-        if not missing and lang == "zh-CN" and shutil.which("kpsewhich"):
-            found = subprocess.run(["kpsewhich", "ctexart.cls"], capture_output=True, text=True, check=False).stdout.strip()
-            if not found:
-                raise ArticleError("--compile of a Chinese article needs the ctex LaTeX package (Debian: apt-get "
-                                   f"install texlive-lang-chinese); the LaTeX source was written to {path}")
-        if missing:
-            raise ArticleError(f"--compile needs {' and '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} "
-                               f"not installed (Debian: apt-get install latexmk texlive-xetex); the LaTeX source "
-                               f"was written to {path}")
-        run = subprocess.run(["latexmk", "-xelatex", "-interaction=nonstopmode", "-halt-on-error", path.name],
-                             cwd=folder, capture_output=True, text=True, timeout=600, check=False)
-        pdf = folder / f"{stem}.pdf"
-        if run.returncode != 0 or not pdf.exists():
-            tail = "\n".join((run.stdout or "").splitlines()[-8:])
-            raise ArticleError(f"latexmk failed (exit {run.returncode}); the LaTeX source is kept at {path}\n{tail}")
+    pdf = compile_latex(path, lang) if compile else None
     return ArticleResult(path, pdf, lang, used, reason)
+
+
+#: What ``compile_latex`` runs in the article's folder (then the ``.tex`` file's name).
+LATEXMK_COMMAND = ("latexmk", "-norc", "-xelatex", "-no-shell-escape", "-interaction=nonstopmode", "-halt-on-error")
+
+#: Environment set for the TeX run: kpathsea's paranoid file access (no absolute paths, no
+#: '..', no dot files, for reading and for writing) and no shell escape.
+TEX_ENVIRONMENT = {"openin_any": "p", "openout_any": "p", "shell_escape": "f"}
+
+
+def compile_latex(path: Path, language: str = "en", timeout: float = 600) -> Path:
+    """Build the PDF of the ``.tex`` file ``path`` in its folder with ``latexmk -xelatex`` and
+    return it. Defence in depth behind :func:`sanitize_latex`: shell escape is off
+    (``-no-shell-escape``, ``shell_escape=f``), TeX may read and write only relative names
+    without ``..`` or a leading dot (``openin_any=p``, ``openout_any=p``; ``TEXMFOUTPUT``,
+    which would widen that, is removed), and no latexmk rc file is read (``-norc``: a
+    ``latexmkrc`` in the folder would be Perl code). Raises :class:`ArticleError`: a missing
+    ``latexmk``/``xelatex`` (or ``ctexart`` for a Chinese article), or a failed run (the
+    source is kept)."""
+    path = Path(path)
+    folder = path.parent
+    missing = [tool for tool in ("latexmk", "xelatex") if shutil.which(tool) is None]
+    if not missing and language == "zh-CN" and shutil.which("kpsewhich"):
+        found = subprocess.run(["kpsewhich", "ctexart.cls"], capture_output=True, text=True, check=False).stdout.strip()
+        if not found:
+            raise ArticleError("--compile of a Chinese article needs the ctex LaTeX package (Debian: apt-get "
+                               f"install texlive-lang-chinese); the LaTeX source was written to {path}")
+    if missing:
+        raise ArticleError(f"--compile needs {' and '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} "
+                           f"not installed (Debian: apt-get install latexmk texlive-xetex); the LaTeX source "
+                           f"was written to {path}")
+    env = {k: v for k, v in os.environ.items() if k != "TEXMFOUTPUT"}
+    env.update(TEX_ENVIRONMENT)
+    run = subprocess.run([*LATEXMK_COMMAND, path.name], cwd=folder, env=env, capture_output=True, text=True,
+                         timeout=timeout, check=False)
+    pdf = path.with_suffix(".pdf")
+    if run.returncode != 0 or not pdf.exists():
+        tail = "\n".join((run.stdout or "").splitlines()[-8:])
+        raise ArticleError(f"latexmk failed (exit {run.returncode}); the LaTeX source is kept at {path}\n{tail}")
+    return pdf

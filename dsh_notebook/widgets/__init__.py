@@ -1,6 +1,7 @@
-"""Notebook widgets (ipywidgets): the ``%%chat`` live view; the academic toggle, reviewer
-panel and ledger explorer follow. Importing this package imports ipywidgets."""
+"""Notebook widgets (ipywidgets): the ``%%chat`` live view and the academic-mode toggle; the
+reviewer panel and ledger explorer follow. Importing this package imports ipywidgets."""
 
+from .academic import AcademicToggle
 from .chat import ChatView
 
-__all__ = ["ChatView"]
+__all__ = ["AcademicToggle", "ChatView"]

@@ -1,0 +1,109 @@
+"""The academic-mode toggle (spec: academic.md "State and surface", the look of
+upstream-facts.md 2.1).
+
+``AcademicToggle()`` is an ipywidgets toggle button on the shared state file
+(``$DSH_NOTEBOOK_HOME/academic.json``): a neutral outline when off, a dark-blue gradient when
+on; its tooltip shows the last shaped request (``applied``) and the gate count. Clicking it
+switches the mode for every model call of the kernel from the next request on; errors of the
+click show in the widget's ``Output``. It watches the file (every ``poll`` seconds, on its
+mtime), so a change made by ``%academic``, the command line or the side panel shows without
+a restart. Its ``text/plain`` fallback is a fixed sentence (public case P14: nbval compares
+that, never the view).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import ipywidgets as W
+
+from ..academic import state
+
+_CSS = """<style>
+.dsh-academic-toggle button, button.dsh-academic-toggle {border: 1px solid #8c959f; background: transparent;
+  color: inherit; border-radius: 6px;}
+button.dsh-academic-toggle.dsh-academic-on {border-color: #0b1f4d; color: #fff;
+  background-image: linear-gradient(135deg, #0b1f4d 0%, #163a8a 55%, #1d4ed8 100%);}
+</style>"""
+
+
+def tooltip(st: dict) -> str:
+    """The toggle's tooltip for a status object."""
+    head = "Academic mode is on" if st["enabled"] else "Academic mode is off"
+    parts = [head]
+    a = st.get("applied")
+    if a:
+        parts.append(f"last shaped request: {a.get('provider')}/{a.get('model')}, reasoning effort "
+                     f"{a.get('reasoningEffort') or 'none'}, max_tokens {a.get('maxTokens')} ({a.get('at')})")
+    parts.append(f"delivery gate sent back {(st.get('gate') or {}).get('count', 0)} repl(ies)")
+    if st.get("lastError"):
+        parts.append(f"last error: {st['lastError']}")
+    return " · ".join(parts)
+
+
+class AcademicToggle(W.VBox):
+    """``AcademicToggle(poll=1.0)``: the switch as a widget; ``.close()`` stops watching."""
+
+    def __init__(self, poll: float = 1.0):
+        st = state.status()
+        self.button = W.ToggleButton(value=st["enabled"], description=f"{state.TITLE} · Academic",
+                                     icon="graduation-cap", layout=W.Layout(width="auto"))
+        self.button.add_class("dsh-academic-toggle")
+        self.output = W.Output()
+        self._quiet = False
+        self._stop = threading.Event()
+        self._poll = poll
+        super().__init__([W.HTML(_CSS), self.button, self.output])
+        self._show(st)
+        self.button.observe(self._clicked, "value")
+        self._watcher = threading.Thread(target=self._watch, name="dsh-academic-toggle", daemon=True)
+        self._watcher.start()
+
+    def __repr__(self) -> str:  # the text/plain fallback: fixed, so nbval compares it
+        return "[academic mode toggle]"
+
+    def _show(self, st: dict) -> None:
+        if st["enabled"]:
+            self.button.add_class("dsh-academic-on")
+        else:
+            self.button.remove_class("dsh-academic-on")
+        self.button.tooltip = tooltip(st)
+        if self.button.value != st["enabled"]:
+            self._quiet = True
+            try:
+                self.button.value = st["enabled"]
+            finally:
+                self._quiet = False
+
+    def _clicked(self, change) -> None:
+        if self._quiet:
+            return
+        with self.output:
+            self.output.clear_output()
+            st = state.set_enabled(bool(change["new"]))
+            self._show(st)
+
+    def refresh(self) -> None:
+        """Show the state file as it is now."""
+        self._show(state.status())
+
+    def _watch(self) -> None:
+        path = state.state_path()
+        seen = None
+        while not self._stop.wait(self._poll):
+            try:
+                st = path.stat()
+                key = (st.st_mtime_ns, st.st_size)
+            except FileNotFoundError:
+                key = None
+            if key != seen:
+                seen = key
+                try:
+                    self.refresh()
+                except Exception as exc:  # noqa: BLE001 - shown in the widget, never lost
+                    with self.output:
+                        print(f"academic toggle: cannot read {path}: {exc}")
+
+    def close(self) -> None:
+        self._stop.set()
+        super().close()
