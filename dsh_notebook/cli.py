@@ -267,15 +267,26 @@ def cmd_article(args) -> int:
 def cmd_serve_fake_llm(args) -> int:
     from .llm.testing import ScriptedServer
 
+    def fail(message: str) -> int:
+        print(f"dsh-notebook serve-fake-llm: {message}", file=sys.stderr)
+        return 2
+
+    if not 0 <= args.port <= 65535:
+        return fail(f"--port {args.port} is not a port number (0 to 65535; 0 picks a free one)")
     try:
         script = json.loads(Path(args.script).read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        return fail(f"cannot read the script {args.script}: it is not UTF-8 text ({exc.reason} at byte {exc.start})")
     except (OSError, json.JSONDecodeError) as exc:
-        print(f"dsh-notebook serve-fake-llm: cannot read the script {args.script}: {exc}", file=sys.stderr)
-        return 2
+        return fail(f"cannot read the script {args.script}: {exc}")
     if not isinstance(script, list):
-        print("dsh-notebook serve-fake-llm: the script is a JSON list of {\"expect\", \"reply\"} turns", file=sys.stderr)
-        return 2
-    srv = ScriptedServer(script, port=args.port)
+        return fail("the script is a JSON list of {\"expect\", \"reply\"} turns")
+    try:
+        srv = ScriptedServer(script, port=args.port)
+    except ValueError as exc:  # the script's shape, checked turn by turn
+        return fail(f"{args.script}: {exc}")
+    except (OSError, OverflowError) as exc:  # the port is taken, or not ours to take
+        return fail(f"cannot listen on 127.0.0.1:{args.port}: {getattr(exc, 'strerror', None) or exc}")
     print(f"scripted chat server (replies are scripted, not a model) on {srv.base_url}; "
           f"point DEEPSEEK_BASE_URL there. Ctrl-C stops it.", flush=True)
     try:

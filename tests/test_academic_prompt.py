@@ -25,9 +25,9 @@ from dsh_notebook.academic.prompt import (
 
 LANGS = ("zh", "en")
 
-#: Identity + discipline length (Python ``len``). Both languages carry the same content; Chinese
-#: needs far fewer characters for it (see the module docstring).
-TOTAL_RANGE = {"zh": (2_500, 4_000), "en": (6_500, 9_000)}
+#: Identity + discipline length (Python ``len``), near the issue's "about 4,500 characters per
+#: language": the English is terse, the Chinese spells the same rules out (see the module docstring).
+TOTAL_RANGE = {"zh": (3_600, 4_800), "en": (4_500, 5_500)}
 IDENTITY_MAX = 600
 
 CHAPTER_TOPICS = {

@@ -133,7 +133,7 @@ def test_the_request_holds_the_writer_prompt_and_the_cut_numbers_and_no_record_i
     assert "3.1416" in user["content"] and "399.7677" in user["content"]
     assert "3.14159265" not in user["content"] and "399.76766" not in user["content"]  # only cut numbers
     assert path.stem not in json.dumps(body)  # no record id anywhere in the request
-    assert WRITER_PROMPT_VERSION == "article-writer/1"
+    assert WRITER_PROMPT_VERSION == "article-writer/2"
 
 
 def test_an_invented_number_falls_back_to_offline_naming_it(tmp_path, model_env):
@@ -317,3 +317,104 @@ def test_magic_writer_model_shows_the_writer_and_the_fallback_reason(tmp_path, m
     assert "MISSING_CREDENTIAL" in bad.outputs[-1].data["text/html"]
     r = ip.run_cell(f"%reckon article {path.stem} --writer poet")
     assert type(r.error_in_exec).__name__ == "UsageError"
+
+
+# --------------------------------------------------------------------- unsafe model articles
+
+
+@pytest.mark.parametrize("extra, command", [
+    ("\\InputIfFileExists{/etc/hostname}{}{}\n", "\\InputIfFileExists"),
+    ("\\newread\\r \\openin\\r=/path/credentials.toml \\read\\r to\\a \\detokenize\\expandafter{\\a}\n", "\\newread"),
+    ("\\@@input /etc/hostname \n", "\\@@input"),
+])
+def test_a_latex_body_reading_a_file_falls_back_naming_the_command(tmp_path, model_env, extra, command):
+    path = pi_record(tmp_path / "home")
+    with serve(GOOD_TEX + extra) as srv:
+        model_env.setenv("DEEPSEEK_BASE_URL", srv.base_url)
+        result = write_article(path, tmp_path / "out", "latex", writer=ModelArticleWriter())
+    assert result.writer == "offline" and command in result.fallback_reason, result.fallback_reason
+    text = result.path.read_text(encoding="utf-8")
+    assert "/etc/hostname" not in text and "credentials" not in text
+
+
+def test_a_huge_article_falls_back_naming_the_limit(tmp_path, model_env):
+    path = pi_record(tmp_path / "home")
+    with serve(GOOD_MD + "The scaled resistance is about 400 ohm. " * 130_000) as srv:  # about 5 MB
+        model_env.setenv("DEEPSEEK_BASE_URL", srv.base_url)
+        result = write_article(path, tmp_path / "out", "md", writer=ModelArticleWriter())
+    assert result.writer == "offline" and "the limit is 100,000 characters" in result.fallback_reason
+    assert len(result.path.read_text(encoding="utf-8")) < 100_000
+
+
+SOURCE = "https://en.wikipedia.org/wiki/Electrical_resistivity_and_conductivity"
+
+
+def lookup_record(home: Path) -> Path:
+    e = Engine(home)
+    e.record_start("Resistivity")
+    e.record_lookup({"question": "What is the resistivity of copper?", "tier": "strict", "outcome": "answered",
+                     "candidates": [{"url": SOURCE}], "used": [{"url": SOURCE}],
+                     "synthesis": {"answer": "Copper's resistivity is 1.68×10⁻⁸ Ω·m.", "used": [0]}})
+    e.set("rho", {"num": 1.68e-8, "dim": [3, 1, -3, -2, 0, 0, 0]})
+    e.record_end("done")
+    return e.last_closed
+
+
+@pytest.mark.parametrize("extra, words", [
+    ("<script>alert(1)</script>", "raw HTML"),
+    ('<img src="https://tracker.example/p.png">', "raw HTML"),
+    ("<div>x</div>", "raw HTML"),
+    ("<!-- hidden -->", "raw HTML"),
+    ("<https://tracker.example/>", "raw HTML"),
+    ("![x](https://tracker.example/p.png)", "image"),
+    ("![x](figure.png)", "image"),
+    ("![x][ref]\n\n[ref]: https://tracker.example/p.png", "image"),
+    ("[click](javascript:alert(1))", "javascript:"),
+    ("[click](&#106;avascript:alert(1))", "javascript:"),
+    ("[click](java\tscript:alert(1))", "javascript:"),
+    ("[click](data:text/html,hi)", "links to"),
+    ("[site](https://tracker.example/)", "links to"),
+    ("[site](//tracker.example/)", "links to"),
+    ("[site][r]\n\n[r]: https://tracker.example/", "links to"),
+    (f"[site](http://{SOURCE[8:]})", "links to"),  # a source, but not https
+    (f"[site]({SOURCE}?x=1)", "links to"),
+    ("See https://tracker.example/ for more.", "not a source"),
+    ("See www.tracker.example for more.", "not a source"),
+])
+def test_markdown_with_html_images_or_foreign_links_is_refused(tmp_path, extra, words):
+    f = facts(lookup_record(tmp_path))
+    problems = check_article(GOOD_MD + "\n" + extra + "\n", f, "md")
+    assert any(words in p for p in problems), (extra, problems)
+
+
+LOOKUP_MD = f"""# {FIXED_TITLE}
+
+*{AUTHOR}*
+
+## Question
+
+**Resistivity**
+
+## Answer
+
+Copper's resistivity is 1.68×10⁻⁸ Ω·m.
+"""
+
+
+@pytest.mark.parametrize("extra", [
+    f"Source: [Wikipedia]({SOURCE}).",
+    f"Source: [Wikipedia](<{SOURCE}>).",
+    f"Source: {SOURCE}.",  # the bare URL
+    f"(source: {SOURCE.replace('_', chr(92) + '_')})",  # as the offline writer escapes it
+    "See [the answer](#answer).",
+    "In math, $a < b$ and $c > d$.",
+])
+def test_markdown_may_name_a_lookup_source_and_local_anchors(tmp_path, extra):
+    f = facts(lookup_record(tmp_path))
+    assert check_article(LOOKUP_MD + "\n" + extra + "\n", f, "md") == []
+
+
+def test_the_offline_markdown_with_a_lookup_source_passes_the_check(tmp_path):
+    f = facts(lookup_record(tmp_path))
+    body = OfflineWriter().write_body(f, "md", "en")
+    assert "en.wikipedia.org" in body and check_article(body, f, "md") == []

@@ -188,7 +188,12 @@ def _record_with_lookup(home: Path, tier: str = "strict") -> Path:
 
 @pytest.mark.parametrize("fmt", ["md", "latex"])
 def test_answered_lookups_reach_the_writer_and_the_article(tmp_path, fmt):
-    from dsh_notebook.reckoner.articles import OfflineWriter, check_article, facts, writer_prompt
+    from dsh_notebook.reckoner.articles import (
+        OfflineWriter,
+        check_article,
+        facts,
+        writer_prompt,
+    )
 
     f = facts(_record_with_lookup(tmp_path / "calc"))
     [lk] = f.lookups  # the insufficient lookup is not a fact
@@ -208,3 +213,134 @@ def test_open_tier_lookups_are_flagged_unverified(tmp_path):
     f = facts(_record_with_lookup(tmp_path / "calc", tier="open"))
     assert "from the open web: unverified" in writer_prompt(f, "md")
     assert "(web-derived, unverified)" in OfflineWriter().write_body(f, "md", "en")
+
+
+# --------------------------------------------------------------------- LaTeX hardening (file reads)
+
+
+@pytest.mark.parametrize("body, command", [
+    ("Text \\InputIfFileExists{/etc/hostname}{}{} more.", "\\InputIfFileExists"),
+    ("\\newread\\r \\openin\\r=/path/credentials.toml \\read\\r to\\a \\detokenize\\expandafter{\\a}", "\\newread"),
+    ("\\openin5=/etc/hostname", "\\openin"),
+    ("x \\read5 to\\a", "\\read"),
+    ("\\lstinputlisting{/etc/passwd}", "\\lstinputlisting"),
+    ("\\verbatiminput{/etc/passwd}", "\\verbatiminput"),
+    ("\\VerbatimInput{/etc/passwd}", "\\VerbatimInput"),
+    ("\\subimport{/etc/}{passwd}", "\\subimport"),
+    ("\\includegraphics{/etc/passwd}", "\\includegraphics"),
+    ("\\includepdf{/x.pdf}", "\\includepdf"),
+    ("\\directlua{os.execute('id')}", "\\directlua"),
+    ("\\ShellEscape{id}", "\\ShellEscape"),
+    ("\\scantokens{x}", "\\scantokens"),
+    ("\\endlinechar=-1", "\\endlinechar"),
+    ("\\expandafter\\x\\y", "\\expandafter"),
+    ("\\UseName{input}{/etc/hostname}", "\\UseName"),
+    ("\\input/etc/hostname", "\\input"),  # a command name followed by any non-letter
+    ("\\input\t{/etc/hostname}", "\\input"),
+    ("text\\input1", "\\input"),
+])
+def test_sanitizer_refuses_file_reads_and_tricks(body, command):
+    with pytest.raises(ArticleError) as exc:
+        sanitize_latex(body)
+    assert command in str(exc.value)
+
+
+@pytest.mark.parametrize("body, words", [
+    ("\\@@input /etc/hostname ", "'@'"),  # the primitive \input under LaTeX's internal name
+    ("\\@input{x}", "'@'"),
+    ("\\inp^^75t{/etc/hostname}", "^^ notation"),  # ^^75 is u: TeX reads \input
+    ("^^5cinput{/etc/hostname}", "^^ notation"),  # ^^5c is a backslash
+    ("\\begin{filecontents}{x.tex}\\end{filecontents}", "{filecontents}"),
+    ("\\begin{filecontents*}{x.tex}\\end{filecontents*}", "{filecontents*}"),
+    ("\\begin{input}/etc/hostname \\end{input}", "{input}"),  # \begin{X} runs \X
+    ("\\begin{@@input}/etc/hostname \\end{@@input}", "plain letters"),
+    ("\\begin{verbatim}x\\end{verbatim}", "{verbatim}"),
+    ("\\begin\\jobname x", "environment name in braces"),
+    ("a\x00b", "control character"),
+])
+def test_sanitizer_refuses_internal_names_catcode_tricks_and_environments(body, words):
+    with pytest.raises(ArticleError) as exc:
+        sanitize_latex(body)
+    assert words in str(exc.value)
+
+
+def test_sanitizer_reads_commands_as_tex_does():
+    # \\ is a line break (then the word "input"), \inputlineno is another command, \begin{align*} is fine
+    body = "Line\\\\input here, line \\the\\inputlineno.\n\\begin{align*} x &= 1 \\end{align*}\n"
+    assert sanitize_latex(body) == body
+
+
+def test_upstream_list_is_kept_and_extended():
+    from dsh_notebook.reckoner.articles import FORBIDDEN_EXTRA, UPSTREAM_FORBIDDEN
+
+    assert FORBIDDEN[:len(UPSTREAM_FORBIDDEN)] == UPSTREAM_FORBIDDEN and "input" in UPSTREAM_FORBIDDEN
+    for cmd in ("InputIfFileExists", "openin", "read", "detokenize", "includegraphics", "directlua", "openout"):
+        assert cmd in FORBIDDEN_EXTRA and cmd in FORBIDDEN
+
+
+@pytest.mark.skipif(not (HAVE_TEX and shutil.which("pdftotext")),
+                    reason="needs latexmk, xelatex and pdftotext")
+def test_compile_cannot_read_an_absolute_path(tmp_path):
+    """Defence in depth: even a body the sanitizer missed cannot read outside the article's
+    folder, because compile_latex runs TeX with openin_any=p (paranoid)."""
+    from dsh_notebook.reckoner.articles import compile_latex
+
+    secret = tmp_path / "credentials.toml"
+    secret.write_text("SECRETMARKER\n", encoding="utf-8")
+    folder = tmp_path / "art"
+    folder.mkdir()
+    # the primitive read: a file that cannot be opened reads as at its end
+    reader = folder / "reader.tex"
+    reader.write_text("\\documentclass{article}\n\\begin{document}\n\\newread\\r \\openin\\r=" + str(secret) +
+                      " \\ifeof\\r NOTREAD\\else\\read\\r to\\a \\a\\fi\n\\end{document}\n", encoding="utf-8")
+    pdf = compile_latex(reader)
+    text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    assert "NOTREAD" in text and "SECRETMARKER" not in text
+    # \input of an absolute path: the run fails (a missing file with -halt-on-error) and no PDF has it
+    inputter = folder / "inputter.tex"
+    inputter.write_text("\\documentclass{article}\n\\begin{document}\nX\\input{" + str(secret) + "}Y\n"
+                        "\\end{document}\n", encoding="utf-8")
+    with pytest.raises(ArticleError, match="latexmk failed"):
+        compile_latex(inputter)
+    out = folder / "inputter.pdf"
+    assert not out.exists() or "SECRETMARKER" not in subprocess.run(
+        ["pdftotext", str(out), "-"], capture_output=True, text=True, check=False).stdout
+
+
+def test_compile_runs_without_shell_escape_in_paranoid_mode():
+    from dsh_notebook.reckoner.articles import LATEXMK_COMMAND, TEX_ENVIRONMENT
+
+    assert "-no-shell-escape" in LATEXMK_COMMAND and "-norc" in LATEXMK_COMMAND
+    assert TEX_ENVIRONMENT["openin_any"] == "p" and TEX_ENVIRONMENT["openout_any"] == "p"
+
+
+# --------------------------------------------------------------------- records with nothing computed
+
+
+def _record_without_calculation(home: Path, refused: bool) -> Path:
+    e = Engine(home)
+    e.record_start("How long is the wire?")
+    e.set("R", {"num": 4.7, "dim": "ohm"})
+    if refused:
+        assert not e.eval("@R/@L", "x")["ok"]  # L was never given: the only eval is refused
+    e.record_end("The question gives no length.")
+    return e.last_closed
+
+
+@pytest.mark.parametrize("refused", [False, True])
+def test_an_article_without_calculations_says_so_and_has_no_calculations_section(tmp_path, refused):
+    from dsh_notebook.reckoner.articles import OfflineWriter, check_article
+
+    f = facts(_record_without_calculation(tmp_path / "calc", refused))
+    writer = OfflineWriter()
+    md = writer.write_body(f, "md", "en")
+    assert "No calculation could be made from the recorded conditions." in md and "needed" not in md
+    assert "## Calculations" not in md and "## Approach" in md and "## Conclusion" in md
+    tex = writer.write_body(f, "latex", "en")
+    assert "No calculation could be made" in tex and "\\section*{Calculations}" not in tex
+    zh = writer.write_body(f, "md", "zh-CN")
+    assert "未能进行计算" in zh and "## 计算" not in zh and "无需计算" not in zh
+    assert "\\section*{计算}" not in writer.write_body(f, "latex", "zh-CN")
+    for fmt in ("md", "latex"):
+        for language in ("en", "zh-CN"):
+            assert check_article(writer.write_body(f, fmt, language), f, fmt) == []

@@ -129,3 +129,44 @@ def test_run_reports_a_record_left_open_and_is_quiet_about_transport(tmp_path):
     assert p.returncode == 0
     assert "Half done  (still open)" in p.stdout and "left open" in p.stdout
     assert "without encryption" not in p.stderr
+
+
+def _serve_fake_llm(tmp_path, content: bytes, *args):
+    script = tmp_path / "script.json"
+    script.write_bytes(content)
+    return run_cli("serve-fake-llm", "--script", str(script), *args)
+
+
+def _one_clear_line(p, words: str) -> None:
+    assert p.returncode == 2, p.stderr
+    assert "Traceback" not in p.stderr and p.stderr.count("\n") == 1 and words in p.stderr, p.stderr
+    assert p.stderr.startswith("dsh-notebook serve-fake-llm: ")
+
+
+@pytest.mark.parametrize("content, args, words", [
+    (b"\xff\xfe[]", (), "not UTF-8 text"),
+    (b"[]", ("--port", "99999"), "--port 99999 is not a port number"),
+    (b"[]", ("--port", "-1"), "is not a port number"),
+    (b"{not json", (), "cannot read the script"),
+    (b'{"reply": {}}', (), "JSON list"),
+    (b'[{"reply": {"status": "abc"}}]', (), "turn 1 reply: 'status'"),
+    (b'[{"reply": {}}, {"reply": {"tool_calls": [{"name": "f", "arguments": "{}"}]}}]', (), "turn 2 reply tool call 1"),
+    (b'[{"reply": {"delay": "soon"}}]', (), "'delay'"),
+    (b'[{"expect": "str"}]', (), "turn 1 expect must be an object"),
+    (b'[{"reply": {"content": 5}}]', (), "'content' must be a string"),
+    (b'[1, "x", null]', (), "turn 1 is a number"),
+    (b'[{"expect": {"contain": "x"}}]', (), "unknown key 'contain'"),
+])
+def test_serve_fake_llm_refuses_bad_input_in_one_line(tmp_path, content, args, words):
+    _one_clear_line(_serve_fake_llm(tmp_path, content, *args), words)
+
+
+def test_serve_fake_llm_port_in_use_is_one_line(tmp_path):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        p = _serve_fake_llm(tmp_path, b'[{"reply": {"content": "x"}}]', "--port", str(port))
+    _one_clear_line(p, f"cannot listen on 127.0.0.1:{port}")

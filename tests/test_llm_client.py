@@ -231,3 +231,79 @@ def test_serve_fake_llm_command(home, tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.mark.parametrize("script, words", [
+    ([{"reply": {"status": "abc"}}], "turn 1 reply: 'status'"),
+    ([{"reply": {"status": 99999}}], "turn 1 reply: 'status'"),
+    ([{"reply": {"content": "ok"}}, {"reply": {"tool_calls": [{"name": "f", "arguments": "{}"}]}}],
+     "turn 2 reply tool call 1: 'id' is required"),
+    ([{"reply": {"tool_calls": [{"id": "c1", "arguments": "{}"}]}}], "'name' is required"),
+    ([{"reply": {"tool_calls": [{"id": "c1", "name": "f", "arguments": 5}]}}], "'arguments' must be a JSON string"),
+    ([{"reply": {"tool_calls": {"id": "c1"}}}], "'tool_calls' must be a list"),
+    ([{"reply": {"delay": "soon"}}], "'delay' must be a number"),
+    ([{"reply": {"chunk_delay": -1}}], "'chunk_delay' must be a number >= 0"),
+    ([{"reply": {"chunk": 0}}], "'chunk' must be a whole number >= 1"),
+    ([{"expect": "str"}], "turn 1 expect must be an object"),
+    ([{"reply": "str"}], "turn 1 reply must be an object"),
+    ([{"reply": {"content": 5}}], "'content' must be a string"),
+    ([{"reply": {"malformed": 1}}], "'malformed' must be true or false"),
+    ([{"reply": {"headers": {"Retry-After": [1]}}}], "header 'Retry-After'"),
+    ([1], "turn 1 is a number"),
+    (["x"], "turn 1 is a string"),
+    ([{"reply": {"content": "ok"}}, None], "turn 2 is null"),
+    ([{"expect": {"contain": "x"}}], "unknown key 'contain'"),
+    ([{"expect": {"stream": "yes"}}], "'stream' must be true/false"),
+    ([{"expect": {"tools": "search"}}], "'tools' must be a list"),
+    ([{"expect": {"params": []}}], "'params' must be an object"),
+    ([{"reply": {"contents": "x"}}], "unknown key 'contents'"),
+    ([{"replies": {}}], "turn 1: unknown key 'replies'"),
+    ("abc", "list of"),
+])
+def test_scripted_server_checks_the_script_when_made(script, words):
+    with pytest.raises(ValueError) as exc:
+        ScriptedServer(script)
+    assert words in str(exc.value), str(exc.value)
+
+
+def test_scripted_server_keeps_every_reply_key_and_serialises_object_arguments(home):
+    full = {"content": "hi", "reasoning": "think", "finish_reason": "stop", "usage": {"prompt_tokens": 1,
+            "completion_tokens": 1, "total_tokens": 2}, "delay": 0, "chunk": 2, "chunk_delay": 0, "malformed": False}
+    script = [{"expect": {"model": "deepseek-chat", "stream": True, "contains": "2+2", "tools": [],
+                          "params": {"model": "deepseek-chat"}}, "reply": full},
+              {"reply": {"tool_calls": [{"id": "c1", "name": "f", "arguments": {"x": 1, "s": "é"}}]}},
+              {"reply": {"status": 503, "message": "busy", "headers": {"Retry-After": 0}}},
+              {"expect": None, "reply": {"content": None}}]
+    with ScriptedServer(script) as srv:
+        c = client(srv, max_retries=0)
+        r = c.complete(USER, stream=True)
+        assert (r.text, r.reasoning) == ("hi", "think") and srv.mismatches == []
+        [call] = c.complete(USER).tool_calls
+        assert (call.id, call.name, call.parsed()) == ("c1", "f", {"x": 1, "s": "é"})
+        with pytest.raises(LLMError) as exc:
+            c.complete(USER)
+        assert "503" in exc.value.message
+        assert c.complete(USER).text == ""
+    assert srv.script[1]["reply"]["tool_calls"][0]["arguments"] == '{"x": 1, "s": "é"}'
+    assert srv.script[3] == {"expect": {}, "reply": {}}  # null is the same as left out
+
+
+def test_a_subclass_serving_its_own_reply_keys_may_use_them_and_the_example_script_is_valid():
+    from pathlib import Path
+
+    class Raw(ScriptedServer):
+        def _handle(self, h) -> None:  # serves {"raw": ...} itself
+            return super()._handle(h)
+
+    script = [{"reply": {"raw": {"choices": []}}}]
+    with pytest.raises(ValueError, match="unknown key 'raw'"):
+        ScriptedServer(script)
+    srv = Raw(script)
+    srv.httpd.server_close()
+    assert srv.script == [{"expect": {}, "reply": {"raw": {"choices": []}}}]
+    with pytest.raises(ValueError, match="'content' must be a string"):  # the known keys are still checked
+        Raw([{"reply": {"raw": 1, "content": 5}}])
+    example = Path(__file__).resolve().parents[1] / "notebooks" / "chat-with-the-reckoner.script.json"
+    srv = ScriptedServer(json.loads(example.read_text(encoding="utf-8")))
+    srv.httpd.server_close()
+    assert srv.remaining > 1

@@ -5,9 +5,9 @@
   "answer", "origin"}``) or a failure receipt (``{"ok": false, "code", "error"}``). Queries,
   URLs, titles, snippets and page text never reach the model; the record keeps them. The
   answer sentence is the extractor's own text, so every URL-like token in it (with or without
-  a scheme, protocol-relative ``//host/...``, ``host/path``, ``host:port``, ``www.host``,
-  ``mailto:``) is reduced to its bare host name, and one on an IP address is removed
-  (:func:`model_safe`).
+  a scheme, protocol-relative ``//host/...``, ``host/path``, ``host:port``, with userinfo,
+  ``mailto:``) is reduced to its bare host name, and one on an IP address (or naming no
+  host, such as ``data:``) is removed (:func:`model_safe`).
 * :func:`lookup` is the pipeline: open record -> budget -> provider -> extraction route ->
   retrieval (the question verbatim) -> policy filter (tier, allow-list) -> optional enrich
   (page text of the first allowed pages) -> one tool-free extraction call (prompt
@@ -805,7 +805,7 @@ def _url_host(token: str, kind: str) -> str | None:
     hostport = authority.rpartition("@")[2]
     if hostport.startswith("["):
         return None
-    host = unquote(hostport.partition(":")[0]).lower().rstrip(".")
+    host = unquote(hostport.partition(":")[0]).rstrip(".")  # as written: case is kept
     if not host or _IP_HOST.fullmatch(host) or not re.fullmatch(rf"{_HOST}", host, re.IGNORECASE):
         return None
     return host

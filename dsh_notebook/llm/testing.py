@@ -3,14 +3,23 @@
 
 * A script is a list of turns ``{"expect": {...}, "reply": {...}}``, served in order. An
   expectation may name the ``model``, whether the request ``stream``\\s, text the last user
-  message ``contains``, and ``tools`` (names the request must offer). A request that does
+  message ``contains``, ``tools`` (names the request must offer, exactly) and ``params``
+  (request fields and the values they must have, e.g. ``{"max_tokens": 4096}``). A request that does
   not match gets HTTP 400 (never retried) with a message saying what differed, and is kept in
   ``mismatches``; every request is kept in ``requests`` (the ``Authorization`` header only
   as a flag: keys never leave the client's memory in a test).
-* A reply gives ``content``, ``reasoning``, ``tool_calls`` (``[{"id", "name", "arguments"}]``),
-  ``finish_reason``, ``usage``, and for failures ``status`` (with ``headers`` such as
-  ``Retry-After``), ``delay`` (seconds before answering), ``malformed`` (a broken SSE
-  stream). ``chunk`` sets how many characters each streamed delta carries.
+* A reply gives ``content``, ``reasoning`` (strings), ``tool_calls`` (``[{"id", "name",
+  "arguments"}]``: ``id`` and ``name`` required; ``arguments`` a JSON string, or a JSON object
+  which is serialised to one; default ``"{}"``), ``finish_reason``, ``usage`` (an object), and
+  for failures ``status`` (an HTTP status; with ``message`` and ``headers`` such as
+  ``Retry-After``), ``delay`` (seconds before answering), ``malformed`` (true, or a non-empty
+  string: the stream ends with a line that is not JSON). ``chunk`` sets how many characters
+  each streamed delta carries, ``chunk_delay`` the seconds between deltas.
+* The script is checked when the server is made (:func:`validate_script`): turns hold only
+  ``expect`` and ``reply``, each only the keys above with the types above (a key given as null
+  counts as left out); anything else raises ``ValueError`` naming the turn, so a script error
+  never surfaces as a failing request. (A subclass that overrides ``_handle`` may read reply
+  keys of its own; those are let through.)
 * The server is the standard library's threading HTTP server: no extra dependency.
 * :class:`FakeSearxng` and :class:`FakeWikipedia` are fake search providers on the same
   footing (the JSON shapes :mod:`.search` reads), for the ``search`` tool's tests.
@@ -19,6 +28,7 @@
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,7 +39,10 @@ class ScriptedServer:
     """``with ScriptedServer(script) as srv: ... srv.base_url ...``"""
 
     def __init__(self, script: list[dict], port: int = 0):
-        self.script = list(script)
+        # ValueError naming the turn, before any port is taken. A subclass that serves turns itself
+        # (overrides _handle) may read reply keys of its own: those pass; the known keys are checked.
+        own_keys = type(self)._handle is not ScriptedServer._handle
+        self.script = validate_script(script, other_reply_keys=own_keys)
         self.requests: list[dict] = []
         self.mismatches: list[str] = []
         self._lock = threading.Lock()
@@ -226,6 +239,132 @@ def _chunks(body: dict, reply: dict):
             yield delta({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
     finish = reply.get("finish_reason") or ("tool_calls" if calls else "stop")
     yield delta({}, finish, _usage(reply))
+
+
+# ---------------------------------------------------------------- the script's shape
+
+_TURN_KEYS = ("expect", "reply")
+_EXPECT_KEYS = ("model", "stream", "contains", "tools", "params")
+_REPLY_KEYS = ("content", "reasoning", "tool_calls", "finish_reason", "usage", "status", "message", "headers",
+               "delay", "malformed", "chunk", "chunk_delay")
+_CALL_KEYS = ("id", "name", "arguments")
+
+
+def _kind(value) -> str:
+    return {bool: "true/false", int: "a number", float: "a number", str: "a string", list: "a list",
+            dict: "an object", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _show(value, limit: int = 60) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _unknown(where: str, obj: dict, allowed: tuple) -> None:
+    extra = [k for k in obj if k not in allowed]
+    if extra:
+        raise ValueError(f"{where}: unknown key {extra[0]!r} (allowed: {', '.join(allowed)})")
+
+
+def _number(where: str, key: str, value, *, minimum: float = 0.0, integer: bool = False) -> None:
+    ok = isinstance(value, int) if integer else isinstance(value, (int, float))
+    if isinstance(value, bool) or not ok or not math.isfinite(value) or value < minimum:
+        what = "a whole number" if integer else "a number"
+        raise ValueError(f"{where}: {key!r} must be {what} >= {minimum:g}, not {_show(value)}")
+
+
+def validate_script(script, other_reply_keys: bool = False) -> list[dict]:
+    """The script checked and normalised, or ``ValueError`` naming the turn (from 1) and the
+    problem. Each turn is an object with only ``expect`` and ``reply`` (either may be left
+    out or null); the types of their keys are checked (the module docstring lists them);
+    a key given as null counts as left out; a tool call's ``arguments`` given as a JSON
+    object or list is serialised to its JSON string. ``other_reply_keys`` lets reply keys
+    other than the known ones through (for a subclass that reads them)."""
+    if isinstance(script, (str, bytes, dict)) or not hasattr(script, "__iter__"):
+        raise ValueError(f"the script is a list of {{\"expect\", \"reply\"}} turns, not {_kind(script)}")
+    out = []
+    for n, turn in enumerate(script, 1):
+        where = f"turn {n}"
+        if not isinstance(turn, dict):
+            raise ValueError(f"{where} is {_kind(turn)} ({_show(turn, 40)}), not an object "
+                             "{\"expect\": {...}, \"reply\": {...}}")
+        _unknown(where, turn, _TURN_KEYS)
+        expect = _expect(f"{where} expect", turn.get("expect"))
+        reply = _reply(f"{where} reply", turn.get("reply"), other_reply_keys)
+        out.append({"expect": expect, "reply": reply})
+    return out
+
+
+def _expect(where: str, expect) -> dict:
+    if expect is None:
+        return {}
+    if not isinstance(expect, dict):
+        raise ValueError(f"{where} must be an object, not {_kind(expect)}")
+    _unknown(where, expect, _EXPECT_KEYS)
+    expect = {k: v for k, v in expect.items() if v is not None}
+    for key, kind in (("model", str), ("stream", bool), ("contains", str), ("params", dict)):
+        if key in expect and not isinstance(expect[key], kind):
+            raise ValueError(f"{where}: {key!r} must be {_kind(kind())}, not {_kind(expect[key])}")
+    tools = expect.get("tools")
+    if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, str) for t in tools)):
+        raise ValueError(f"{where}: 'tools' must be a list of tool names (strings), not {_show(tools)}")
+    return expect
+
+
+def _reply(where: str, reply, other_keys: bool = False) -> dict:
+    if reply is None:
+        return {}
+    if not isinstance(reply, dict):
+        raise ValueError(f"{where} must be an object, not {_kind(reply)}")
+    if not other_keys:
+        _unknown(where, reply, _REPLY_KEYS)
+    reply = {k: v for k, v in reply.items() if v is not None}
+    for key in ("content", "reasoning", "finish_reason", "message"):
+        if key in reply and not isinstance(reply[key], str):
+            raise ValueError(f"{where}: {key!r} must be a string, not {_kind(reply[key])}")
+    if "malformed" in reply and not isinstance(reply["malformed"], (bool, str)):  # a string counts as true
+        raise ValueError(f"{where}: 'malformed' must be true or false, not {_kind(reply['malformed'])}")
+    for key in ("usage", "headers"):
+        if key in reply and not isinstance(reply[key], dict):
+            raise ValueError(f"{where}: {key!r} must be an object, not {_kind(reply[key])}")
+    for name, value in (reply.get("headers") or {}).items():
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise ValueError(f"{where}: header {name!r} must be a string or a number, not {_kind(value)}")
+    status = reply.get("status", 200)
+    if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
+        raise ValueError(f"{where}: 'status' must be an HTTP status (a whole number from 100 to 599), "
+                         f"not {_show(status)}")
+    for key in ("delay", "chunk_delay"):
+        if key in reply:
+            _number(where, key, reply[key])
+    if "chunk" in reply:
+        _number(where, "chunk", reply["chunk"], minimum=1, integer=True)
+    if "tool_calls" in reply:
+        calls = reply["tool_calls"]
+        if not isinstance(calls, list):
+            raise ValueError(f"{where}: 'tool_calls' must be a list, not {_kind(calls)}")
+        reply["tool_calls"] = [_call(f"{where} tool call {i}", c) for i, c in enumerate(calls, 1)]
+    return reply
+
+
+def _call(where: str, call) -> dict:
+    if not isinstance(call, dict):
+        raise ValueError(f"{where} must be an object {{\"id\", \"name\", \"arguments\"}}, not {_kind(call)}")
+    _unknown(where, call, _CALL_KEYS)
+    for key in ("id", "name"):
+        if not isinstance(call.get(key), str) or not call[key]:
+            raise ValueError(f"{where}: {key!r} is required and must be a non-empty string")
+    args = call.get("arguments")
+    if args is None:
+        args = "{}"
+    elif isinstance(args, (dict, list)):
+        args = json.dumps(args, ensure_ascii=False)  # given as JSON: sent as its string, as a provider does
+    elif not isinstance(args, str):
+        raise ValueError(f"{where}: 'arguments' must be a JSON string (or an object), not {_kind(args)}")
+    return {"id": call["id"], "name": call["name"], "arguments": args}
 
 
 # ---------------------------------------------------------------- fake search providers

@@ -345,11 +345,11 @@ class AcademicMagics(Magics):
         word = line.strip().lower()
         if word in ("on", "off"):
             st = state.set_enabled(word == "on")
+            print(f"Academic mode: {'on' if st['enabled'] else 'off'} (every model call from the next request on)")
         elif word in ("status", ""):
-            st = state.status()
+            print(state.status_text())
         else:
             raise UsageError(f"%academic: unknown action {line.strip()!r}; use %academic on, off or status")
-        print(state.status_text(st))
 
 
 def load_ipython_extension(ipython) -> None:

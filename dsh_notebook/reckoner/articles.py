@@ -274,14 +274,16 @@ _WORDS = {
         "given": "Given:",
         "approach_text": lambda n: ("The result follows from one calculation, written out below with its values:"
                                      if n == 1 else f"The result follows from {n} calculations, each written out "
-                                     "below with its values:") if n else "No calculation could be made from the recorded conditions.",
+                                     "below with its values:")
+                                    if n else "No calculation could be made from the recorded conditions.",
         "sep": ", ", "end": ".",
         "with": "With", "gives": "this gives", "result": "The calculation gives",
         "looked_up": "From a reference lookup:", "source": "source", "unverified": "(web-derived, unverified)",
     },
     "zh-CN": {
         "question": "问题", "approach": "思路", "calculations": "计算", "conclusion": "结论", "given": "已知：",
-        "approach_text": lambda n: f"结果由以下 {n} 步计算得出，每一步都列出代入的数值：" if n else "根据记录的条件未能进行计算。",
+        "approach_text": lambda n: (f"结果由以下 {n} 步计算得出，每一步都列出代入的数值：" if n
+                                    else "根据记录的条件未能进行计算。"),
         "with": "代入", "gives": "得", "result": "计算得", "sep": "，", "end": "。",
         "looked_up": "查阅资料：", "source": "来源", "unverified": "（来自网络，未经核实）",
     },
@@ -450,9 +452,12 @@ FORBIDDEN_EXTRA = (
     "NewDocumentEnvironment", "RenewDocumentEnvironment", "ProvideDocumentEnvironment",
     "DeclareDocumentEnvironment", "NewCommandCopy", "RenewCommandCopy", "DeclareCommandCopy",
     "NewEnvironmentCopy", "RenewEnvironmentCopy", "DeclareEnvironmentCopy", "DeclareTextCommand",
-    "DeclareSIUnit", "protected", "long", "outer", "afterassignment", "aftergroup", "everypar", "everymath",
-    "everydisplay", "everyhbox", "everyvbox", "everycr", "everyjob", "output", "AtBeginDocument", "AtEndDocument",
-    "AddToHook", "AddToHookNext",
+    "DeclareSIUnit", "DeclareSIPrefix", "DeclareSIPower", "DeclareSIQualifier", "DeclareMathOperator",
+    "DeclareMathSymbol", "DeclareMathAlphabet", "SetMathAlphabet", "DeclareSymbolFont", "SetSymbolFont",
+    "DeclareFontFamily", "DeclareFontShape", "DeclareFixedFont", "DeclareTextFontCommand", "DeclareOldFontCommand",
+    "DeclareUnicodeCharacter", "newunicodechar", "protected", "long", "outer", "afterassignment", "aftergroup",
+    "everypar", "everymath", "everydisplay", "everyhbox", "everyvbox", "everycr", "everyjob", "output",
+    "AtBeginDocument", "AtEndDocument", "AddToHook", "AddToHookNext",
     # load fonts (by path)
     "font", "fontspec", "setmainfont", "setsansfont", "setmonofont", "setmathfont", "setmathrm", "setmathsf",
     "setmathtt", "setboldmathrm", "newfontfamily", "newfontface", "setfontfamily", "setfontface",
@@ -955,10 +960,12 @@ def _markdown_problems(text: str, sources: list[str]) -> list[str]:
     import html
 
     problems = []
-    m = _HTML.search(text)
+    # a link destination in angle brackets ('](<dest>)', '[ref]: <dest>') is not HTML: its own check is below
+    outside = re.sub(r"(\]\(\s*|(?m:^)[ \t]{0,3}\[[^\]\n]+\]:[ \t]*)<[^<>\n]*>", r"\1", text)
+    m = _HTML.search(outside)
     if m:
-        problems.append(f"it contains raw HTML ({text[m.start():m.start() + 30]!r}); a Markdown article may hold no "
-                        "HTML tags (write a comparison as 'a < b')")
+        problems.append(f"it contains raw HTML ({outside[m.start():m.start() + 30]!r}); a Markdown article may "
+                        "hold no HTML tags (write a comparison as 'a < b')")
     if _JAVASCRIPT.search(html.unescape(text)):
         problems.append("it contains a javascript: URL")
     m = _IMAGE.search(text)
