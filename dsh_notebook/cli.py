@@ -199,7 +199,8 @@ def cmd_sync(args) -> int:
     except Exception as exc:
         print(f"dsh-notebook sync: {args.notebook}: {exc}", file=sys.stderr)
         return 2
-    print(f"{path.name}: metadata.dsh written ({len(index['records'])} record(s))")
+    print(f"{path.name}: metadata.dsh written ({len(index['records'])} record(s), "
+          f"{len(index['sessions'])} chat session(s))")
     return 0
 
 
@@ -404,7 +405,14 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    return args.func(args)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # the reader went away (`dsh-notebook run nb | head`): nothing left to say
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep the interpreter from flushing into the pipe
+        except OSError:
+            pass
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -132,7 +132,7 @@ def test_compile_without_latexmk_names_the_missing_tool_and_keeps_the_tex(tmp_pa
 
 
 @pytest.mark.skipif(not HAVE_TEX,
-                    reason="latexmk and xelatex are not installed (CI does not install TeX Live: it takes too long)")
+                    reason="latexmk and xelatex are not installed (.ci/run installs TeX Live only when it can within 5 minutes)")
 def test_compile_builds_a_pdf(tmp_path):
     result = write_article(_record(tmp_path / "p", "Ohm's law"), tmp_path / "out", "latex", compile=True)
     assert result.pdf and result.pdf.stat().st_size > 1000
