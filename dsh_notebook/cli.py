@@ -303,7 +303,11 @@ def cmd_academic(args) -> int:
     from .academic import state
 
     if args.action in ("on", "off"):
-        st = state.set_enabled(args.action == "on")
+        try:
+            st = state.set_enabled(args.action == "on")
+        except (OSError, ValueError) as exc:
+            print(f"dsh-notebook academic {args.action}: cannot write {state.state_path()}: {exc}", file=sys.stderr)
+            return 1
     elif args.action == "status":
         st = state.status()
     else:  # export
@@ -311,7 +315,8 @@ def cmd_academic(args) -> int:
 
         text = prompt.skill_markdown(args.lang)
         out = Path(args.out) if args.out else Path("SKILL.md")
-        if out.is_dir():
+        if out.is_dir() or args.out.endswith(("/", os.sep)) or (args.out and out.suffix.lower() != ".md"):
+            out.mkdir(parents=True, exist_ok=True) if not out.is_dir() else None
             out = out / "SKILL.md"
         try:
             from .storage import atomic_write_text

@@ -143,6 +143,8 @@ def test_verification_log_headings_are_recognised(text):
 
 
 @pytest.mark.parametrize("text", [
+    "```\n## Verification log\n```", "~~~md\n核查记录：\n~~~", "<!-- ## Verification log -->",
+    "<!--\n**Verification log**\n-->",
     "I will add a verification log later.", "See the verification log below", "#Verification log",
     "> ## Verification log", "Verification logs:", "    核查记录 is mentioned in an indented code block here",
 ])
@@ -152,8 +154,10 @@ def test_mentions_are_not_headings(text):
 
 def test_the_gate_counts_code_points_and_honours_the_escape(home):
     state.set_enabled(True)
-    assert gate.academic_gate([], "月" * 599) is None
-    assert gate.academic_gate([], "月" * 600) == prompt.GATE_NOTICE["zh"]
+    zh_turn = [{"type": "user/message", "text": "月球有多远？"}]
+    assert gate.academic_gate(zh_turn, "月" * 599) is None
+    assert gate.academic_gate(zh_turn, "月" * 600) == prompt.GATE_NOTICE["zh"]  # the user's language
+    assert gate.academic_gate([{"type": "user/message", "text": "How far?"}], "月" * 600) == prompt.GATE_NOTICE["en"]
     assert gate.academic_gate([], "x" * 600 + "\n\n本条无需核查记录") is None
     assert gate.academic_gate([], "x" * 600 + "\n\nNo verification log needed for this reply.") is None
     state.set_enabled(False)
@@ -291,3 +295,55 @@ def test_the_magic_and_the_widget_share_the_state(home, tmp_path, monkeypatch):
         assert "unknown action" in str(r.error_in_exec)
     finally:
         toggle.close()
+
+
+# --------------------------------------------------------------------------- from a bad-input review
+
+
+def test_a_home_that_is_a_file_never_stops_a_request(tmp_path, monkeypatch):
+    home = tmp_path / "not-a-folder"
+    home.write_text("x", encoding="utf-8")
+    monkeypatch.setenv("DSH_NOTEBOOK_HOME", str(home))
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "test-key-not-real")
+    st = state.status()
+    assert st["enabled"] is False and "cannot be read" in st["lastError"]
+    with ScriptedServer([{"reply": {"content": "ok"}}]) as srv:
+        assert client(srv).complete(USER).text == "ok"
+
+
+def test_malformed_fields_of_the_state_are_ignored(home):
+    (home / "academic.json").write_text('{"enabled": true, "applied": "x", "lastError": 5, '
+                                        '"gate": {"count": true}}', encoding="utf-8")
+    st = state.status()
+    assert st == {"ok": True, "enabled": True, "lastError": None, "applied": None, "gate": {"count": 0, "lastAt": None}}
+    assert "Academic mode: on" in state.status_text()
+
+
+def test_a_bad_academic_setting_is_reported_not_fatal(home):
+    (home / "settings.toml").write_text('[academic]\nlanguage = "fr"\n', encoding="utf-8")
+    state.set_enabled(True)
+    with ScriptedServer([{"reply": {"content": "ok"}}]) as srv:
+        client(srv).complete(USER, max_tokens=6000.0)
+    body = srv.requests[0]["body"]
+    assert body["messages"][0]["content"].startswith(prompt.identity("en")) and body["max_tokens"] == 6000
+    assert "language = 'fr' is not auto, zh or en" in state.status()["lastError"]
+
+
+def test_chinese_in_content_parts_and_extension_b(home):
+    state.set_enabled(True)
+    with ScriptedServer([{"reply": {"content": "a"}}, {"reply": {"content": "b"}}]) as srv:
+        client(srv).complete([{"role": "user", "content": [{"type": "text", "text": "光速是多少？"}]}])
+        client(srv).complete([{"role": "user", "content": "\U00020000"}])
+    assert all(r["body"]["messages"][0]["content"].startswith(prompt.identity("zh")) for r in srv.requests)
+
+
+def test_the_toggle_refuses_a_poll_that_would_spin(home):
+    from dsh_notebook.widgets import AcademicToggle
+
+    with pytest.raises(ValueError, match="positive number"):
+        AcademicToggle(poll=0)
+
+
+def test_export_into_a_new_folder(home, tmp_path):
+    r = cli("academic", "export", "--lang", "en", "--out", str(tmp_path / "skills" / "academic-mode"), home=home)
+    assert r.returncode == 0 and (tmp_path / "skills" / "academic-mode" / "SKILL.md").is_file()

@@ -9,15 +9,19 @@ per turn (the agent runs each stop hook once per turn); cancelled turns never re
 
 A section counts when the heading ``核查记录`` or ``Verification log`` (English in any case)
 is a Markdown heading of any level (ATX ``#`` .. ``######`` or setext), a bold line, or a
-line ending with a colon. The gate checks that the section exists, not what it says.
+line ending with a colon, outside fenced code and HTML comments. The gate checks that the
+section exists, not what it says. The notice is written in the language of the academic
+sections (the setting, else the script of the user's message).
 """
 
 from __future__ import annotations
 
 import re
 
+from ..llm.errors import LLMError
+from ..llm.settings import load_settings
 from . import prompt
-from .shaping import language_for
+from .shaping import language_for, language_setting
 from .state import is_enabled, record_gate
 
 MIN_CHARS = 600
@@ -32,9 +36,28 @@ _PLAIN = re.compile(rf"^\s*{_NAMES}\s*$")
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
 
 
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+
+
+def visible_lines(text: str) -> list[str]:
+    """The lines a reader sees as text: without HTML comments and without the lines inside
+    fenced code blocks (a heading there is not a section)."""
+    out: list[str] = []
+    fence = False
+    for line in _COMMENT.sub("", (text or "").replace("\r\n", "\n")).split("\n"):
+        if _FENCE.match(line):
+            fence = not fence
+            out.append("")
+            continue
+        out.append("" if fence else line)
+    return out
+
+
 def has_verification_log(text: str) -> bool:
-    """Whether ``text`` has a section headed 核查记录 / Verification log (see the module)."""
-    lines = (text or "").replace("\r\n", "\n").split("\n")
+    """Whether ``text`` has a section headed 核查记录 / Verification log (see the module);
+    lines in fenced code and HTML comments do not count."""
+    lines = visible_lines(text)
     for i, line in enumerate(lines):
         if _ATX.match(line) or _BOLD.match(line) or _COLON_LINE.match(line):
             return True
@@ -47,7 +70,7 @@ def is_escape(text: str) -> bool:
     """Whether a line of ``text`` is the escape sentence (本条无需核查记录 / "No verification
     log needed for this reply", English in any case, an end stop allowed)."""
     wanted = {s.casefold() for s in prompt.ESCAPE_LINES.values()}
-    for line in (text or "").split("\n"):
+    for line in visible_lines(text):
         core = line.strip().strip("*_").strip().rstrip(".。").strip()
         if core.casefold() in wanted:
             return True
@@ -63,11 +86,18 @@ def needs_log(turn_events: list[dict], answer: str) -> bool:
 
 
 def academic_gate(turn_events: list[dict], answer: str) -> str | None:
-    """The stop hook: the steering notice, or ``None`` to let the turn end."""
+    """The stop hook: the steering notice, or ``None`` to let the turn end. The notice is in
+    the language of the academic sections: ``[academic] language``, else the script of the
+    user's message in this turn."""
     if not is_enabled() or not needs_log(turn_events, answer):
         return None
     record_gate()
-    return prompt.GATE_NOTICE[language_for(answer)]
+    try:
+        setting, _ = language_setting(load_settings())
+    except LLMError:
+        setting = "auto"
+    user = next((e.get("text") or "" for e in turn_events if e.get("type") == "user/message"), "")
+    return prompt.GATE_NOTICE[language_for(user, setting)]
 
 
 academic_gate.kind = KIND  # the agent logs the notice under this source kind

@@ -27,15 +27,30 @@ from ..llm.settings import load_settings
 from . import prompt
 from .state import is_enabled, now, record_applied
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
 
 
 def language_for(text: str, setting: str = "auto") -> str:
     """``zh`` or ``en`` for the academic sections: the setting, or for ``auto`` the text's
-    script (CJK ideographs U+3400-4DBF, U+4E00-9FFF mean Chinese)."""
+    script (CJK ideographs, including the compatibility block and extensions B-G, mean
+    Chinese)."""
     if setting in ("zh", "en"):
         return setting
     return "zh" if _CJK.search(text or "") else "en"
+
+
+def language_setting(settings) -> tuple[str, str | None]:
+    """``([academic] language, problem)``: ``auto`` with a problem named when the table or
+    the value is not one the settings allow (a bad value never stops a request)."""
+    table = getattr(settings, "academic", None)
+    if table is None:
+        return "auto", None
+    if not isinstance(table, dict):
+        return "auto", f"[academic] in settings.toml must be a table, not {table!r}; language auto is used"
+    value = table.get("language", "auto")
+    if value not in ("auto", "zh", "en"):
+        return "auto", f"[academic] language = {value!r} is not auto, zh or en; auto is used"
+    return value, None
 
 
 def academic_hook(body: dict, ctx) -> list[str]:
@@ -51,7 +66,8 @@ def academic_hook(body: dict, ctx) -> list[str]:
         record_applied(None, f"capability lookup for {where} failed ({exc.code}: {exc.message}); "
                              "the request went out unchanged")
         return []
-    lang = language_for(ctx.user_text, getattr(settings.academic, "language", "auto") if settings.academic else "auto")
+    setting, problem = language_setting(settings)
+    lang = language_for(ctx.user_text, setting)
     notes: list[str] = []
     added: list[str] = []
     try:
@@ -70,9 +86,11 @@ def academic_hook(body: dict, ctx) -> list[str]:
         body["reasoning_effort"] = effort
     wanted = info.default_max_tokens
     current = body.get("max_tokens")
-    if not isinstance(current, int) or current < wanted:
+    if isinstance(current, float) and current.is_integer():
+        current = body["max_tokens"] = int(current)
+    if not isinstance(current, int) or isinstance(current, bool) or current < wanted:
         notes.append(f"max_tokens {current!r} -> {wanted}")
         body["max_tokens"] = wanted
     record_applied({"provider": ctx.provider_id, "model": ctx.model.id, "reasoningEffort": body.get("reasoning_effort"),
-                    "maxTokens": body.get("max_tokens"), "at": now()}, None)
+                    "maxTokens": body.get("max_tokens"), "at": now()}, problem)
     return notes

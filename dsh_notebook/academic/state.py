@@ -21,7 +21,7 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from ..storage import atomic_write_text, lock_path
 
@@ -45,12 +45,17 @@ def _normalise(raw) -> dict:
         raise ValueError("the file does not hold a JSON object")
     if "enabled" in raw and not isinstance(raw["enabled"], bool):
         raise ValueError(f"'enabled' is {raw['enabled']!r}, not true or false")
-    for key in ("enabled", "title", "lastError", "applied"):
-        if key in raw:
-            state[key] = raw[key]
+    state["enabled"] = raw.get("enabled", False)
+    if isinstance(raw.get("title"), str):
+        state["title"] = raw["title"]
+    if isinstance(raw.get("lastError"), str):
+        state["lastError"] = raw["lastError"]
+    if isinstance(raw.get("applied"), dict):
+        state["applied"] = raw["applied"]
     gate = raw.get("gate")
-    if isinstance(gate, dict) and isinstance(gate.get("count"), int):
-        state["gate"] = {"count": gate["count"], "lastAt": gate.get("lastAt")}
+    if isinstance(gate, dict) and type(gate.get("count")) is int and gate["count"] >= 0:
+        state["gate"] = {"count": gate["count"], "lastAt": gate.get("lastAt") if isinstance(gate.get("lastAt"), str)
+                         else None}
     return state
 
 
@@ -62,6 +67,10 @@ def read_state(path: Path | None = None) -> dict:
         st = path.stat()
     except FileNotFoundError:
         return json.loads(json.dumps(_DEFAULT))
+    except OSError as exc:  # DSH_NOTEBOOK_HOME is a file, a folder cannot be read, ...
+        state = json.loads(json.dumps(_DEFAULT))
+        state["lastError"] = f"{path} cannot be read ({exc.strerror or exc}); academic mode is off"
+        return state
     key = (str(path), st.st_mtime_ns, st.st_size)
     if _cache["key"] == key:
         return json.loads(json.dumps(_cache["state"]))
@@ -119,7 +128,8 @@ def is_enabled(path: Path | None = None) -> bool:
 
 def record_applied(applied: dict | None, error: str | None, path: Path | None = None) -> None:
     """Remember the last request whose parameters academic mode changed, and the last
-    capability-lookup error (``None`` clears it). Writes only when something differs."""
+    capability-lookup error (``None`` clears it). Writes only when something differs; a
+    state file that cannot be written never stops a request (the write is skipped)."""
     current = read_state(path)
     same_applied = applied is None or (current["applied"] or {}) == applied
     if same_applied and current["lastError"] == error:
@@ -130,7 +140,10 @@ def record_applied(applied: dict | None, error: str | None, path: Path | None = 
             s["applied"] = applied
         s["lastError"] = error
 
-    update(change, path)
+    try:
+        update(change, path)
+    except (OSError, Timeout):
+        pass
 
 
 def record_gate(path: Path | None = None) -> dict:
@@ -141,7 +154,10 @@ def record_gate(path: Path | None = None) -> dict:
         s["gate"] = {"count": int(s["gate"]["count"]) + 1, "lastAt": now()}
         out.update(s["gate"])
 
-    update(change, path)
+    try:
+        update(change, path)
+    except (OSError, Timeout):  # the count is lost, the gate still works
+        pass
     return out
 
 

@@ -295,6 +295,8 @@ class ChatClient:
             body["tools"] = tools
         body.update({k: v for k, v in params.items() if v is not None})
         user = next((m.get("content") for m in reversed(rest) if m.get("role") == "user"), "")
+        if isinstance(user, list):  # content parts
+            user = " ".join(p.get("text", "") for p in user if isinstance(p, dict) and isinstance(p.get("text"), str))
         ctx = RequestContext(self.provider_id, self.model, system, user if isinstance(user, str) else "")
         notes: list[str] = []
         for hook in self.hooks:

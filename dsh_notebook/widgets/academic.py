@@ -45,6 +45,8 @@ class AcademicToggle(W.VBox):
     """``AcademicToggle(poll=1.0)``: the switch as a widget; ``.close()`` stops watching."""
 
     def __init__(self, poll: float = 1.0):
+        if not isinstance(poll, (int, float)) or isinstance(poll, bool) or not poll > 0:
+            raise ValueError(f"poll must be a positive number of seconds, not {poll!r}")
         st = state.status()
         self.button = W.ToggleButton(value=st["enabled"], description=f"{state.TITLE} · Academic",
                                      icon="graduation-cap", layout=W.Layout(width="auto"))
@@ -80,7 +82,11 @@ class AcademicToggle(W.VBox):
             return
         with self.output:
             self.output.clear_output()
-            st = state.set_enabled(bool(change["new"]))
+            try:
+                st = state.set_enabled(bool(change["new"]))
+            except Exception as exc:  # noqa: BLE001 - shown in the widget; the button shows the real state
+                print(f"academic mode could not be switched: {type(exc).__name__}: {exc}")
+                st = state.status()
             self._show(st)
 
     def refresh(self) -> None:
@@ -105,5 +111,7 @@ class AcademicToggle(W.VBox):
                         print(f"academic toggle: cannot read {path}: {exc}")
 
     def close(self) -> None:
-        self._stop.set()
+        stop = getattr(self, "_stop", None)  # __del__ may run on a toggle whose __init__ refused
+        if stop is not None:
+            stop.set()
         super().close()
