@@ -325,3 +325,29 @@ def test_atomic_rename_closes_record_read_only(tmp_path):
         assert stat.S_IMODE(dst.stat().st_mode) == 0o444
     with pytest.raises(FileNotFoundError):
         atomic_rename(src, dst)
+
+
+def test_append_after_numbers_lines_across_processes(tmp_path):
+    """Two processes append 300 lines each with seq = last + 1 computed under the lock:
+    the file holds 1..600 with no gap or duplicate, and a torn tail is not a last line."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "shared.jsonl"
+    script = (
+        "import sys\nfrom dsh_notebook.storage import JsonlWriter\n"
+        "w = JsonlWriter(sys.argv[1], hold_lock=False)\n"
+        "for i in range(300):\n"
+        "    w.append_after(lambda last, line: {'seq': (last or {'seq': 0})['seq'] + 1, 'who': sys.argv[2]})\n"
+        "w.close()\n"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(path), who]) for who in ("a", "b")]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    rows = read_jsonl(path).rows
+    assert [r["seq"] for r in rows] == list(range(1, 601))
+    with open(path, "ab") as fh:
+        fh.write(b'{"seq": 999, "torn')
+    w = JsonlWriter(path, hold_lock=False)
+    line = w.append_after(lambda last, raw: {"seq": last["seq"] + 1, "prev_len": len(raw)})
+    w.close()
+    assert json.loads(line)["seq"] == 601

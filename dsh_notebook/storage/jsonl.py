@@ -25,7 +25,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 from filelock import FileLock, Timeout
@@ -145,6 +145,31 @@ def lock_if_free(path: str | os.PathLike[str]):
         lock.release()
 
 
+def _last_line(path: Path) -> bytes | None:
+    """The last complete line of *path* (with its newline), or ``None``; a torn tail (no
+    newline yet) is not a line."""
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        end = f.tell()
+        size = 4096
+        while True:
+            start = max(0, end - size)
+            f.seek(start)
+            chunk = f.read(end - start)
+            cut = chunk.rfind(b"\n")
+            if cut < 0:
+                if start == 0:
+                    return None
+                size *= 2
+                continue
+            prev = chunk.rfind(b"\n", 0, cut)
+            if prev >= 0:
+                return chunk[prev + 1:cut + 1]
+            if start == 0:
+                return chunk[:cut + 1]
+            size *= 2
+
+
 def _ends_torn(path: Path) -> bool:
     """True when *path* is non-empty and does not end with a newline."""
     with open(path, "rb") as f:
@@ -253,6 +278,29 @@ class JsonlWriter:
             raise StorageError("append_encoded needs exactly one JSON object line ending in a newline")
         self._append_bytes(line)
         return line
+
+    def append_after(self, build: Callable[[Any, bytes | None], Any]) -> bytes:
+        """Append ``build(last_row, last_line)``: the object is computed from the file's last
+        complete line (``None`` for an empty file), read under the same lock as the write, so
+        no other writer can append in between. For sequence numbers (``seq`` = last + 1) and
+        hash chains (``prev`` = sha256 of ``last_line``) in files several kernels share.
+        Returns the bytes written; a refused value writes nothing."""
+        with self._mutex:
+            if self.closed:
+                raise StorageError(f"writer for {self.path} is closed")
+            if not self.hold_lock:
+                self._acquire(self.lock_timeout)
+            try:
+                last_line = _last_line(self.path)
+                last = json.loads(last_line) if last_line else None
+                data = dumps_line(build(last, last_line))
+                if _ends_torn(self.path):
+                    data = b"\n" + data
+                self._write(data)
+                return data.lstrip(b"\n")
+            finally:
+                if not self.hold_lock:
+                    self._lock.release()
 
     def append_many(self, objs: Iterable[Any]) -> list[bytes]:
         """Append several objects in one write; all are encoded first, so a refused value writes nothing."""
