@@ -1,0 +1,659 @@
+"""Codex CLI rollouts as transcripts (spec: reviewer.md "Targets"; upstream-facts.md 4.10;
+../shared/fixtures/logs/README.md "Codex" notes, which win where they differ from 4.10).
+
+Design, in a few lines:
+
+- **Where.** ``default_root()`` is ``$CODEX_HOME`` or ``~/.codex``; rollouts are
+  ``sessions/**/rollout-*.jsonl`` and ``archived_sessions/**``, plain or ``.jsonl.zst``
+  (zstd; the plain file wins when both exist, as in ``codex-rs/rollout/src/compression.rs``).
+- **One conversation = one thread.** The thread id is the first id after the timestamp in
+  ``rollout-<ts>-<thread>[_<rollout_id>].jsonl``; every file of a thread is read, oldest
+  file first, and summed. :func:`read` given any one of them reads the whole thread.
+- **Lines.** ``{timestamp, type, payload}`` envelopes, and the bare pre-September-2025 form
+  (first line ``{id, timestamp, instructions, git}``, ``{"record_type":"state"}`` markers,
+  bare items). Unknown kinds, non-JSON lines and a torn last line are skipped.
+- **User text** comes from ``response_item`` user messages, ``event_msg`` ``user_message``
+  and ``item_completed`` ``UserMessage``; injected context is dropped per content part
+  (:data:`INJECTED_PREFIXES`, role ``developer``), and of the IDE / desktop wrappers only the
+  text after ``## My request for Codex:`` is kept.
+- **Assistant text** comes from ``event_msg`` ``agent_message``, ``response_item`` assistant
+  ``output_text``, ``item_completed`` ``AgentMessage`` and ``task_complete.last_agent_message``.
+  The copies of one message are folded into one utterance: a text equal (whitespace
+  ignored) to an earlier utterance of the same speaker in the same turn that came from a
+  different form is dropped (each utterance absorbs at most one copy per form); for the user,
+  only while no AI reply came between. ``last_agent_message`` is kept only if no assistant
+  utterance of its turn already says it.
+- **Tools.** A call and its output become one tool utterance at the output's line: the call
+  on one line (``name: arguments``, cut to 300 characters; a shell command as its command
+  line), then the output cut to 2,000 characters with a note (shell JSON outputs as
+  ``(exit N)`` and the text; ``exec_command``'s bookkeeping lines dropped). A call with no
+  output yet stands at its own line. A ``write_stdin`` is named after the command it feeds,
+  and an empty poll that saw nothing new is left out. Reasoning, token counts, turn
+  contexts, ``*_end`` events (copies of the outputs) and compaction records are skipped.
+- **Keys** are ``line:<n>`` (1-based line of the decompressed file); when a thread spans
+  several files, ``<file name>:line:<n>``.
+- **Titles**: ``project / name`` where the project comes from ``.codex-global-state.json``
+  and the name from ``session_index.jsonl`` (newest non-empty entry wins), else the first
+  real user prompt cut to 80 characters; else the cwd's folder name; else the id's prefix.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..transcript import Conversation, Utterance, counts, number
+
+SOURCE = "codex"
+TITLE_CHARS = 80
+TOOL_CHARS = 2000
+ARGS_CHARS = 300
+
+#: Content parts of role ``user`` that the app wrote, not the person (checked per part,
+#: after leading whitespace).
+INJECTED_PREFIXES = (
+    "<environment_context",
+    "<user_instructions",
+    "# AGENTS.md instructions for",
+    "<permissions instructions",
+    "<collaboration_mode",
+    "<skills_instructions",
+    "<plugins_instructions",
+    "<plugin",
+    "<external_codex_apps",
+    "<send_user_message_question_reply",
+    "<in-app-browser-context",
+    "<turn_aborted",
+    "<subagent_notification",
+    ">>> RETAINED USER INSTRUCTIONS",
+    ">>> TRANSCRIPT",
+    "Host notice:",
+    "Retained source order:",
+    "The following is the Codex agent history",
+)
+#: Wrappers around the person's words (VS Code extension, desktop app).
+WRAPPER_PREFIXES = ("# Context from my IDE setup:", "# Files mentioned by the user:")
+REQUEST_MARKER = "## My request for Codex:"
+
+_RUNNING = re.compile(r"^\(running, session (\d+)\)$", re.M)
+_HISTORY_LINE = re.compile(r"^\[\d+\] (user|assistant):")
+_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+_ROLLOUT_NAME = re.compile(
+    r"^rollout-(?P<ts>\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d)-(?P<thread>" + _UUID + r")(?:_(?P<rollout>" + _UUID + r"))?"
+    r"\.jsonl(?:\.zst)?$"
+)
+_ENVELOPE_TYPES = {
+    "session_meta",
+    "response_item",
+    "compacted",
+    "turn_context",
+    "event_msg",
+    "world_state",
+    "inter_agent_communication",
+    "inter_agent_communication_metadata",
+}
+_ZSTD_SUFFIX = ".zst"
+
+
+def default_root() -> Path:
+    """``$CODEX_HOME`` if set, else ``~/.codex``."""
+    home = os.environ.get("CODEX_HOME")
+    return Path(home).expanduser() if home else Path.home() / ".codex"
+
+
+def read(path: str | Path) -> list[Utterance]:
+    """The numbered utterances of the thread ``path`` belongs to (all its rollout files,
+    oldest first)."""
+    return _read_thread(thread_files(Path(path))).utterances
+
+
+def conversation(path: str | Path) -> Conversation:
+    """The listing entry of the thread ``path`` belongs to (titles looked up in the Codex
+    home the file lives under, if any)."""
+    path = Path(path)
+    files = thread_files(path)
+    home = _home_of(path)
+    names, projects = (_session_index(home), _project_map(home)) if home else ({}, {})
+    return _conversation(files, _read_thread(files), names, projects)
+
+
+def list_conversations(root: str | Path | None = None) -> list[Conversation]:
+    """Every thread under ``root`` (a Codex home with ``sessions/`` and
+    ``archived_sessions/``, or any folder of rollouts; default :func:`default_root`),
+    newest first. Threads with neither a user nor an AI message are left out."""
+    root = Path(root).expanduser() if root is not None else default_root()
+    dirs = [d for d in (root / "sessions", root / "archived_sessions") if d.is_dir()]
+    home = root if dirs else _home_of(root / "x")
+    files = [f for d in (dirs or [root]) if d.is_dir() for f in _rollout_files(d)]
+    names, projects = (_session_index(home), _project_map(home)) if home else ({}, {})
+    groups: dict[str, list[Path]] = {}
+    for f in files:
+        groups.setdefault(_thread_id(f) or str(f), []).append(f)
+    out = []
+    for group in groups.values():
+        group = _ordered(group)
+        try:
+            thread = _read_thread(group)
+        except OSError:
+            continue
+        conv = _conversation(group, thread, names, projects)
+        if conv.user_messages or conv.ai_messages:
+            out.append(conv)
+    out.sort(key=lambda c: c.updated or c.started or "", reverse=True)
+    return out
+
+
+def thread_files(path: Path) -> list[Path]:
+    """The rollout files of ``path``'s thread, oldest first: ``path`` itself and the files
+    with the same thread id under the same Codex home (``sessions/`` and
+    ``archived_sessions/``) or, outside one, in the same folder. A compressed file whose
+    plain twin exists is replaced by the twin."""
+    path = Path(path)
+    if path.name.endswith(".jsonl" + _ZSTD_SUFFIX):
+        plain = path.with_name(path.name[: -len(_ZSTD_SUFFIX)])
+        if plain.exists():
+            path = plain
+    thread = _thread_id(path)
+    if thread is None:
+        return [path]
+    home = _home_of(path)
+    dirs = [d for d in ((home / "sessions", home / "archived_sessions") if home else (path.parent,)) if d.is_dir()]
+    found = {path}
+    for d in dirs:
+        pattern = f"rollout-*{thread}*.jsonl*"
+        for f in d.rglob(pattern) if home else d.glob(pattern):
+            if f.is_file() and _thread_id(f) == thread:
+                found.add(f)
+    return _ordered(_prefer_plain(sorted(found)))
+
+
+# --- files -------------------------------------------------------------------------------
+
+
+def _rollout_files(folder: Path) -> list[Path]:
+    return _prefer_plain(
+        sorted(
+            f
+            for f in folder.rglob("rollout-*.jsonl*")
+            if f.is_file() and (f.name.endswith(".jsonl") or f.name.endswith(".jsonl" + _ZSTD_SUFFIX))
+        )
+    )
+
+
+def _prefer_plain(files: list[Path]) -> list[Path]:
+    present = set(files)
+    return [
+        f
+        for f in files
+        if not (
+            f.name.endswith(_ZSTD_SUFFIX)
+            and (f.with_name(f.name[: -len(_ZSTD_SUFFIX)]) in present or f.with_name(f.name[: -len(_ZSTD_SUFFIX)]).exists())
+        )
+    ]
+
+
+def _ordered(files: list[Path]) -> list[Path]:
+    def key(f: Path) -> tuple[str, str]:
+        m = _ROLLOUT_NAME.match(f.name)
+        return (m.group("ts") if m else "", f.name)
+
+    return sorted(files, key=key)
+
+
+def _thread_id(path: Path) -> str | None:
+    m = _ROLLOUT_NAME.match(path.name)
+    return m.group("thread").lower() if m else None
+
+
+def _home_of(path: Path) -> Path | None:
+    for parent in path.parents:
+        if parent.name in ("sessions", "archived_sessions"):
+            return parent.parent
+    return None
+
+
+def _lines(path: Path) -> list[str]:
+    """The text lines of a plain or zstd-compressed file; a damaged or unfinished zstd tail
+    keeps what decompressed before it."""
+    if path.name.endswith(_ZSTD_SUFFIX):
+        import zstandard
+
+        chunks: list[bytes] = []
+        with path.open("rb") as fh:
+            reader = zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True)
+            try:
+                while chunk := reader.read(1 << 20):
+                    chunks.append(chunk)
+            except zstandard.ZstdError:
+                pass
+        data = b"".join(chunks)
+    else:
+        data = path.read_bytes()
+    return data.decode("utf-8", errors="replace").split("\n")
+
+
+# --- titles ------------------------------------------------------------------------------
+
+
+def _session_index(home: Path) -> dict[str, str]:
+    names: dict[str, str] = {}
+    try:
+        lines = (home / "session_index.jsonl").read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return names
+    for line in lines:
+        entry = _json(line)
+        if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+            name = entry.get("thread_name")
+            if isinstance(name, str) and name.strip():
+                names[entry["id"].lower()] = name.strip()  # append-only: the newest entry wins
+    return names
+
+
+def _project_map(home: Path) -> dict[str, str]:
+    try:
+        state = json.loads((home / ".codex-global-state.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(state, dict):
+        return {}
+    projects = state.get("local-projects") if isinstance(state.get("local-projects"), dict) else {}
+    assignments = state.get("thread-project-assignments")
+    out: dict[str, str] = {}
+    for thread, value in (assignments.items() if isinstance(assignments, dict) else ()):
+        pid = value.get("projectId") if isinstance(value, dict) else value
+        project = projects.get(pid) if isinstance(pid, str) else None
+        name = project.get("name") if isinstance(project, dict) else None
+        if isinstance(name, str) and name.strip():
+            out[str(thread).lower()] = name.strip()
+    return out
+
+
+def _conversation(files: list[Path], thread: _Thread, names: dict[str, str], projects: dict[str, str]) -> Conversation:
+    newest = files[-1]
+    tid = _thread_id(newest) or (thread.session_id or "").lower() or newest.name.split(".")[0]
+    name = names.get(tid) or names.get((thread.session_id or "").lower()) or _short(thread.first_prompt)
+    project = projects.get(tid)
+    if name and project:
+        title = f"{project} / {name}"
+    else:
+        title = name or project or (Path(thread.cwd).name if thread.cwd else "") or tid[:8]
+    if thread.subagent:
+        title += " (subagent)"
+    updated = thread.updated
+    if updated is None:
+        try:
+            updated = _iso(newest.stat().st_mtime)
+        except OSError:
+            pass
+    users, ais = counts(thread.utterances)
+    return Conversation(SOURCE, tid, newest, title, thread.started, updated, users, ais)
+
+
+def _short(text: str | None, limit: int = TITLE_CHARS) -> str:
+    return " ".join((text or "").split())[:limit].rstrip()
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+@dataclass
+class _Item:
+    speaker: str
+    text: str
+    key: str
+    forms: set[str] = field(default_factory=set)
+
+
+@dataclass
+class _Thread:
+    utterances: list[Utterance]
+    session_id: str | None = None
+    cwd: str | None = None
+    started: str | None = None
+    updated: str | None = None
+    first_prompt: str | None = None
+    subagent: bool = False
+
+
+def _read_thread(files: list[Path]) -> _Thread:
+    reader = _Reader()
+    for f in files:
+        reader.read_file(f, prefix=f"{f.name}:" if len(files) > 1 else "")
+    return reader.finish()
+
+
+class _Reader:
+    def __init__(self) -> None:
+        self.items: list[_Item] = []
+        self.meta = _Thread([])
+        self.processes: dict[str, str] = {}  # exec_command session id -> command
+
+    def finish(self) -> _Thread:
+        self.meta.utterances = number([(i.speaker, i.text, i.key) for i in self.items])
+        return self.meta
+
+    # one file ----------------------------------------------------------------------------
+
+    def read_file(self, path: Path, prefix: str) -> None:
+        records: list[tuple[str, str, dict]] = []  # (key, kind, payload)
+        for n, line in enumerate(_lines(path), 1):
+            d = _json(line)
+            if not isinstance(d, dict):
+                continue
+            kind, payload = self._classify(d, first=not records)
+            stamp = d.get("timestamp") if isinstance(d.get("timestamp"), str) else None
+            if stamp and kind:
+                self._stamp(stamp)
+            if kind:
+                records.append((f"{prefix}line:{n}", kind, payload))
+        answered = {
+            p.get("call_id")
+            for k, p in (r[1:] for r in records)
+            if k == "response_item" and str(p.get("type", "")).endswith("_call_output")
+        }
+        item_calls = {p.get("call_id") for k, p in (r[1:] for r in records) if k == "response_item" and p.get("call_id")}
+        calls: dict[str, dict] = {}
+        for key, kind, payload in records:
+            if kind == "session_meta":
+                self._session_meta(payload)
+            elif kind == "response_item":
+                self._response_item(key, payload, calls, answered)
+            elif kind == "event_msg":
+                self._event(key, payload, item_calls)
+
+    def _classify(self, d: dict, first: bool) -> tuple[str | None, dict]:
+        kind = d.get("type")
+        if kind in _ENVELOPE_TYPES and "payload" in d:
+            return kind, d["payload"] if isinstance(d["payload"], dict) else {}
+        if "record_type" in d:
+            return None, {}
+        if first and "id" in d and "timestamp" in d and "type" not in d:
+            return "session_meta", d  # bare header of a pre-September-2025 rollout
+        if isinstance(kind, str) and "payload" not in d:
+            return "response_item", d  # bare item
+        return None, {}
+
+    def _stamp(self, stamp: str) -> None:
+        iso = _iso(stamp)  # always milliseconds, so the strings sort as times
+        if iso:
+            if self.meta.started is None or iso < self.meta.started:
+                self.meta.started = iso
+            if self.meta.updated is None or iso > self.meta.updated:
+                self.meta.updated = iso
+
+    def _session_meta(self, p: dict) -> None:
+        m = self.meta
+        if m.session_id is None and isinstance(p.get("id"), str):
+            m.session_id = p["id"]
+        if m.cwd is None and isinstance(p.get("cwd"), str):
+            m.cwd = p["cwd"]
+        stamp = _iso(p.get("timestamp")) if isinstance(p.get("timestamp"), str) else None
+        if stamp and (m.started is None or stamp < m.started):
+            m.started = stamp
+        if isinstance(p.get("source"), dict) and "subagent" in p["source"]:
+            m.subagent = True
+
+    # items -------------------------------------------------------------------------------
+
+    def _response_item(self, key: str, p: dict, calls: dict[str, dict], answered: set) -> None:
+        t = p.get("type")
+        if t == "message":
+            role = p.get("role")
+            parts = p.get("content") if isinstance(p.get("content"), list) else [p.get("content")]
+            if role == "user":
+                self._add_user(key, _user_text(parts), "response")
+            elif role == "assistant":
+                self._add_assistant(key, _joined(parts), "response")
+            return  # developer / system: harness instructions
+        if not isinstance(t, str):
+            return
+        if t.endswith("_call_output"):
+            call = calls.pop(p.get("call_id"), None) or {}
+            output = _output_text(p.get("output"))
+            args = _json(call.get("arguments"))
+            if call.get("name") == "exec_command" and isinstance(args, dict):
+                running = _RUNNING.search(output)
+                if running:  # later write_stdin calls name this session
+                    self.processes[running.group(1)] = _command(args.get("cmd"))
+            elif call.get("name") == "write_stdin" and isinstance(args, dict):
+                if not args.get("chars") and not _RUNNING.sub("", output).strip():
+                    return  # a poll that saw nothing new
+                process = self.processes.get(str(args.get("session_id")))
+                if process:
+                    chars = f" <- {args['chars']!r}" if args.get("chars") else ""
+                    head = f"write_stdin: session {args.get('session_id')} ({_clip(process, ARGS_CHARS)}){chars}"
+                    self._add(key, "tool", _tool_text(head, output), "tool")
+                    return
+            head = _call_head(call) if call else "tool output"
+            self._add(key, "tool", _tool_text(head, output), "tool")
+        elif t.endswith("_call"):
+            call_id = p.get("call_id")
+            if call_id and call_id in answered:
+                calls[call_id] = p
+            else:
+                status = p.get("status")
+                tail = f"({status})" if t == "web_search_call" and status else "(no output recorded)"
+                self._add(key, "tool", _tool_text(_call_head(p), tail), "tool")
+
+    def _event(self, key: str, p: dict, item_calls: set) -> None:
+        t = p.get("type")
+        if t == "user_message":
+            text = p.get("message")
+            if isinstance(text, str):
+                self._add_user(key, _user_part(text), "event")
+        elif t == "agent_message":
+            if isinstance(p.get("message"), str):
+                self._add_assistant(key, p["message"], "event")
+        elif t == "task_complete":
+            last = p.get("last_agent_message")
+            if isinstance(last, str) and last.strip():
+                norm = _norm(last)
+                if not any(i.speaker == "assistant" and _norm(i.text) == norm for i in self._current_turn()):
+                    self._add(key, "assistant", last, "task_complete")
+        elif t == "item_completed" and isinstance(p.get("item"), dict):
+            item = p["item"]
+            kind = str(item.get("type", "")).lower()
+            parts = item.get("content") if isinstance(item.get("content"), list) else [item.get("text")]
+            if kind == "usermessage":
+                self._add_user(key, _user_text(parts), "item")
+            elif kind == "agentmessage":
+                self._add_assistant(key, _joined(parts), "item")
+            elif kind in ("commandexecution", "mcptoolcall") and not ({item.get("call_id"), item.get("id")} & item_calls):
+                self._add(key, "tool", _tool_text(_item_head(item), _output_text(item.get("result") or item.get("output"))), "tool")
+
+    # folding copies ----------------------------------------------------------------------
+
+    def _current_turn(self) -> list[_Item]:
+        out = []
+        for item in reversed(self.items):
+            if item.speaker == "user":
+                break
+            out.append(item)
+        return out
+
+    def _add_user(self, key: str, text: str | None, form: str) -> None:
+        if not text or not text.strip():
+            return
+        norm = _norm(text)
+        for item in reversed(self.items):
+            if item.speaker == "tool":
+                continue
+            if item.speaker == "user" and _norm(item.text) == norm and form not in item.forms:
+                item.forms.add(form)
+                return
+            break
+        if self.meta.first_prompt is None:
+            self.meta.first_prompt = text
+        self._add(key, "user", text, form)
+
+    def _add_assistant(self, key: str, text: str | None, form: str) -> None:
+        if not text or not text.strip():
+            return
+        norm = _norm(text)
+        for item in self._current_turn():  # newest first
+            if item.speaker == "assistant" and form not in item.forms and _norm(item.text) == norm:
+                item.forms.add(form)
+                return
+        self._add(key, "assistant", text, form)
+
+    def _add(self, key: str, speaker: str, text: str, form: str) -> None:
+        if text and text.strip():
+            self.items.append(_Item(speaker, text.strip("\n"), key, {form}))
+
+
+# --- text helpers ------------------------------------------------------------------------
+
+
+def _user_part(text: str) -> str | None:
+    """The person's words in one content part, or ``None`` for injected context."""
+    s = text.lstrip()
+    if s.startswith(WRAPPER_PREFIXES):
+        i = s.find(REQUEST_MARKER)
+        return (s[i + len(REQUEST_MARKER) :].strip() or None) if i >= 0 else None
+    if s.startswith(INJECTED_PREFIXES) or _HISTORY_LINE.match(s):
+        return None
+    return text.strip() or None
+
+
+def _user_text(parts: list) -> str | None:
+    kept = [_user_part(t) for t in _texts(parts)]
+    return "\n\n".join(t for t in kept if t) or None
+
+
+def _joined(parts: list) -> str:
+    return "\n".join(t for t in _texts(parts) if t)
+
+
+def _texts(parts: list) -> list[str]:
+    out = []
+    for part in parts:
+        if isinstance(part, str):
+            out.append(part)
+        elif isinstance(part, dict) and isinstance(part.get("text"), str):
+            if str(part.get("type", "text")).lower().endswith("text"):
+                out.append(part["text"])
+    return out
+
+
+def _norm(text: str) -> str:
+    return "".join(text.split())
+
+
+def _call_head(p: dict) -> str:
+    t = p.get("type")
+    if t == "web_search_call":
+        action = p.get("action") if isinstance(p.get("action"), dict) else {}
+        return f"web_search: {_clip(str(action.get('query') or action.get('url') or ''), ARGS_CHARS)}".rstrip()
+    if t == "local_shell_call":
+        action = p.get("action") if isinstance(p.get("action"), dict) else {}
+        return f"shell: {_clip(_command(action.get('command')), ARGS_CHARS)}"
+    name = p.get("name") or t or "tool"
+    raw = p.get("arguments") if "arguments" in p else p.get("input")
+    return f"{name}: {_clip(_args(raw), ARGS_CHARS)}".rstrip(": ")
+
+
+def _item_head(item: dict) -> str:
+    if str(item.get("type", "")).lower() == "commandexecution":
+        return f"shell: {_clip(_command(item.get('command')), ARGS_CHARS)}"
+    return f"{item.get('server', '')}.{item.get('tool', '')}: {_clip(_args(item.get('arguments')), ARGS_CHARS)}"
+
+
+def _args(raw: object) -> str:
+    value = _json(raw) if isinstance(raw, str) else raw
+    if isinstance(raw, str) and not isinstance(value, (dict, list)):
+        return raw  # free-form input (apply_patch) or a plain string
+    if isinstance(value, dict):
+        for k in ("cmd", "command"):
+            if k in value:
+                return _command(value[k])
+        if "chars" in value and "session_id" in value:
+            return f"session {value['session_id']} <- {value['chars']!r}"
+        if isinstance(value.get("plan"), list):
+            return "; ".join(
+                f"{s.get('step', '')} [{s.get('status', '')}]" for s in value["plan"] if isinstance(s, dict)
+            )
+    if isinstance(value, dict):
+        return "; ".join(f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}" for k, v in value.items())
+    return "" if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def _command(command: object) -> str:
+    if isinstance(command, list):
+        parts = [str(c) for c in command]
+        if len(parts) == 3 and parts[1] in ("-lc", "-c"):
+            return parts[2]
+        return " ".join(parts)
+    return str(command or "")
+
+
+def _output_text(output: object) -> str:
+    if isinstance(output, list):
+        return "\n".join(_texts(output))
+    if isinstance(output, dict):
+        content = output.get("content")
+        text = "\n".join(_texts(content)) if isinstance(content, list) else str(content or "")
+        return ("(error) " if output.get("isError") or output.get("success") is False else "") + text
+    text = str(output or "")
+    data = _json(text) if text.startswith("{") else None
+    if isinstance(data, dict) and "output" in data:  # shell: {"output":…, "metadata":{"exit_code":…}}
+        meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+        code = meta.get("exit_code")
+        return (f"(exit {code})\n" if code is not None else "") + str(data["output"])
+    if text.startswith("Chunk ID:"):  # exec_command / write_stdin: drop the bookkeeping lines
+        lines = []
+        for i, line in enumerate(text.split("\n")):
+            if line == "Output:":
+                lines.extend(text.split("\n")[i + 1 :])
+                break
+            if line.startswith("Process running with session ID"):
+                lines.append(f"(running, session {line.rsplit(' ', 1)[-1]})")
+            elif not line.startswith(("Chunk ID:", "Wall time:", "Original token count:")):
+                lines.append(line)
+        return "\n".join(lines)
+    return text
+
+
+def _tool_text(head: str, output: str) -> str:
+    """``head`` (the call, already short) and the output cut to :data:`TOOL_CHARS` with a note,
+    the shape the other sources write."""
+    return f"{head}\n{_cut(output.strip()) or '(no output)'}"
+
+
+def _cut(text: str, limit: int = TOOL_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[… {len(text) - limit:,} more characters not shown]"
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + " […]"
+
+
+def _json(text: object) -> object:
+    if not isinstance(text, str) or not text.strip():
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _iso(value: object) -> str | None:
+    """ISO 8601 UTC (``…Z``) from an ISO string or epoch seconds; ``None`` if unreadable."""
+    try:
+        if isinstance(value, (int, float)):
+            when = datetime.fromtimestamp(float(value), tz=timezone.utc)
+        elif isinstance(value, str):
+            when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            when = when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
+        else:
+            return None
+    except (ValueError, OverflowError, OSError):
+        return None
+    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
