@@ -1,0 +1,185 @@
+"""The reviewer's lifecycle through real HTTP against the scripted server: targets, states,
+generations (stale results never win), stop, timeout, watching, pause, restore (spec:
+reviewer.md "Runs and states")."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from dsh_notebook.llm import ChatClient
+from dsh_notebook.llm.session import SessionLog
+from dsh_notebook.llm.testing import ScriptedServer
+from dsh_notebook.reviewer.runner import Reviewer
+
+REPLY = {"verdict": "on-track", "headline": "The question was answered.", "summary": "One question, one answer.",
+         "insights": [{"title": "Answered", "evidence": [{"marker": "U1", "quote": "How far is the Moon?"}],
+                       "why": "w", "suggestion": "s", "check": "c", "confidence": "medium"}]}
+
+
+def reply(headline="The question was answered.", **kw):
+    return {"reply": {"content": json.dumps({**REPLY, "headline": headline}), **kw}}
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("DSH_NOTEBOOK_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "test-key-not-real")
+    return tmp_path
+
+
+def session(folder, *turns):
+    log = SessionLog.create(folder, model="deepseek-chat", name="main")
+    for user, answer in turns:
+        add_turn(log, user, answer)
+    return log
+
+
+def add_turn(log, user, answer):
+    log.append("turn/start", turn=1)
+    log.append("user/message", text=user)
+    log.append("assistant/message", text=answer, tool_calls=[])
+    log.append("turn/end", status="completed")
+
+
+def reviewer(srv, sidecar, **kw):
+    def factory():
+        os.environ["DEEPSEEK_BASE_URL"] = srv.base_url
+        try:
+            return ChatClient(backoff=0.01)
+        finally:
+            del os.environ["DEEPSEEK_BASE_URL"]
+
+    changes = []
+    r = Reviewer(sidecar, client_factory=factory, on_change=lambda rv: changes.append(rv.state), **kw)
+    r.changes = changes
+    return r
+
+
+def test_choosing_a_target_reviews_at_once_and_keeps_history(home):
+    sidecar = home / "nb.dsh"
+    log = session(sidecar / "sessions", ("How far is the Moon?", "About 384,400 km."))
+    with ScriptedServer([reply()]) as srv:
+        r = reviewer(srv, sidecar)
+        assert r.state == "no-target"
+        r.set_target("notebook", log.path, focus="ai")
+        assert r.state == "reviewing"
+        r.wait()
+    st = r.status()
+    assert st["state"] == "watching" and st["unread"] and st["latest"]["headline"] == "The question was answered."
+    assert st["latest"]["insights"][0]["evidence"][0]["verified"] is True
+    assert r.changes[0] == "reviewing" and r.changes[-1] == "watching"
+    [event] = r.history().events()
+    assert event["type"] == "review" and event["review"]["focus"] == "ai"
+    saved = json.loads((home / "home" / "reviewer.json").read_text(encoding="utf-8"))
+    assert saved == {"target": {"source": "notebook", "path": str(log.path.resolve())}, "focus": "ai", "paused": False}
+    assert json.loads((sidecar / "reviewer.json").read_text(encoding="utf-8")) == saved
+    log.close()
+
+
+def test_a_stale_result_never_wins(home):
+    sidecar = home / "nb.dsh"
+    log = session(sidecar / "sessions", ("How far is the Moon?", "Far."))
+    with ScriptedServer([reply("old focus", delay=1.0), reply("new focus")]) as srv:
+        r = reviewer(srv, sidecar)
+        r.set_target("notebook", log.path, focus="me")
+        time.sleep(0.3)
+        r.set_focus("dialogue")  # the first run is still waiting for the server
+        r.wait(10)
+    assert r.status()["latest"]["headline"] == "new focus"
+    statuses = [e["review"]["status"] for e in r.history().events()]
+    assert sorted(statuses) == ["done", "superseded"]  # kept, marked
+    log.close()
+
+
+def test_stop_and_timeout_give_readable_states(home):
+    sidecar = home / "nb.dsh"
+    log = session(sidecar / "sessions", ("How far is the Moon?", "Far."))
+    with ScriptedServer([reply(delay=3.0), reply(delay=3.0)]) as srv:
+        r = reviewer(srv, sidecar)
+        r.set_target("notebook", log.path)
+        time.sleep(0.2)
+        r.stop()
+        assert r.state == "watching" and r.error == "stopped"
+        r.wait(5)
+        assert r.status()["latest"] is None
+        slow = reviewer(srv, sidecar, timeout=0.5)
+        slow.set_target("notebook", log.path)
+        slow.wait(5)
+    assert slow.state == "watching" and "longer than 0.5 s" in slow.error and "timeout" in slow.error
+    log.close()
+
+
+def test_this_notebooks_chat_is_reviewed_after_a_turn_with_a_new_user_message(home):
+    sidecar = home / "nb.dsh"
+    log = session(sidecar / "sessions", ("How far is the Moon?", "Far."))
+    with ScriptedServer([reply(), reply("second")]) as srv:
+        r = reviewer(srv, sidecar)
+        r.set_target("notebook", log.path)
+        r.wait()
+        assert r.turn_completed(log.path) is False  # nothing new
+        add_turn(log, "And the Sun?", "Farther.")
+        r.pause()
+        assert r.turn_completed(log.path) is False and r.state == "paused"
+        r.resume()
+        add_turn(log, "And Mars?", "It depends.")
+        assert r.turn_completed(log.path) is True
+        r.wait()
+    assert r.status()["latest"]["headline"] == "second" and len(srv.requests) == 2
+    log.close()
+
+
+def chat_doc(*bodies):
+    return json.dumps({"messages": [{"type": "msg", "time": 1781232974.0 + i, "body": b, "sender": "u1", "id": f"m{i}"}
+                                    for i, b in enumerate(bodies)],
+                       "users": {"u1": {"username": "u1", "name": "Me", "bot": False}},
+                       "attachments": {}, "metadata": {}})
+
+
+def test_external_logs_are_polled_and_debounced(home):
+    doc = home / "talk.chat"
+    doc.write_text(chat_doc("How far is the Moon?"), encoding="utf-8")
+    with ScriptedServer([reply(), reply("after the new message")]) as srv:
+        r = reviewer(srv, home / "nb.dsh", poll=0.05, debounce=0.1)
+        r.set_target("chat", doc)
+        r.wait()
+        doc.write_text(chat_doc("How far is the Moon?", "And the Sun?"), encoding="utf-8")
+        deadline = time.monotonic() + 10
+        while len(srv.requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        r.wait()
+        r.close()
+    assert r.status()["latest"]["headline"] == "after the new message"
+
+
+def test_restore_brings_back_the_choice_without_reviewing(home):
+    sidecar = home / "nb.dsh"
+    log = session(sidecar / "sessions", ("How far is the Moon?", "Far."))
+    with ScriptedServer([reply()]) as srv:
+        r = reviewer(srv, sidecar)
+        r.set_target("notebook", log.path, focus="dialogue")
+        r.wait()
+        r.pause()
+        again = reviewer(srv, sidecar)
+        assert again.restore() is True
+    st = again.status()
+    assert st["target"]["path"] == str(log.path.resolve()) and st["focus"] == "dialogue" and st["paused"]
+    assert st["state"] == "paused" and st["latest"]["headline"] == "The question was answered."
+    assert len(srv.requests) == 1  # the restore itself asked nothing
+    log.close()
+
+
+def test_bad_choices_are_refused(home):
+    r = Reviewer(home / "nb.dsh")
+    with pytest.raises(ValueError, match="the sources are"):
+        r.set_target("slack", home)
+    with pytest.raises(FileNotFoundError):
+        r.set_target("codex", home / "missing.jsonl")
+    with pytest.raises(ValueError, match="focuses"):
+        r.set_focus("everything")
+    with pytest.raises(RuntimeError, match="target"):
+        r.review_now()
+    assert r.state == "no-target"
