@@ -10,7 +10,7 @@ __version__ = "0.1.0"
 
 
 def load_ipython_extension(ipython) -> None:
-    """Register ``%%reckon``/``%reckon``, ``%%chat``/``%chat`` and ``%academic`` (called by
+    """Register ``%%reckon``/``%reckon``, ``%%chat``/``%chat``, ``%academic`` and ``%review`` (called by
     ``%load_ext dsh_notebook``)."""
     from .notebook.magics import load_ipython_extension as _load
 

@@ -327,6 +327,9 @@ class ChatMagics(Magics):
             raise chat.ChatFailed(f"{type(exc).__name__}: {exc}")
         data, md = chat.turn_bundle(session, outcome, rm.location)
         display(data, raw=True, metadata=md)
+        reviewer = getattr(self.shell, "_dsh_reviewer", None)
+        if reviewer is not None and outcome["result"] is not None and outcome["result"].status == "completed":
+            reviewer.turn_completed(session.log.path)  # watching this notebook's chat: review the new turn
         if outcome.get("interrupted"):
             raise chat.ChatInterrupted("the turn was interrupted (the session log records it as cancelled)")
         return None
@@ -352,14 +355,75 @@ class AcademicMagics(Magics):
             raise UsageError(f"%academic: unknown action {line.strip()!r}; use %academic on, off or status")
 
 
+@magics_class
+class ReviewMagics(Magics):
+    """``%review`` (see :mod:`.review`)."""
+
+    @line_magic
+    def review(self, line: str):
+        """``%review [--target this|session PATH|codex|dsh|claude|chat PATH] [--focus me|dialogue|ai]
+        [--pause|--resume|--stop|--history] [--ask "question" [--review N]] [--wait]``."""
+        from ..llm import LLMError
+        from . import review as R
+
+        try:
+            opts = R.parse(line)
+        except R.ReviewUsageError as exc:
+            raise UsageError(f"%review: {exc}\n\n{R.USAGE}") from None
+        rv = R.kernel_reviewer(self.shell)
+        try:
+            if opts.target:
+                rm = self.shell.magics_manager.registry.get("ReckonMagics")
+                source, path = R.resolve_target(opts.target, rm.location.sidecar if rm else None)
+                rv.set_target(source, path, focus=opts.focus)
+                print(f"Reviewing {source}:{path} (focus {rv.focus}); the reviewer watches it from now on.")
+            elif opts.focus:
+                if rv.set_focus(opts.focus) is None:
+                    print(f"Focus {opts.focus}; choose a target to review (%review --target this).")
+            if opts.pause:
+                rv.pause()
+                print("Reviewer paused: no automatic reviews until %review --resume.")
+            elif opts.resume:
+                rv.resume()
+                print("Reviewer watching again.")
+            elif opts.stop:
+                rv.stop()
+                print("Review stopped.")
+            elif opts.history:
+                print(R.history_text(rv))
+                return
+            if opts.ask:
+                event = R.ask_question(rv, opts.ask, opts.review)
+                answer = event.get("answer") or f"(no answer: {event.get('error')})"
+                display({"text/plain": answer, "text/markdown": answer}, raw=True,
+                        metadata={"dsh": {"review_id": event.get("review_id"), "seq": event.get("seq")}})
+                return
+        except (R.ReviewUsageError, ValueError, FileNotFoundError, LookupError, RuntimeError) as exc:
+            raise UsageError(f"%review: {exc}") from None
+        except LLMError as exc:
+            raise UsageError(f"%review: {exc.code}: {exc.message}") from None
+        if opts.wait or not (opts.target or opts.focus or opts.pause or opts.resume or opts.stop):
+            if opts.wait:
+                rv.wait(rv.timeout + 5)
+            st = rv.status()
+            data, md = R.review_bundle(st["latest"], st)
+            display(data, raw=True, metadata=md)
+            rv.mark_read()
+
+
 def load_ipython_extension(ipython) -> None:
     ipython.register_magics(ReckonMagics)
     ipython.register_magics(ChatMagics)
     ipython.register_magics(AcademicMagics)
+    ipython.register_magics(ReviewMagics)
 
 
 def unload_ipython_extension(ipython) -> None:
-    """Close this kernel's chat sessions (their logs' locks are released)."""
+    """Close this kernel's chat sessions (their logs' locks are released) and its reviewer."""
+    rv = getattr(ipython, "_dsh_reviewer", None)
+    if rv is not None:
+        rv.close()
+        del ipython._dsh_reviewer
     cm = ipython.magics_manager.registry.get("ChatMagics")
     if cm is not None:
         for s in cm.sessions.values():

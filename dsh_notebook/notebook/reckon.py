@@ -24,8 +24,8 @@ import numpy as np
 
 from ..reckoner import Engine
 from ..reckoner import records as R
-from ..reckoner.grammar import parse
 from ..reckoner.errors import EngineError
+from ..reckoner.grammar import parse
 from ..reckoner.values import Value
 from . import units as U
 

@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
-from . import units as U
 from ..reckoner.display import (  # noqa: F401 - re-exported for the notebook layer
+    _arr_items,
+    _arr_latex,
     formula_latex,
     formula_text,
     name_latex,
@@ -26,9 +27,8 @@ from ..reckoner.display import (  # noqa: F401 - re-exported for the notebook la
     num_text,
     value_latex,
     value_text,
-    _arr_items,
-    _arr_latex,
 )
+from . import units as U
 from .reckon import CellOutcome, Step
 
 MIME_RECORD = "application/vnd.dsh.record+json"

@@ -17,8 +17,8 @@
 from __future__ import annotations
 
 import re
-from decimal import Decimal
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 from functools import lru_cache
 

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import json as _json
 import os
 import threading
 from pathlib import Path
@@ -22,7 +23,14 @@ from typing import Any
 
 import numpy as np
 
-from ..storage import JsonlWriter, LockedError, StorageError, atomic_rename, dumps_line, is_locked
+from ..storage import (
+    JsonlWriter,
+    LockedError,
+    StorageError,
+    atomic_rename,
+    dumps_line,
+    is_locked,
+)
 from . import dims as D
 from . import records as R
 from .errors import (
@@ -37,8 +45,6 @@ from .errors import (
 )
 from .evaluate import Compiled, compile_formula
 from .grammar import parse
-import json as _json
-
 from .values import (
     OBJECT,
     Sig,

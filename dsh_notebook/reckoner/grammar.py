@@ -18,8 +18,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from lark import Lark
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
 from lark.visitors import Transformer_NonRecursive
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from .errors import (
     INVALID_ARITY,

@@ -1,0 +1,106 @@
+"""``%review`` in a real IPython shell against the scripted server (spec: reviewer.md
+"Surface", "Runs and states")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from test_chat import Shell, answer, server, sh  # noqa: F401 - fixtures
+
+REVIEW = {"verdict": "on-track", "headline": "The question was answered.", "summary": "One question, one answer.",
+          "insights": [{"title": "Answered with a number", "evidence": [{"marker": "U1", "quote": "How far is the Moon"},
+                                                                         {"marker": "A1", "quote": "made up"}],
+                        "why": "w", "suggestion": "Ask for the source.", "check": "A source is named.",
+                        "confidence": "medium"}]}
+MIME = "application/vnd.dsh.review+json"
+
+
+def review_reply(headline="The question was answered."):
+    return {"expect": {"stream": False}, "reply": {"content": json.dumps({**REVIEW, "headline": headline})}}
+
+
+@pytest.fixture(autouse=True)
+def own_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("DSH_NOTEBOOK_HOME", str(tmp_path / "home"))
+
+
+def shown(cap):
+    outs = [o for o in cap.outputs if MIME in o.data]
+    assert outs, [o.data.keys() for o in cap.outputs]
+    return outs[-1]
+
+
+def test_review_this_notebooks_chat_then_watch_the_next_turn(sh, server):  # noqa: F811
+    srv = server([{"reply": {"content": "About 384,400 km."}}, review_reply(),
+                  {"reply": {"content": "About 150 million km."}}, review_reply("Second review.")])
+    sh.chat("How far is the Moon?")
+    r, cap = sh.run("%review --target this --focus ai --wait")
+    assert r.error_in_exec is None, r.error_in_exec
+    out = shown(cap)
+    assert out.data[MIME]["headline"] == "The question was answered."
+    assert "[U1] \"How far is the Moon\"" in out.data["text/plain"] and "(unverified)" in out.data["text/plain"]
+    assert out.metadata["dsh"]["prompt_version"] == "review/1"
+    # the reviewer request was tool-free and non-streaming; the review never went back into the chat
+    assert "tools" not in srv.requests[1]["body"] and srv.requests[1]["body"]["stream"] is False
+    sh.chat("And the Sun?")
+    rv = sh.ip._dsh_reviewer
+    rv.wait(10)
+    assert rv.status()["latest"]["headline"] == "Second review."
+    assert all("The question was answered" not in json.dumps(r["body"]) for r in srv.requests[2:3])
+    r, cap = sh.run("%review --history")
+    assert "The question was answered." in cap.stdout and "Second review." in cap.stdout
+
+
+def test_ask_about_an_older_review(sh, server):  # noqa: F811
+    srv = server([{"reply": {"content": "Far."}}, review_reply("First."), review_reply("Second."),
+                  {"expect": {"contains": "evidence"}, "reply": {"content": "The quote of U1."}}])
+    sh.chat("How far is the Moon?")
+    sh.run("%review --target this --wait")
+    sh.run("%review --focus dialogue --wait")
+    r, cap = sh.run('%review --ask "What is the evidence?" --review 1')
+    assert r.error_in_exec is None and "The quote of U1." in cap.outputs[-1].data["text/plain"]
+    assert "First." in srv.requests[3]["body"]["messages"][0]["content"]
+    assert "Second." not in srv.requests[3]["body"]["messages"][0]["content"]
+
+
+def test_pause_resume_stop_and_state(sh, server):  # noqa: F811
+    server([{"reply": {"content": "Far."}}, review_reply()])
+    r, cap = sh.run("%review")
+    assert "No target chosen" in cap.outputs[-1].data["text/plain"]
+    sh.chat("How far is the Moon?")
+    sh.run("%review --target this --wait")
+    r, cap = sh.run("%review --pause")
+    assert "paused" in cap.stdout and sh.ip._dsh_reviewer.state == "paused"
+    r, cap = sh.run("%review --resume")
+    assert sh.ip._dsh_reviewer.state == "watching"
+    saved = json.loads((sh.sidecar / "reviewer.json").read_text(encoding="utf-8"))
+    assert saved["paused"] is False and saved["target"]["source"] == "notebook"
+
+
+@pytest.mark.parametrize("line, message", [
+    ("--focus everything", "invalid choice"),
+    ("--target this extra", "takes no path"),
+    ("--target slack x", "unknown target"),
+    ("--target this", "no chat yet"),
+    ("--pause --resume", "not allowed with"),
+    ('--ask "why?"', "choose a target first"),
+])
+def test_bad_review_options(sh, line, message):  # noqa: F811
+    r, _ = sh.run(f"%review {line}")
+    assert message in str(r.error_in_exec)
+
+
+def test_review_an_outside_log(sh, server, tmp_path):  # noqa: F811
+    fixtures = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "logs" / "claude"
+    if not fixtures.is_dir():
+        pytest.skip("the shared fixtures are not here (../shared/fixtures/logs)")
+    log = tmp_path / "t.jsonl"
+    log.write_bytes((fixtures / "claude-2.0.64-three-turns-write-edit-bash.jsonl").read_bytes())
+    srv = server([review_reply()])
+    r, cap = sh.run(f"%review --target claude {log} --wait")
+    assert r.error_in_exec is None and shown(cap).data[MIME]["verdict"] == "on-track"
+    assert "[U1]" in srv.requests[0]["body"]["messages"][1]["content"]
+    sh.ip._dsh_reviewer.close()
