@@ -334,6 +334,63 @@ def cmd_academic(args) -> int:
     return 0
 
 
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _cut_title(text: str, limit: int = 50) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _minute(stamp: str | None) -> str:
+    """``2026-08-16T17:36:49.409Z`` -> ``2026-08-16 17:36`` (the sources write UTC)."""
+    return stamp[:16].replace("T", " ") if stamp else ""
+
+
+def cmd_review(args) -> int:
+    """``review list`` (the conversations a source holds) and ``review transcript TARGET``
+    (the numbered utterances exactly as the reviewer sends them, before the tail window)."""
+    from .reviewer import sources
+
+    def fail(message: str) -> int:
+        print(f"dsh-notebook review {args.action}: {message}", file=sys.stderr)
+        return 2
+
+    if args.action == "list":
+        try:
+            folder = sources.root_of(args.source, args.root)
+            found = sources.list_source(args.source, args.root)
+        except (ValueError, OSError) as exc:
+            return fail(_one_line(exc))
+        except Exception as exc:  # a reader's fault: still one line, no traceback
+            return fail(f"cannot list {args.source} conversations under {args.root or 'the default root'} "
+                        f"({type(exc).__name__}: {_one_line(exc)})")
+        if args.json:
+            print(json.dumps([c.as_dict() for c in found], ensure_ascii=False, indent=2))
+        elif not found:
+            print(f"no {args.source} conversations found under {folder}")
+        else:
+            from .notebook.records_view import table
+
+            rows = [(c.id, _cut_title(c.title), _minute(c.started), _minute(c.updated), c.user_messages,
+                     c.ai_messages, f"{c.source}:{c.path}") for c in found]
+            print(f"{len(found)} {args.source} conversation(s) under {folder}:")
+            print(table(rows, ("id", "title", "started (UTC)", "updated (UTC)", "user", "AI", "target")))
+        return 0
+    try:
+        utterances = sources.read_target(args.target)
+    except (ValueError, OSError) as exc:
+        return fail(_one_line(exc))
+    if args.json:
+        print(json.dumps([u.as_dict() for u in utterances], ensure_ascii=False, indent=2))
+    elif utterances:
+        print(sources.transcript_text(utterances))
+    else:
+        print(f"dsh-notebook review transcript: {args.target} holds no utterance yet", file=sys.stderr)
+    return 0
+
+
 def _positive(text: str) -> int:
     try:
         n = int(text)
@@ -401,6 +458,23 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--script", required=True, help="JSON list of {expect, reply} turns")
     f.add_argument("--port", type=int, default=0, help="port (default: any free one)")
     f.set_defaults(func=cmd_serve_fake_llm)
+    from .reviewer.sources import SOURCES
+
+    rv = sub.add_parser("review", help="the reviewer's sources: list conversations, print a transcript")
+    rvs = rv.add_subparsers(dest="action", metavar="list|transcript", required=True)
+    rvl = rvs.add_parser("list", help="the conversations a source holds: id, title, times, user and AI messages")
+    rvl.add_argument("--source", default="dsh", metavar="|".join(SOURCES),
+                     help="which logs to list (default dsh: DeepSeek Harness sessions)")
+    rvl.add_argument("--root", help="the folder to read (default: the source's own); for notebook, required: "
+                                    "a notebook (x.ipynb) or its sidecar folder (x.dsh)")
+    rvl.add_argument("--json", action="store_true", help="a JSON array of the conversations")
+    rvl.set_defaults(func=cmd_review)
+    rvt = rvs.add_parser("transcript", help="the numbered utterances exactly as the reviewer sends them "
+                                            "(before the tail window)")
+    rvt.add_argument("target", help="codex:PATH, dsh:PATH, claude:PATH, chat:PATH (a .chat document) or "
+                                    "notebook:PATH (a %%%%chat session file)")
+    rvt.add_argument("--json", action="store_true", help="only a JSON array of {marker, speaker, turn, text}")
+    rvt.set_defaults(func=cmd_review)
     return p
 
 

@@ -104,3 +104,26 @@ def test_review_an_outside_log(sh, server, tmp_path):  # noqa: F811
     assert r.error_in_exec is None and shown(cap).data[MIME]["verdict"] == "on-track"
     assert "[U1]" in srv.requests[0]["body"]["messages"][1]["content"]
     sh.ip._dsh_reviewer.close()
+
+
+def test_sync_and_verify_name_the_review_history(sh, server, tmp_path):  # noqa: F811
+    import nbformat
+
+    from dsh_notebook.notebook.artifact import sync, verify
+
+    server([{"reply": {"content": "Far."}}, review_reply()])
+    sh.chat("How far is the Moon?")
+    r, cap = sh.run("%review --target this --wait")
+    out = shown(cap)
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("%review --target this --wait")
+    cell.outputs = [nbformat.v4.new_output("display_data", data=out.data, metadata=out.metadata)]
+    nb.cells = [cell]
+    nbformat.write(nb, str(tmp_path / "nb.ipynb"))
+    index = sync(tmp_path / "nb.ipynb")
+    assert index["reviews"][0]["file"] == out.metadata["dsh"]["reviews_file"]
+    assert not [f for f in verify(tmp_path / "nb.ipynb") if f.ok is False]
+    with open(sh.sidecar / index["reviews"][0]["file"], "a", encoding="utf-8") as fh:
+        fh.write('{"seq": 9, "type": "review", "review": {}}\n')
+    bad = [f for f in verify(tmp_path / "nb.ipynb") if f.ok is False]
+    assert bad and "run dsh-notebook sync" in bad[0].detail

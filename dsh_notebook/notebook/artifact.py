@@ -81,6 +81,21 @@ def named_records(nb) -> list[tuple[int, str, str | None]]:
     return out
 
 
+MIME_REVIEW = "application/vnd.dsh.review+json"
+
+
+def named_reviews(nb) -> list[tuple[int, str]]:
+    """``(cell index, reviews file relative to the sidecar)`` for every ``%review`` output."""
+    out = []
+    for i, cell in enumerate(nb.cells):
+        for o in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            if MIME_REVIEW in o.get("data", {}):
+                f = ((o.get("metadata") or {}).get("dsh") or {}).get("reviews_file")
+                if isinstance(f, str) and re.fullmatch(r"reviews/[A-Za-z0-9_.-]+\.jsonl", f) and (i, f) not in out:
+                    out.append((i, f))
+    return out
+
+
 def named_sessions(nb) -> list[tuple[int, str]]:
     """``(cell index, session id)`` for every ``%%chat`` output."""
     out = []
@@ -128,6 +143,15 @@ def sync(notebook) -> dict:
             index["sessions"].append({"id": sid, "sha256": sha256_file(f)})
         elif sid in old_sessions:
             index["sessions"].append(old_sessions[sid])
+    old_reviews = {e.get("file"): e for e in (nb.metadata.get("dsh") or {}).get("reviews") or [] if isinstance(e, dict)}
+    for _, f in named_reviews(nb):
+        if f in {e["file"] for e in index["reviews"]}:
+            continue
+        path_f = sidecar_for(path) / f
+        if path_f.exists():
+            index["reviews"].append({"file": f, "sha256": sha256_file(path_f)})
+        elif f in old_reviews:
+            index["reviews"].append(old_reviews[f])
     for i, cell in enumerate(nb.cells):
         meta = cell.setdefault("metadata", {})
         if i in per_cell or i in cell_sessions:
@@ -200,6 +224,7 @@ def verify(notebook) -> list[Finding]:
     if not expected:
         findings.append(Finding(1, True, path.name, "the notebook names no records"))
     findings.extend(_check_sessions(nb, meta if isinstance(meta, dict) else {}, sidecar))
+    findings.extend(_check_reviews(nb, meta if isinstance(meta, dict) else {}, sidecar))
 
     # 2. every closed record reads cleanly and replays
     files = sorted(records_dir.glob("*.jsonl")) if records_dir.is_dir() else []
@@ -242,6 +267,26 @@ def _check_sessions(nb, meta: dict, sidecar: Path) -> list[Finding]:
                                                            "(edited, or the chat went on after sync: run dsh-notebook sync)"))
         else:
             out.append(Finding(1, True, f"session {sid}", "present, hash matches" if held.get(sid) else "present"))
+    return out
+
+
+def _check_reviews(nb, meta: dict, sidecar: Path) -> list[Finding]:
+    """Check 1 for review histories a ``%review`` output names (hash from ``sync``)."""
+    out: list[Finding] = []
+    held = {e.get("file"): e.get("sha256") for e in meta.get("reviews") or [] if isinstance(e, dict)}
+    files = list(dict.fromkeys([f for _, f in named_reviews(nb)] + [k for k in held if isinstance(k, str)]))
+    for f in files:
+        if not re.fullmatch(r"reviews/[A-Za-z0-9_.-]+\.jsonl", f) or ".." in f:
+            out.append(Finding(1, False, f[:40], "is not a reviews file"))
+            continue
+        p = sidecar / f
+        if not p.exists():
+            out.append(Finding(1, False, f, f"named by the notebook but {p.relative_to(sidecar.parent)} is missing"))
+        elif held.get(f) and held[f] != sha256_file(p):
+            out.append(Finding(1, False, f, "the review history differs from the hash sealed by sync (edited, or "
+                                            "reviewed again after sync: run dsh-notebook sync)"))
+        else:
+            out.append(Finding(1, True, f, "present, hash matches" if held.get(f) else "present"))
     return out
 
 

@@ -20,7 +20,7 @@ import argparse
 import shlex
 from pathlib import Path
 
-from ..reviewer.review import FOCUSES, ask
+from ..reviewer.review import FOCUSES, ask, target_id
 from ..reviewer.runner import Reviewer
 
 MIME_REVIEW = "application/vnd.dsh.review+json"
@@ -132,6 +132,8 @@ def review_bundle(review: dict | None, status: dict) -> tuple[dict, dict]:
     content = {k: review.get(k) for k in ("verdict", "headline", "summary", "insights", "focus", "status")}
     meta = {"dsh": {k: review.get(k) for k in ("id", "at", "target", "model", "prompt_version", "coverage",
                                               "generation")}}
+    if isinstance(review.get("target"), dict):
+        meta["dsh"]["reviews_file"] = f"reviews/{target_id(review['target'])}.jsonl"
     return {"text/plain": "\n".join(plain), "text/markdown": "\n".join(md), MIME_REVIEW: content}, meta
 
 
