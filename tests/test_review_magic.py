@@ -127,3 +127,21 @@ def test_sync_and_verify_name_the_review_history(sh, server, tmp_path):  # noqa:
         fh.write('{"seq": 9, "type": "review", "review": {}}\n')
     bad = [f for f in verify(tmp_path / "nb.ipynb") if f.ok is False]
     assert bad and "run dsh-notebook sync" in bad[0].detail
+
+
+def test_reviewer_settings_and_hiding_unverified_insights(sh, server, tmp_path):  # noqa: F811
+    home = Path(__import__("os").environ["DSH_NOTEBOOK_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "settings.toml").write_text("[reviewer]\ntimeout = 30\nhide_unverified = true\npoll = -1\ncolour = 1\n",
+                                        encoding="utf-8")
+    sh.ip.extension_manager.reload_extension("dsh_notebook")
+    server([{"reply": {"content": "Far."}}, review_reply()])
+    sh.chat("How far is the Moon?")
+    r, cap = sh.run("%review --target this --wait")
+    rv = sh.ip._dsh_reviewer
+    assert rv.timeout == 30 and rv.poll == 5 and rv.hide_unverified is True
+    assert "poll = -1 is outside" in cap.stdout and "no setting 'colour'" in cap.stdout
+    out = shown(cap)
+    assert "1 insight(s) with an unverified quote hidden" in out.data["text/plain"]
+    assert "Answered with a number" not in out.data["text/plain"]
+    assert rv.history().get()["insights"][0]["title"] == "Answered with a number"  # stored, only hidden

@@ -119,6 +119,9 @@ class Settings(BaseModel):
     #: the ``[academic]`` table as written (academic mode checks it and reports a bad value
     #: in ``lastError``; it never stops a request)
     academic: Any = None
+    #: the ``[reviewer]`` table as written: ``timeout``, ``poll``, ``debounce`` (seconds),
+    #: ``window_chars``, ``hide_unverified`` (checked by the reviewer; a bad value is reported)
+    reviewer: Any = None
 
     @field_validator("search", mode="before")
     @classmethod

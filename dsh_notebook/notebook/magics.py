@@ -406,7 +406,9 @@ class ReviewMagics(Magics):
             if opts.wait:
                 rv.wait(rv.timeout + 5)
             st = rv.status()
-            data, md = R.review_bundle(st["latest"], st)
+            data, md = R.review_bundle(st["latest"], st, hide_unverified=rv.hide_unverified)
+            for problem in rv.config_problems:
+                print(f"(settings: {problem})")
             display(data, raw=True, metadata=md)
             rv.mark_read()
 

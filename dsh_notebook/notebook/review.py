@@ -70,10 +70,52 @@ def kernel_reviewer(shell) -> Reviewer:
         rv.close()
         rv = None
     if rv is None:
-        rv = Reviewer(sidecar)
+        config, problems = reviewer_config()
+        rv = Reviewer(sidecar, **config)
+        rv.config_problems = problems
         rv.restore()
         shell._dsh_reviewer = rv
     return rv
+
+
+_LIMITS = {"timeout": (1.0, 3600.0, 180.0), "poll": (0.2, 3600.0, 5.0), "debounce": (0.0, 600.0, 2.0),
+           "window_chars": (2_000, 1_000_000, 60_000)}
+
+
+def reviewer_config() -> tuple[dict, list[str]]:
+    """The ``[reviewer]`` table of ``settings.toml`` as Reviewer arguments; a value out of
+    range (or a settings file that cannot be read) falls back to the default, named in the
+    returned problems."""
+    from ..llm.errors import LLMError
+    from ..llm.settings import load_settings
+
+    try:
+        table = load_settings().reviewer
+    except LLMError as exc:
+        return {}, [f"settings.toml cannot be read ({exc.message}); reviewer defaults are used"]
+    if table is None:
+        return {}, []
+    if not isinstance(table, dict):
+        return {}, [f"[reviewer] must be a table, not {table!r}; defaults are used"]
+    out: dict = {}
+    problems: list[str] = []
+    for key, (lo, hi, default) in _LIMITS.items():
+        if key not in table:
+            continue
+        v = table[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
+            problems.append(f"[reviewer] {key} = {v!r} is outside {lo:g}-{hi:g}; {default:g} is used")
+            continue
+        out["max_chars" if key == "window_chars" else key] = int(v) if key == "window_chars" else float(v)
+    if "hide_unverified" in table:
+        if isinstance(table["hide_unverified"], bool):
+            out["hide_unverified"] = table["hide_unverified"]
+        else:
+            problems.append(f"[reviewer] hide_unverified = {table['hide_unverified']!r} is not true or false")
+    for key in table:
+        if key not in _LIMITS and key != "hide_unverified":
+            problems.append(f"[reviewer] has no setting {key!r}")
+    return out, problems
 
 
 def resolve_target(words: list[str], sidecar: Path | None) -> tuple[str, Path]:
@@ -104,9 +146,10 @@ def resolve_target(words: list[str], sidecar: Path | None) -> tuple[str, Path]:
     return kind, path
 
 
-def review_bundle(review: dict | None, status: dict) -> tuple[dict, dict]:
+def review_bundle(review: dict | None, status: dict, hide_unverified: bool = False) -> tuple[dict, dict]:
     """``(data, metadata)`` for a review: Markdown and plain text with every insight, its
-    evidence (unverified quotes marked), why, suggestion and check."""
+    evidence (unverified quotes marked), why, suggestion and check. ``hide_unverified``
+    leaves out insights with a quote that was not found (the stored review keeps them)."""
     if review is None:
         state = status["state"]
         text = {"no-target": "No target chosen: %review --target this (or session/codex/dsh/claude/chat PATH).",
@@ -120,7 +163,14 @@ def review_bundle(review: dict | None, status: dict) -> tuple[dict, dict]:
     if (review.get("coverage") or {}).get("omitted_utterances"):
         md.append(f"*{review['coverage']['note']}*")
         plain.append(review["coverage"]["note"])
-    for i, ins in enumerate(review.get("insights") or [], 1):
+    insights = review.get("insights") or []
+    if hide_unverified:
+        hidden = sum(1 for ins in insights if not ins.get("verified", True))
+        insights = [ins for ins in insights if ins.get("verified", True)]
+        if hidden:
+            md.append(f"*({hidden} insight(s) with an unverified quote hidden)*")
+            plain.append(f"({hidden} insight(s) with an unverified quote hidden)")
+    for i, ins in enumerate(insights, 1):
         md += ["", f"### {i}. {ins['title']} ({ins.get('confidence')})"]
         plain += ["", f"{i}. {ins['title']} ({ins.get('confidence')})"]
         for e in ins["evidence"]:

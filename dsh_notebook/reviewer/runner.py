@@ -47,7 +47,7 @@ class Reviewer:
     ``on_change(reviewer)`` is called after every state change (from any thread)."""
 
     def __init__(self, sidecar: Path | None = None, client_factory=None, timeout: float = 180.0, poll: float = 5.0,
-                 debounce: float = 2.0, on_change=None, max_chars: int | None = None):
+                 debounce: float = 2.0, on_change=None, max_chars: int | None = None, hide_unverified: bool = False):
         if not timeout > 0 or not poll > 0 or debounce < 0:
             raise ValueError("timeout and poll must be positive and debounce not negative (seconds)")
         self.sidecar = Path(sidecar) if sidecar else None
@@ -55,6 +55,9 @@ class Reviewer:
         self.timeout, self.poll, self.debounce = float(timeout), float(poll), float(debounce)
         self.on_change = on_change
         self.max_chars = max_chars
+        #: display setting (off by default): views leave out insights with an unverified quote
+        self.hide_unverified = bool(hide_unverified)
+        self.config_problems: list[str] = []
         self.target: dict | None = None
         self.focus = "me"
         self.paused = False
