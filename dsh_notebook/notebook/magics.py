@@ -376,7 +376,8 @@ class ReviewMagics(Magics):
                 rm = self.shell.magics_manager.registry.get("ReckonMagics")
                 source, path = R.resolve_target(opts.target, rm.location.sidecar if rm else None)
                 rv.set_target(source, path, focus=opts.focus)
-                print(f"Reviewing {source}:{path} (focus {rv.focus}); the reviewer watches it from now on.")
+                what = "this notebook's chat" if opts.target == ["this"] else " ".join(opts.target)
+                print(f"Reviewing {what} (focus {rv.focus}); the reviewer watches it from now on.")
             elif opts.focus:
                 if rv.set_focus(opts.focus) is None:
                     print(f"Focus {opts.focus}; choose a target to review (%review --target this).")
@@ -406,7 +407,10 @@ class ReviewMagics(Magics):
             if opts.wait:
                 rv.wait(rv.timeout + 5)
             st = rv.status()
-            data, md = R.review_bundle(st["latest"], st, hide_unverified=rv.hide_unverified)
+            rm = self.shell.magics_manager.registry.get("ReckonMagics")
+            notebook = rm.location.notebook if rm is not None else None
+            data, md = R.review_bundle(st["latest"], st, hide_unverified=rv.hide_unverified,
+                                       base=Path(notebook).resolve().parent if notebook else None)
             for problem in rv.config_problems:
                 print(f"(settings: {problem})")
             display(data, raw=True, metadata=md)

@@ -146,10 +146,21 @@ def resolve_target(words: list[str], sidecar: Path | None) -> tuple[str, Path]:
     return kind, path
 
 
-def review_bundle(review: dict | None, status: dict, hide_unverified: bool = False) -> tuple[dict, dict]:
+def _relative_target(target, base: Path | None):
+    if not isinstance(target, dict) or base is None:
+        return target
+    try:
+        return {**target, "path": str(Path(target["path"]).relative_to(base))}
+    except (KeyError, ValueError, TypeError):
+        return target
+
+
+def review_bundle(review: dict | None, status: dict, hide_unverified: bool = False,
+                  base: Path | None = None) -> tuple[dict, dict]:
     """``(data, metadata)`` for a review: Markdown and plain text with every insight, its
     evidence (unverified quotes marked), why, suggestion and check. ``hide_unverified``
-    leaves out insights with a quote that was not found (the stored review keeps them)."""
+    leaves out insights with a quote that was not found (the stored review keeps them); a
+    target inside ``base`` (the notebook's folder) is named relative to it."""
     if review is None:
         state = status["state"]
         text = {"no-target": "No target chosen: %review --target this (or session/codex/dsh/claude/chat PATH).",
@@ -184,6 +195,7 @@ def review_bundle(review: dict | None, status: dict, hide_unverified: bool = Fal
                                               "generation")}}
     if isinstance(review.get("target"), dict):
         meta["dsh"]["reviews_file"] = f"reviews/{target_id(review['target'])}.jsonl"
+        meta["dsh"]["target"] = _relative_target(review["target"], base)  # no absolute path of this machine
     return {"text/plain": "\n".join(plain), "text/markdown": "\n".join(md), MIME_REVIEW: content}, meta
 
 

@@ -3,5 +3,6 @@ reviewer panel and ledger explorer follow. Importing this package imports ipywid
 
 from .academic import AcademicToggle
 from .chat import ChatView
+from .reviewer import ReviewerPanel
 
-__all__ = ["AcademicToggle", "ChatView"]
+__all__ = ["AcademicToggle", "ChatView", "ReviewerPanel"]
