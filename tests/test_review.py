@@ -159,6 +159,55 @@ def test_history_and_a_follow_up_bound_to_the_chosen_review(home):
     assert "The AI broke the person's test condition" in sent and "Second review." not in sent
     assert history.get()["headline"] == "Second review." and history.get(1)["id"] == r1["id"]
     assert [e["seq"] for e in history.events()] == [1, 2, 3]
-    assert history.path.name == "notebook-20261129-101010-abcdef.jsonl"
+    assert history.path.name.startswith("notebook-20261129-101010-abcdef-") and history.path.suffix == ".jsonl"
     with pytest.raises(LookupError, match="there are 2 completed reviews"):
         history.get(5)
+
+
+def test_two_conversations_never_share_a_history(tmp_path):
+    from dsh_notebook.reviewer.review import target_id
+
+    a = {"source": "dsh", "path": "/x/--home-a--/abc/session.jsonl.zstd"}
+    b = {"source": "dsh", "path": "/x/--home-b--/def/session.jsonl.zstd"}
+    assert target_id(a) != target_id(b) and target_id(a).startswith("dsh-abc-")
+    assert target_id({"source": "chat", "path": "/p/untitled.chat"}) != target_id({"source": "chat",
+                                                                                   "path": "/q/untitled.chat"})
+
+
+def test_a_key_across_the_window_edge_is_masked_before_the_cut(home):
+    key = "sk-proj-" + "Zq8Lm2Xv" * 6
+    long = "x" * 30_000 + key + "y" * 40_000
+    chat = number([("user", "look at this log", "line:1"), ("tool", long, "line:2")])
+    with ScriptedServer([{"reply": {"content": json.dumps({**GOOD, "insights": GOOD["insights"][:1]})}}]) as srv:
+        review = run_review(chat, focus="ai", client=client(srv), target=TARGET, max_chars=40_000)
+    sent = json.dumps(srv.requests[0]["body"])
+    assert "Zq8Lm2Xv" not in sent and review["masked"] == 1
+
+
+@pytest.mark.parametrize("secret", [
+    "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "hf_abcdefghijklmnopqrstuvwxyz", "glpat-abcdefghijklmnopqrst",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
+])
+def test_more_key_shapes_are_masked(secret):
+    text, n = mask_secrets(f"here: {secret} done")
+    assert n >= 1 and secret not in text
+    assert mask_secrets("https://user:hunter2pass@example.org/x")[0] == "https://[secret]@example.org/x"
+
+
+def test_the_window_keeps_the_turns_request_and_says_when_it_cut():
+    chat = number([("user", "the request", "line:1")] + [("tool", "t" * 5000, f"line:{i}") for i in range(2, 20)])
+    win = window(chat, 20_000)
+    assert win.utterances[0].text == "the request" and win.utterances[0].marker == "U1"
+    one = window(number([("user", "u" * 100_000, "line:1")]), 20_000)
+    assert one.coverage["cut"] is True and "cut" in one.coverage["note"]
+
+
+def test_a_quote_from_before_the_window_still_verifies(home):
+    chat = number([("user", "early words that matter", "line:1")] + [(("assistant", "user")[i % 2], "z" * 3000,
+                                                                      f"line:{i}") for i in range(2, 40)])
+    reply = {**GOOD, "insights": [{**GOOD["insights"][0], "evidence": [{"marker": "U1",
+                                                                         "quote": "early words that matter"}]}]}
+    with ScriptedServer([{"reply": {"content": "Here it is: " + json.dumps(reply) + " {trailing}"}}]) as srv:
+        review = run_review(chat, focus="me", client=client(srv), target=TARGET, max_chars=10_000)
+    assert review["status"] == "done" and review["insights"][0]["evidence"][0]["verified"] is True

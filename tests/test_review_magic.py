@@ -145,3 +145,21 @@ def test_reviewer_settings_and_hiding_unverified_insights(sh, server, tmp_path):
     assert "1 insight(s) with an unverified quote hidden" in out.data["text/plain"]
     assert "Answered with a number" not in out.data["text/plain"]
     assert rv.history().get()["insights"][0]["title"] == "Answered with a number"  # stored, only hidden
+
+
+def test_model_text_cannot_inject_markup():
+    from dsh_notebook.notebook.review import review_bundle
+
+    review = {"verdict": "drifting", "headline": "<img src=x onerror=alert(1)>", "summary": "# not a heading",
+              "insights": [{"title": "t", "confidence": "low", "why": "w", "suggestion": "s", "check": "c",
+                            "evidence": [{"marker": "U1", "quote": "line one\n# line two", "verified": False}]}]}
+    data, _ = review_bundle(review, {"state": "watching"})
+    md = data["text/markdown"]
+    assert "<img" not in md and "&lt;img" in md and "\n# not" not in md
+    assert "> [U1] line one\n> \\# line two — *unverified" in md
+
+
+@pytest.mark.parametrize("line, message", [('--ask ""', "needs a question"), ("--review 1", "use it with --ask")])
+def test_ask_options(sh, line, message):  # noqa: F811
+    r, _ = sh.run(f"%review {line}")
+    assert message in str(r.error_in_exec)

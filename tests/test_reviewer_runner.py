@@ -183,3 +183,39 @@ def test_bad_choices_are_refused(home):
     with pytest.raises(RuntimeError, match="target"):
         r.review_now()
     assert r.state == "no-target"
+
+
+def test_a_message_during_a_review_is_reviewed_when_it_ends(home):
+    doc = home / "talk.chat"
+    doc.write_text(chat_doc("How far is the Moon?"), encoding="utf-8")
+    with ScriptedServer([reply("first", delay=1.0), reply("after the message")]) as srv:
+        r = reviewer(srv, home / "nb.dsh", poll=0.05, debounce=0.05)
+        r.set_target("chat", doc)
+        time.sleep(0.2)
+        doc.write_text(chat_doc("How far is the Moon?", "And the Sun?"), encoding="utf-8")
+        deadline = time.monotonic() + 10
+        while len(srv.requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        r.wait()
+        r.close()
+    assert r.status()["latest"]["headline"] == "after the message"
+
+
+def test_a_new_notebook_does_not_take_another_notebooks_target(home):
+    sidecar = home / "a.dsh"
+    log = session(sidecar / "sessions", ("How far is the Moon?", "Far."))
+    with ScriptedServer([reply()]) as srv:
+        reviewer(srv, sidecar).set_target("notebook", log.path, focus="ai")
+        other = reviewer(srv, home / "b.dsh")
+        assert other.restore() is False
+    assert other.target is None and other.focus == "ai"  # focus and pause carry over, the target does not
+    log.close()
+
+
+def test_a_file_of_another_kind_is_refused_as_a_target(home):
+    bogus = home / "notes.txt"
+    bogus.write_text("just some text\n", encoding="utf-8")
+    r = Reviewer(home / "nb.dsh")
+    with pytest.raises(ValueError):
+        r.set_target("claude", bogus)
+    assert r.target is None and r.state == "no-target"

@@ -370,6 +370,10 @@ class ReviewMagics(Magics):
             opts = R.parse(line)
         except R.ReviewUsageError as exc:
             raise UsageError(f"%review: {exc}\n\n{R.USAGE}") from None
+        if opts.ask is not None and not opts.ask.strip():
+            raise UsageError("%review: --ask needs a question (it is empty)")
+        if opts.review is not None and opts.ask is None:
+            raise UsageError("%review: --review N chooses the review a question is about: use it with --ask")
         rv = R.kernel_reviewer(self.shell)
         try:
             if opts.target:

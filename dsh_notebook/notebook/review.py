@@ -17,6 +17,8 @@ fallbacks; ids and times only in ``metadata.dsh``.
 from __future__ import annotations
 
 import argparse
+import html
+import re
 import shlex
 from pathlib import Path
 
@@ -146,6 +148,13 @@ def resolve_target(words: list[str], sidecar: Path | None) -> tuple[str, Path]:
     return kind, path
 
 
+def _md(text) -> str:
+    """Model-written text for Markdown: no raw HTML, no heading/list/quote syntax at a line
+    start (the text stays readable, never executable markup)."""
+    s = html.escape(str(text if text is not None else ""), quote=False)
+    return "\n".join(re.sub(r"^(\s*)([#>*+\-=`|]|\d+[.)])", r"\1\\\2", line) for line in s.split("\n"))
+
+
 def _relative_target(target, base: Path | None):
     if not isinstance(target, dict) or base is None:
         return target
@@ -169,7 +178,8 @@ def review_bundle(review: dict | None, status: dict, hide_unverified: bool = Fal
         if status.get("error"):
             text += f" Last run: {status['error']}"
         return {"text/plain": text, "text/markdown": text, MIME_REVIEW: {"state": state, "review": None}}, {}
-    md = [f"**{review.get('verdict', 'unknown')}** · {review.get('headline', '')}", "", review.get("summary", "")]
+    md = [f"**{_md(review.get('verdict', 'unknown'))}** · {_md(review.get('headline', ''))}", "",
+          _md(review.get("summary", ""))]
     plain = [f"[{review.get('verdict')}] {review.get('headline')}", review.get("summary", "")]
     if (review.get("coverage") or {}).get("omitted_utterances"):
         md.append(f"*{review['coverage']['note']}*")
@@ -182,13 +192,15 @@ def review_bundle(review: dict | None, status: dict, hide_unverified: bool = Fal
             md.append(f"*({hidden} insight(s) with an unverified quote hidden)*")
             plain.append(f"({hidden} insight(s) with an unverified quote hidden)")
     for i, ins in enumerate(insights, 1):
-        md += ["", f"### {i}. {ins['title']} ({ins.get('confidence')})"]
+        md += ["", f"### {i}. {_md(ins['title'])} ({_md(ins.get('confidence'))})"]
         plain += ["", f"{i}. {ins['title']} ({ins.get('confidence')})"]
         for e in ins["evidence"]:
             mark = "" if e.get("verified") else " — *unverified: not found in the transcript*"
-            md.append(f"> [{e['marker']}] {e['quote']}{mark}")
+            quote = _md(e["quote"]).replace("\n", "\n> ")  # every line of a quote stays in the quote
+            md.append(f"> [{_md(e['marker'])}] {quote}{mark}")
             plain.append(f"   [{e['marker']}] \"{e['quote']}\"" + ("" if e.get("verified") else " (unverified)"))
-        md += [f"- **Why:** {ins['why']}", f"- **Next:** {ins['suggestion']}", f"- **Check:** {ins['check']}"]
+        md += [f"- **Why:** {_md(ins['why'])}", f"- **Next:** {_md(ins['suggestion'])}",
+               f"- **Check:** {_md(ins['check'])}"]
         plain += [f"   why: {ins['why']}", f"   next: {ins['suggestion']}", f"   check: {ins['check']}"]
     content = {k: review.get(k) for k in ("verdict", "headline", "summary", "insights", "focus", "status")}
     meta = {"dsh": {k: review.get(k) for k in ("id", "at", "target", "model", "prompt_version", "coverage",

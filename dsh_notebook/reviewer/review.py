@@ -19,10 +19,12 @@ Reviews never go back into the reviewed chat; the reviewer model has no tools.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import secrets
 import time
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -77,8 +79,13 @@ Reply with exactly one JSON object and nothing else:
 Write in the language the conversation mostly uses."""
 
 _KEYLIKE = re.compile(
-    r"(sk-[A-Za-z0-9_\-]{16,}|[Bb]earer\s+[A-Za-z0-9._\-]{16,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"
-    r"|(?:AKIA|ASIA)[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_\-]{35})"
+    r"(-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)"
+    r"|sk[-_](?:live_|test_|proj-|ant-)?[A-Za-z0-9_\-]{12,}|[Bb]earer\s+[A-Za-z0-9._\-]{12,}"
+    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_\-]{16,}|hf_[A-Za-z0-9]{20,}"
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_\-]{35}"
+    r"|eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
+    r"|(?<=://)[^\s/:@]+:[^\s/@]+(?=@)"
+    r"|(?i:(?<=api_key=)|(?<=api-key=)|(?<=apikey=)|(?<=secret_access_key=)|(?<=password=)|(?<=token=))[^\s\"',;&]{6,})"
 )
 
 
@@ -86,7 +93,7 @@ _KEYLIKE = re.compile(
 
 
 class Evidence(BaseModel):
-    marker: str = Field(pattern=r"^[UAT]\d+$")
+    marker: str = Field(pattern=r"^[UAT](0|[1-9]\d*)$")
     quote: str = Field(min_length=1)
 
 
@@ -113,13 +120,17 @@ class ReviewReply(BaseModel):
 def parse_reply(text: str) -> ReviewReply:
     """The reply's JSON (a surrounding code fence or prose around the object is tolerated).
     Raises ``ValueError`` naming the problem."""
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end < start:
-        raise ValueError("the reply holds no JSON object")
-    try:
-        data = json.loads(text[start:end + 1])
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"the JSON does not parse ({exc.msg} at character {exc.pos})") from None
+    data, problem = None, "the reply holds no JSON object"
+    decoder = json.JSONDecoder()
+    for m in re.finditer(r"\{", text):  # the first object that parses: prose or braces around it are ignored
+        try:
+            data, _ = decoder.raw_decode(text, m.start())
+            break
+        except json.JSONDecodeError as exc:
+            if problem == "the reply holds no JSON object":
+                problem = f"the JSON does not parse ({exc.msg})"
+    if data is None:
+        raise ValueError(problem)
     try:
         return ReviewReply.model_validate(data)
     except ValidationError as exc:
@@ -151,24 +162,36 @@ def window(utterances: list[Utterance], max_chars: int = WINDOW_CHARS) -> Window
     utterance, cut from its start when alone too long)."""
     kept: list[Utterance] = []
     used = 0
+    cut = False
     for u in reversed(utterances):
         size = len(u.text) + len(u.marker) + 4
         if kept and used + size > max_chars:
             break
         if not kept and size > max_chars:
             u = Utterance(u.marker, u.speaker, u.turn, "…" + u.text[-(max_chars - 10):], u.key)
-            size = max_chars
+            size, cut = max_chars, True
         kept.append(u)
         used += size
     kept.reverse()
+    start = len(utterances) - len(kept)
+    if kept and kept[0].speaker != "user":
+        # the request the shown turn answers is part of the evidence: keep it (shortened if long)
+        ask = next((u for u in reversed(utterances[:start]) if u.speaker == "user" and u.turn == kept[0].turn), None)
+        if ask is not None:
+            text = ask.text if len(ask.text) <= 4000 else ask.text[:4000] + " […]"
+            kept.insert(0, Utterance(ask.marker, ask.speaker, ask.turn, text, ask.key))
     omitted = len(utterances) - len(kept)
     turns = [u.turn for u in utterances]
     seen = [u.turn for u in kept]
-    note = (f"Only the last {len(kept)} of {len(utterances)} utterances (turns {seen[0]}-{seen[-1]} of "
-            f"{max(turns)}) were read; earlier material was not seen." if omitted and kept else
-            "The whole conversation was read." if kept else "The conversation is empty.")
+    if kept and (omitted or cut):
+        note = (f"Only the last {len(kept)} of {len(utterances)} utterances (turns {seen[0]}-{seen[-1]} of "
+                f"{max(turns)}) were read" + ("; the longest was cut to its end" if cut else "") +
+                "; earlier material was not seen.")
+    else:
+        note = "The whole conversation was read." if kept else "The conversation is empty."
     return Window(kept, {"first_turn": seen[0] if seen else None, "last_turn": seen[-1] if seen else None,
-                         "total_turns": max(turns) if turns else 0, "omitted_utterances": omitted, "note": note})
+                         "total_turns": max(turns) if turns else 0, "omitted_utterances": omitted, "cut": cut,
+                         "note": note})
 
 
 def transcript_block(utterances: list[Utterance]) -> str:
@@ -177,7 +200,7 @@ def transcript_block(utterances: list[Utterance]) -> str:
 
 
 def _norm(s: str) -> str:
-    return " ".join(s.split())
+    return " ".join(unicodedata.normalize("NFC", s).split())
 
 
 def verify_evidence(insights: list[dict], utterances: list[Utterance]) -> list[dict]:
@@ -222,12 +245,13 @@ def run_review(utterances: list[Utterance], *, focus: str, client, target: dict,
 
     if focus not in FOCUSES:
         raise ValueError(f"unknown focus {focus!r}; the focuses are {', '.join(FOCUSES)}")
-    win = window(utterances, max_chars)
-    masked_utts, masked = [], 0
-    for u in win.utterances:
+    masked_all, masked = [], 0
+    for u in utterances:  # mask before cutting: a key must never be split by the window
         text, n = mask_secrets(u.text)
         masked += n
-        masked_utts.append(Utterance(u.marker, u.speaker, u.turn, text, u.key))
+        masked_all.append(Utterance(u.marker, u.speaker, u.turn, text, u.key))
+    win = window(masked_all, max_chars)
+    masked_utts = win.utterances
     review = {"id": new_review_id(), "at": _now(), "target": target, "focus": focus, "coverage": win.coverage,
               "model": getattr(getattr(client, "model", None), "id", None), "prompt_version": PROMPT_VERSION,
               "masked": masked, "generation": generation, "verdict": "unknown", "headline": "", "summary": "",
@@ -256,7 +280,7 @@ def run_review(utterances: list[Utterance], *, focus: str, client, target: dict,
             continue
         data = reply.model_dump()
         review.update(verdict=data["verdict"], headline=data["headline"], summary=data["summary"],
-                      insights=verify_evidence(data["insights"], masked_utts), status="done", attempts=attempt + 1)
+                      insights=verify_evidence(data["insights"], masked_all), status="done", attempts=attempt + 1)
         return review
     review["error"] = f"the reviewer's reply was not the review JSON twice (last problem: {problem})"
     return review
@@ -266,13 +290,20 @@ def run_review(utterances: list[Utterance], *, focus: str, client, target: dict,
 
 
 def target_id(target: dict) -> str:
-    """A file-safe id for a target ``{source, path}``: the source and the file's stem."""
-    stem = Path(str(target.get("path", "unknown"))).name
+    """A file-safe id for a target ``{source, path}``: the source, a readable name (the
+    file's stem, or its folder's name for DeepSeek Harness's ``session.jsonl`` files) and
+    the first 10 hex digits of the sha256 of the full path, so two conversations never
+    share a history."""
+    path = Path(str(target.get("path", "unknown")))
+    stem = path.name
     for suffix in (".zstd", ".zst", ".jsonl", ".chat"):
         if stem.endswith(suffix):
             stem = stem[: -len(suffix)]
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{target.get('source', 'x')}-{stem}").strip("-.")
-    return safe[:120] or "target"
+    if re.fullmatch(r"session(\.v\d+)?", stem) and path.parent.name:
+        stem = path.parent.name
+    digest = hashlib.sha256(str(path).encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{target.get('source', 'x')}-{stem}").strip("-.")[:100]
+    return f"{safe or 'target'}-{digest}"
 
 
 class ReviewHistory:

@@ -15,9 +15,11 @@ States: ``no-target`` -> ``reviewing`` -> ``watching`` (or ``failed``, with a re
   external logs a thread polls the file's size and mtime every ``poll`` seconds (default
   5) and reviews once it has been quiet for ``debounce`` seconds and holds a new user
   message.
-* Target, focus and pause persist in ``$DSH_NOTEBOOK_HOME/reviewer.json`` (and, when the
-  kernel knows its notebook, ``<stem>.dsh/reviewer.json``); :meth:`Reviewer.restore`
-  brings them back without starting a review.
+* Target, focus and pause persist in ``$DSH_NOTEBOOK_HOME/reviewer.json`` and the
+  notebook's ``<stem>.dsh/reviewer.json``; :meth:`Reviewer.restore` brings them back
+  without starting a review (a notebook restores its own target only; the user-wide file
+  gives focus and pause). A user message that arrives during a review is reviewed when
+  that review ends.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ class Reviewer:
         self._watch_stop = threading.Event()
         self._watcher: threading.Thread | None = None
         self._seen_users: int | None = None
+        self._pending = False  # a new user message arrived while a review was running
 
     # ------------------------------------------------------------------ persistence
 
@@ -93,20 +96,25 @@ class Reviewer:
     def restore(self) -> bool:
         """Bring back target, focus and pause (the notebook's own file first) without
         starting a review. Returns whether a target was restored."""
-        for path in ([self.sidecar / "reviewer.json"] if self.sidecar else []) + [state_path()]:
+        own = [self.sidecar / "reviewer.json"] if self.sidecar else []
+        for path in own + [state_path()]:
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):
                 continue
             if not isinstance(data, dict):
                 continue
             with self._lock:
                 target = data.get("target")
-                if isinstance(target, dict) and target.get("source") in sources.SOURCES and target.get("path"):
-                    self.target = {"source": target["source"], "path": str(target["path"])}
+                # another notebook's target never carries over: the user-wide file gives the
+                # target only to a kernel without a notebook folder of its own
+                if path in own or not self.sidecar:
+                    if isinstance(target, dict) and target.get("source") in sources.SOURCES and \
+                            isinstance(target.get("path"), str) and target["path"]:
+                        self.target = {"source": target["source"], "path": target["path"]}
                 if data.get("focus") in FOCUSES:
                     self.focus = data["focus"]
-                self.paused = bool(data.get("paused"))
+                self.paused = data.get("paused") is True
                 if self.target:
                     self.state = "paused" if self.paused else "watching"
                     hist = self.history()
@@ -133,6 +141,10 @@ class Reviewer:
         p = Path(path)
         if not p.exists():
             raise FileNotFoundError(f"{p} does not exist")
+        try:  # a file that is not a log of this kind is refused before it becomes the target
+            sources.read_target(f"{source}:{p}")
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
         with self._lock:
             self.target = {"source": source, "path": str(p.resolve())}
             if focus:
@@ -271,12 +283,20 @@ class Reviewer:
                 continue
             changed_at = None
             with self._lock:
-                if self.paused or self.state == "reviewing":
+                if self.paused:
                     continue
                 users = self._count_users()
-                if users is None or (self._seen_users is not None and users <= self._seen_users):
+                if users is None:
+                    continue
+                if self._seen_users is not None and users < self._seen_users:
+                    self._seen_users = users  # the log was truncated or replaced: count from here
+                    continue
+                if self._seen_users is not None and users == self._seen_users:
                     continue
                 self._seen_users = users
+                if self.state == "reviewing":
+                    self._pending = True  # reviewed as soon as the running review ends
+                    continue
             self.review_now()
 
     # ------------------------------------------------------------------ one run
@@ -291,7 +311,7 @@ class Reviewer:
         review = None
         try:
             utts = sources.read_target(f"{target['source']}:{target['path']}")
-            client = self.client_factory() if self.client_factory else _default_client()
+            client = self.client_factory() if self.client_factory else _default_client(self.timeout)
             kw = {"max_chars": self.max_chars} if self.max_chars else {}
             review = run_review(utts, focus=focus, client=client, target=target, cancel=cancel, generation=gen, **kw)
         except LLMError as exc:
@@ -321,7 +341,11 @@ class Reviewer:
                 self.latest, self.unread, self.error = review, True, None
             else:
                 self.error = review.get("error")
+            again = self._pending and not self.paused
+            self._pending = False
         self._changed()
+        if again:
+            self.review_now()
 
     def _changed(self) -> None:
         if self.on_change is not None:
@@ -338,7 +362,7 @@ class Reviewer:
                     "latest": self.latest}
 
 
-def _default_client():
+def _default_client(timeout: float):
     from ..llm import ChatClient
 
-    return ChatClient()
+    return ChatClient(timeout=timeout)  # the review's own timeout bounds the request, not the client's 60 s

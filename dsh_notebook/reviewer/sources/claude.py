@@ -31,18 +31,24 @@ Design, in a few lines:
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
-from ..transcript import Conversation, Utterance, counts, number
+from ..transcript import (
+    Conversation,
+    Utterance,
+    counts,
+    cut,
+    iso_utc,
+    loads_lenient,
+    modified_utc,
+    number,
+    short_title,
+    tool_text,
+)
 
 SOURCE = "claude"
-TITLE_CHARS = 80
-TOOL_CHARS = 2000
-INPUT_CHARS = 300
 
 #: User text blocks that Claude Code wrote, not the person (checked after leading whitespace).
 INJECTED_PREFIXES = (
@@ -119,7 +125,7 @@ class _Transcript:
 def _read(path: Path) -> _Transcript:
     rows: list[tuple[int, dict]] = []
     for n, line in enumerate(path.read_bytes().decode("utf-8", errors="replace").split("\n"), 1):
-        d = _json(line)
+        d = loads_lenient(line)
         if isinstance(d, dict):
             rows.append((n, d))
 
@@ -141,7 +147,7 @@ def _read(path: Path) -> _Transcript:
 
     for n, d in rows:
         kind = d.get("type")
-        stamp = _iso(d.get("timestamp"))
+        stamp = iso_utc(d.get("timestamp"))
         if stamp:  # always milliseconds, so the strings sort as times
             started = stamp if started is None or stamp < started else started
             updated = stamp if updated is None or stamp > updated else updated
@@ -174,11 +180,9 @@ def _read(path: Path) -> _Transcript:
                         items.append(("user", text, key))
                         last_text_message = None
                 elif btype == "tool_result":
-                    call = calls.pop(str(block.get("tool_use_id")), None)
-                    head = _call_head(call) if call else "tool result"
-                    error = "(error) " if block.get("is_error") else ""
-                    result = _cut(_result_text(block.get("content")).strip()) or "(no output)"
-                    items.append(("tool", f"{head}\n{error}{result}", key))
+                    call = calls.pop(str(block.get("tool_use_id")), None) or {"name": "tool result"}
+                    result, failed = _result_text(block.get("content")), bool(block.get("is_error"))
+                    items.append(("tool", tool_text(call.get("name"), call.get("input"), result, failed), key))
                     last_text_message = None
         else:
             mid = message.get("id") if isinstance(message.get("id"), str) else uuid
@@ -210,15 +214,9 @@ def _read(path: Path) -> _Transcript:
 
 def _conversation(path: Path, t: _Transcript) -> Conversation:
     sid = t.session_id or path.stem
-    title = _short(t.title) or _short(t.first_prompt) or sid[:8]
-    updated = t.updated
-    if updated is None:
-        try:
-            updated = _iso(path.stat().st_mtime)
-        except OSError:
-            pass
+    title = short_title(t.title) or short_title(t.first_prompt) or sid[:8]
     users, ais = counts(t.utterances)
-    return Conversation(SOURCE, sid, path, title, t.started, updated, users, ais)
+    return Conversation(SOURCE, sid, path, title, t.started, t.updated or modified_utc(path), users, ais)
 
 
 # --- helpers -----------------------------------------------------------------------------
@@ -240,25 +238,12 @@ def _user_text(text: object) -> str | None:
     return text.strip("\n")
 
 
-def _call_head(block: dict) -> str:
-    """``Name: key=value; ...`` on one line, cut to :data:`INPUT_CHARS`."""
-    name = str(block.get("name") or "tool")
-    value = block.get("input")
-    if isinstance(value, dict):
-        args = "; ".join(
-            f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}" for k, v in value.items()
-        )
-    else:
-        args = "" if value is None else str(value)
-    return f"{name}: {_clip(args, INPUT_CHARS)}" if args.strip() else name
-
-
 def _pending(block: dict) -> str:
     """A ``tool_use`` with no result yet; a plan waiting for approval shows the plan."""
     value = block.get("input") if isinstance(block.get("input"), dict) else {}
     if block.get("name") == "ExitPlanMode" and isinstance(value.get("plan"), str):
-        return f"ExitPlanMode\n{_cut(value['plan'].strip())}\n(no result yet)"
-    return f"{_call_head(block)}\n(no result yet)"
+        return f"ExitPlanMode\n{cut(value['plan'].strip())}\n(no result yet)"
+    return tool_text(block.get("name"), block.get("input"), "(no result yet)")
 
 
 def _result_text(content: object) -> str:
@@ -274,41 +259,3 @@ def _result_text(content: object) -> str:
         return "\n".join(out)
     return "" if content is None else str(content)
 
-
-def _short(text: str | None, limit: int = TITLE_CHARS) -> str:
-    return " ".join((text or "").split())[:limit].rstrip()
-
-
-def _cut(text: str, limit: int = TOOL_CHARS) -> str:
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n[… {len(text) - limit:,} more characters not shown]"
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + " […]"
-
-
-def _json(text: str) -> object:
-    if not text.strip():
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
-def _iso(value: object) -> str | None:
-    """ISO 8601 UTC (``…Z``) from an ISO string or epoch seconds; ``None`` if unreadable."""
-    try:
-        if isinstance(value, (int, float)):
-            when = datetime.fromtimestamp(float(value), tz=timezone.utc)
-        elif isinstance(value, str):
-            when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-            when = when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
-        else:
-            return None
-    except (ValueError, OverflowError, OSError):
-        return None
-    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")

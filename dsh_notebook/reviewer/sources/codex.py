@@ -43,15 +43,24 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
-from ..transcript import Conversation, Utterance, counts, number
+from ..transcript import (
+    ARGS_CHARS,
+    Conversation,
+    Utterance,
+    arguments_text,
+    clip,
+    counts,
+    iso_utc,
+    loads_lenient,
+    modified_utc,
+    number,
+    short_title,
+    tool_text,
+)
 
 SOURCE = "codex"
-TITLE_CHARS = 80
-TOOL_CHARS = 2000
-ARGS_CHARS = 300
 
 #: Content parts of role ``user`` that the app wrote, not the person (checked per part,
 #: after leading whitespace).
@@ -246,7 +255,7 @@ def _session_index(home: Path) -> dict[str, str]:
     except OSError:
         return names
     for line in lines:
-        entry = _json(line)
+        entry = loads_lenient(line)
         if isinstance(entry, dict) and isinstance(entry.get("id"), str):
             name = entry.get("thread_name")
             if isinstance(name, str) and name.strip():
@@ -276,7 +285,7 @@ def _project_map(home: Path) -> dict[str, str]:
 def _conversation(files: list[Path], thread: _Thread, names: dict[str, str], projects: dict[str, str]) -> Conversation:
     newest = files[-1]
     tid = _thread_id(newest) or (thread.session_id or "").lower() or newest.name.split(".")[0]
-    name = names.get(tid) or names.get((thread.session_id or "").lower()) or _short(thread.first_prompt)
+    name = names.get(tid) or names.get((thread.session_id or "").lower()) or short_title(thread.first_prompt)
     project = projects.get(tid)
     if name and project:
         title = f"{project} / {name}"
@@ -284,18 +293,8 @@ def _conversation(files: list[Path], thread: _Thread, names: dict[str, str], pro
         title = name or project or (Path(thread.cwd).name if thread.cwd else "") or tid[:8]
     if thread.subagent:
         title += " (subagent)"
-    updated = thread.updated
-    if updated is None:
-        try:
-            updated = _iso(newest.stat().st_mtime)
-        except OSError:
-            pass
     users, ais = counts(thread.utterances)
-    return Conversation(SOURCE, tid, newest, title, thread.started, updated, users, ais)
-
-
-def _short(text: str | None, limit: int = TITLE_CHARS) -> str:
-    return " ".join((text or "").split())[:limit].rstrip()
+    return Conversation(SOURCE, tid, newest, title, thread.started, thread.updated or modified_utc(newest), users, ais)
 
 
 # --- reading -----------------------------------------------------------------------------
@@ -342,7 +341,7 @@ class _Reader:
     def read_file(self, path: Path, prefix: str) -> None:
         records: list[tuple[str, str, dict]] = []  # (key, kind, payload)
         for n, line in enumerate(_lines(path), 1):
-            d = _json(line)
+            d = loads_lenient(line)
             if not isinstance(d, dict):
                 continue
             kind, payload = self._classify(d, first=not records)
@@ -379,7 +378,7 @@ class _Reader:
         return None, {}
 
     def _stamp(self, stamp: str) -> None:
-        iso = _iso(stamp)  # always milliseconds, so the strings sort as times
+        iso = iso_utc(stamp)  # always milliseconds, so the strings sort as times
         if iso:
             if self.meta.started is None or iso < self.meta.started:
                 self.meta.started = iso
@@ -392,7 +391,7 @@ class _Reader:
             m.session_id = p["id"]
         if m.cwd is None and isinstance(p.get("cwd"), str):
             m.cwd = p["cwd"]
-        stamp = _iso(p.get("timestamp")) if isinstance(p.get("timestamp"), str) else None
+        stamp = iso_utc(p.get("timestamp")) if isinstance(p.get("timestamp"), str) else None
         if stamp and (m.started is None or stamp < m.started):
             m.started = stamp
         if isinstance(p.get("source"), dict) and "subagent" in p["source"]:
@@ -415,7 +414,7 @@ class _Reader:
         if t.endswith("_call_output"):
             call = calls.pop(p.get("call_id"), None) or {}
             output = _output_text(p.get("output"))
-            args = _json(call.get("arguments"))
+            args = loads_lenient(call.get("arguments"))
             if call.get("name") == "exec_command" and isinstance(args, dict):
                 running = _RUNNING.search(output)
                 if running:  # later write_stdin calls name this session
@@ -426,11 +425,11 @@ class _Reader:
                 process = self.processes.get(str(args.get("session_id")))
                 if process:
                     chars = f" <- {args['chars']!r}" if args.get("chars") else ""
-                    head = f"write_stdin: session {args.get('session_id')} ({_clip(process, ARGS_CHARS)}){chars}"
-                    self._add(key, "tool", _tool_text(head, output), "tool")
+                    head = f"write_stdin: session {args.get('session_id')} ({clip(process, ARGS_CHARS)}){chars}"
+                    self._add(key, "tool", tool_text(head, None, output), "tool")
                     return
             head = _call_head(call) if call else "tool output"
-            self._add(key, "tool", _tool_text(head, output), "tool")
+            self._add(key, "tool", tool_text(head, None, output), "tool")
         elif t.endswith("_call"):
             call_id = p.get("call_id")
             if call_id and call_id in answered:
@@ -438,7 +437,7 @@ class _Reader:
             else:
                 status = p.get("status")
                 tail = f"({status})" if t == "web_search_call" and status else "(no output recorded)"
-                self._add(key, "tool", _tool_text(_call_head(p), tail), "tool")
+                self._add(key, "tool", tool_text(_call_head(p), None, tail), "tool")
 
     def _event(self, key: str, p: dict, item_calls: set) -> None:
         t = p.get("type")
@@ -464,7 +463,7 @@ class _Reader:
             elif kind == "agentmessage":
                 self._add_assistant(key, _joined(parts), "item")
             elif kind in ("commandexecution", "mcptoolcall") and not ({item.get("call_id"), item.get("id")} & item_calls):
-                self._add(key, "tool", _tool_text(_item_head(item), _output_text(item.get("result") or item.get("output"))), "tool")
+                self._add(key, "tool", tool_text(_item_head(item), None, _output_text(item.get("result") or item.get("output"))), "tool")
 
     # folding copies ----------------------------------------------------------------------
 
@@ -548,25 +547,26 @@ def _call_head(p: dict) -> str:
     t = p.get("type")
     if t == "web_search_call":
         action = p.get("action") if isinstance(p.get("action"), dict) else {}
-        return f"web_search: {_clip(str(action.get('query') or action.get('url') or ''), ARGS_CHARS)}".rstrip()
+        return f"web_search: {clip(str(action.get('query') or action.get('url') or ''), ARGS_CHARS)}".rstrip()
     if t == "local_shell_call":
         action = p.get("action") if isinstance(p.get("action"), dict) else {}
-        return f"shell: {_clip(_command(action.get('command')), ARGS_CHARS)}"
+        return f"shell: {clip(_command(action.get('command')), ARGS_CHARS)}"
     name = p.get("name") or t or "tool"
     raw = p.get("arguments") if "arguments" in p else p.get("input")
-    return f"{name}: {_clip(_args(raw), ARGS_CHARS)}".rstrip(": ")
+    return f"{name}: {clip(_args(raw), ARGS_CHARS)}".rstrip(": ")
 
 
 def _item_head(item: dict) -> str:
     if str(item.get("type", "")).lower() == "commandexecution":
-        return f"shell: {_clip(_command(item.get('command')), ARGS_CHARS)}"
-    return f"{item.get('server', '')}.{item.get('tool', '')}: {_clip(_args(item.get('arguments')), ARGS_CHARS)}"
+        return f"shell: {clip(_command(item.get('command')), ARGS_CHARS)}"
+    return f"{item.get('server', '')}.{item.get('tool', '')}: {clip(_args(item.get('arguments')), ARGS_CHARS)}"
 
 
 def _args(raw: object) -> str:
-    value = _json(raw) if isinstance(raw, str) else raw
-    if isinstance(raw, str) and not isinstance(value, (dict, list)):
-        return raw  # free-form input (apply_patch) or a plain string
+    """A shell command as its command line, a ``write_stdin`` and a plan in short, anything
+    else as :func:`~dsh_notebook.reviewer.transcript.arguments_text` shows it (free-form
+    input such as ``apply_patch``'s as it is)."""
+    value = loads_lenient(raw) if isinstance(raw, str) else raw
     if isinstance(value, dict):
         for k in ("cmd", "command"):
             if k in value:
@@ -577,9 +577,7 @@ def _args(raw: object) -> str:
             return "; ".join(
                 f"{s.get('step', '')} [{s.get('status', '')}]" for s in value["plan"] if isinstance(s, dict)
             )
-    if isinstance(value, dict):
-        return "; ".join(f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}" for k, v in value.items())
-    return "" if value is None else json.dumps(value, ensure_ascii=False)
+    return arguments_text(raw)
 
 
 def _command(command: object) -> str:
@@ -599,7 +597,7 @@ def _output_text(output: object) -> str:
         text = "\n".join(_texts(content)) if isinstance(content, list) else str(content or "")
         return ("(error) " if output.get("isError") or output.get("success") is False else "") + text
     text = str(output or "")
-    data = _json(text) if text.startswith("{") else None
+    data = loads_lenient(text) if text.startswith("{") else None
     if isinstance(data, dict) and "output" in data:  # shell: {"output":…, "metadata":{"exit_code":…}}
         meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
         code = meta.get("exit_code")
@@ -617,43 +615,3 @@ def _output_text(output: object) -> str:
         return "\n".join(lines)
     return text
 
-
-def _tool_text(head: str, output: str) -> str:
-    """``head`` (the call, already short) and the output cut to :data:`TOOL_CHARS` with a note,
-    the shape the other sources write."""
-    return f"{head}\n{_cut(output.strip()) or '(no output)'}"
-
-
-def _cut(text: str, limit: int = TOOL_CHARS) -> str:
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n[… {len(text) - limit:,} more characters not shown]"
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + " […]"
-
-
-def _json(text: object) -> object:
-    if not isinstance(text, str) or not text.strip():
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
-def _iso(value: object) -> str | None:
-    """ISO 8601 UTC (``…Z``) from an ISO string or epoch seconds; ``None`` if unreadable."""
-    try:
-        if isinstance(value, (int, float)):
-            when = datetime.fromtimestamp(float(value), tz=timezone.utc)
-        elif isinstance(value, str):
-            when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-            when = when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
-        else:
-            return None
-    except (ValueError, OverflowError, OSError):
-        return None
-    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")

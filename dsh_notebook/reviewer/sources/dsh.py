@@ -31,21 +31,25 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import unquote
 
 import zstandard
 
-from ..transcript import Conversation, Utterance, counts, number
+from ..transcript import (
+    Conversation,
+    Utterance,
+    counts,
+    iso_utc,
+    number,
+    short_title,
+    tool_text,
+)
 
 SOURCE = "dsh"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 #: zstd skippable frames use the magics 0x184D2A50..0x184D2A5F (little-endian on disk)
 _SKIPPABLE = re.compile(rb"[\x50-\x5f]\x2a\x4d\x18")
-TOOL_OUTPUT_LIMIT = 2000
-TOOL_ARGUMENTS_LIMIT = 300
-TITLE_LIMIT = 80
 _SUFFIXES = (".jsonl.zstd", ".jsonl.zst", ".jsonl")
 _VERSIONED = re.compile(r"session\.v(\d+)\.jsonl(?:\.zstd?)?")
 
@@ -191,38 +195,6 @@ def _is_person(data: dict) -> bool:
     return isinstance(source, dict) and source.get("kind") == "user"
 
 
-def cut(text: str, limit: int = TOOL_OUTPUT_LIMIT) -> str:
-    """``text`` cut to ``limit`` characters, with a note saying how much was left out."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n[… {len(text) - limit:,} more characters not shown]"
-
-
-def _arguments(arguments) -> str:
-    """Call arguments for reading: a JSON object (or its text) as ``key=value; ...`` with
-    strings unquoted, anything else as it is."""
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except ValueError:
-            return arguments
-    if isinstance(arguments, dict):
-        return "; ".join(f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}"
-                         for k, v in arguments.items())
-    return "" if arguments in (None, "") else json.dumps(arguments, ensure_ascii=False)
-
-
-def tool_text(name: str, arguments, output: str, failed: bool) -> str:
-    """A tool utterance, as the other sources write one: ``name: key=value; ...`` (cut) on the
-    first line, then the output (cut, with a note), prefixed ``(error)`` when the tool failed."""
-    head = name or "tool"
-    args = " ".join(_arguments(arguments).split())
-    if args:
-        head += ": " + (args if len(args) <= TOOL_ARGUMENTS_LIMIT else args[:TOOL_ARGUMENTS_LIMIT] + " […]")
-    body = cut(output.strip()) or "(no output)"
-    return f"{head}\n{'(error) ' if failed else ''}{body}"
-
-
 def _tool_result(data: dict, calls: dict[str, dict]) -> tuple[str, bool]:
     """``(text, failed)`` of a ``tool/result`` in either generation."""
     msg = _message(data)
@@ -290,16 +262,6 @@ def generation(log: SessionLog) -> str | None:
 # --------------------------------------------------------------------------- listing
 
 
-def _iso(ms) -> str | None:
-    """Epoch milliseconds as ISO 8601 UTC, ``2026-08-16T17:36:49.409Z``."""
-    if not isinstance(ms, (int, float)) or isinstance(ms, bool):
-        return None
-    try:
-        return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    except (OverflowError, OSError, ValueError):
-        return None
-
-
 def _times(log: SessionLog) -> tuple[str | None, str | None]:
     stamps = []
     for e in log.events:
@@ -310,8 +272,8 @@ def _times(log: SessionLog) -> tuple[str | None, str | None]:
             extra = sum(x for x in dt if isinstance(x, (int, float))) if isinstance(dt, list) else 0
             stamps.append(e["time0"] + extra)
     created = (log.header or {}).get("createdAt")
-    started = _iso(created) or (_iso(stamps[0]) if stamps else None)
-    updated = _iso(max(stamps)) if stamps else started
+    started = iso_utc(created) or (iso_utc(stamps[0]) if stamps else None)
+    updated = iso_utc(max(stamps)) if stamps else started
     return started, updated
 
 
@@ -338,7 +300,7 @@ def _conversation(path: Path, log: SessionLog) -> Conversation:
         title = titles[-1]
     else:
         first = next((u.text for u in utterances if u.speaker == "user"), "")
-        title = " ".join(first.split())[:TITLE_LIMIT] or sid
+        title = short_title(first) or sid
     started, updated = _times(log)
     return Conversation(SOURCE, sid, path, title, started, updated, users, ais)
 

@@ -32,14 +32,20 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
 from pathlib import Path
 
-from ..transcript import Conversation, Utterance, counts, number
+from ..transcript import (
+    Conversation,
+    Utterance,
+    counts,
+    iso_utc,
+    modified_utc,
+    number,
+    short_title,
+    tool_text,
+)
 
 SOURCE = "chat"
-TITLE_CHARS = 80
-TOOL_CHARS = 2000
 DRAFT_SHARE = 0.8
 PERSONA_PREFIX = "jupyter-ai-personas::"
 _SKIP_DIRS = {"node_modules", "__pycache__"}
@@ -64,16 +70,11 @@ def conversation(path: str | Path) -> Conversation:
     meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
     cid = meta.get("id") if isinstance(meta.get("id"), str) and meta["id"] else path.stem
     if path.stem.lower().startswith("untitled") and first_prompt:
-        title = _short(first_prompt)
+        title = short_title(first_prompt)
     else:
         title = path.stem
-    started = _iso(min(times)) if times else None
-    updated = _iso(max(times)) if times else None
-    if updated is None:
-        try:
-            updated = _iso(path.stat().st_mtime)
-        except OSError:
-            pass
+    started = iso_utc(min(times)) if times else None
+    updated = (iso_utc(max(times)) if times else None) or modified_utc(path)
     users, ais = counts(utterances)
     return Conversation(SOURCE, cid, path, title, started, updated, users, ais)
 
@@ -162,8 +163,8 @@ def _drafts(messages: list[dict], ai: list[bool]) -> set[int]:
         if not ai[i] or not body.strip():
             continue
         stem = body.rstrip()
-        cut = max(stem.rfind(" "), stem.rfind("\n"), stem.rfind("\t"))
-        shared = stem if cut < 0 else stem[: cut + 1]
+        space = max(stem.rfind(" "), stem.rfind("\n"), stem.rfind("\t"))
+        shared = stem if space < 0 else stem[: space + 1]
         shared = shared if len(shared) >= DRAFT_SHARE * len(stem) else stem
         for j in range(i + 1, len(messages)):
             if not ai[j]:
@@ -176,16 +177,14 @@ def _drafts(messages: list[dict], ai: list[bool]) -> set[int]:
 
 
 def _tool_text(call: dict) -> str:
-    """``title (kind, status)`` and the call's ``raw_output`` cut to :data:`TOOL_CHARS`."""
+    """``title (kind, status)`` and the call's ``raw_output``, as
+    :func:`~dsh_notebook.reviewer.transcript.tool_text` writes them (``(error)`` for status
+    ``failed``)."""
     title = " ".join(str(call.get("title") or call.get("kind") or "tool call").split())
     tags = ", ".join(str(t) for t in (call.get("kind"), call.get("status")) if t)
-    head = f"{title} ({tags})" if tags else title
     output = call.get("raw_output")
-    if output is None or output == "":
-        return f"{head}\n(no output)"
-    shown = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-    failed = "(error) " if call.get("status") == "failed" else ""
-    return f"{head}\n{failed}{_cut(shown.strip())}"
+    shown = "" if output is None else output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+    return tool_text(f"{title} ({tags})" if tags else title, None, shown, call.get("status") == "failed")
 
 
 def _attached(ids: object, attachments: dict) -> str:
@@ -198,20 +197,3 @@ def _attached(ids: object, attachments: dict) -> str:
             names.append(f"{entry.get('type', 'file')} {entry.get('value', '')}".strip())
     return "".join(f"\n[attached: {n}]" for n in names)
 
-
-def _short(text: str | None, limit: int = TITLE_CHARS) -> str:
-    return " ".join((text or "").split())[:limit].rstrip()
-
-
-def _cut(text: str, limit: int = TOOL_CHARS) -> str:
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n[… {len(text) - limit:,} more characters not shown]"
-
-
-def _iso(seconds: float) -> str | None:
-    try:
-        when = datetime.fromtimestamp(float(seconds), tz=timezone.utc)
-    except (ValueError, OverflowError, OSError):
-        return None
-    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -20,8 +20,15 @@ from pathlib import Path
 
 from ...notebook.paths import sidecar_for
 from ...storage import read_jsonl
-from ..transcript import Conversation, Utterance, counts, number
-from .dsh import TITLE_LIMIT, tool_text
+from ..transcript import (
+    Conversation,
+    Utterance,
+    counts,
+    iso_utc,
+    number,
+    short_title,
+    tool_text,
+)
 
 SOURCE = "notebook"
 
@@ -64,20 +71,15 @@ def read(path) -> list[Utterance]:
     return number(_items(_events(path)))
 
 
-def _utc(ts: str) -> str:
-    """The log's ``...+00:00`` stamps written as the other sources write them (``...Z``)."""
-    return ts[:-6] + "Z" if ts.endswith("+00:00") else ts
-
-
 def _conversation(path: Path, events: list[tuple[dict, int]]) -> Conversation:
     utterances = number(_items(events))
     users, ais = counts(utterances)
     start = next((e for e, _ in events if e.get("type") == "session/start"), {})
     first = next((u.text for u in utterances if u.speaker == "user"), "")
     name = start.get("name") if isinstance(start.get("name"), str) else ""
-    title = " ".join(first.split())[:TITLE_LIMIT] or name or path.stem
-    stamps = [_utc(e["ts"]) for e, _ in events if isinstance(e.get("ts"), str)]
-    started = _utc(start["ts"]) if isinstance(start.get("ts"), str) else (stamps[0] if stamps else None)
+    title = short_title(first) or name or path.stem
+    stamps = [s for s in (iso_utc(e["ts"]) for e, _ in events if isinstance(e.get("ts"), str)) if s]
+    started = iso_utc(start["ts"] if isinstance(start.get("ts"), str) else None) or (stamps[0] if stamps else None)
     return Conversation(SOURCE, path.stem, path, title, started, stamps[-1] if stamps else started, users, ais)
 
 
