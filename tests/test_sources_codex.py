@@ -495,3 +495,16 @@ def test_default_root_without_codex_home(monkeypatch):
 
 def test_listing_a_missing_folder_is_empty(tmp_path):
     assert codex.list_conversations(tmp_path / "nope") == []
+
+
+def test_a_zst_rollout_with_garbage_appended_keeps_what_decompressed(tmp_path):
+    import zstandard
+
+    from dsh_notebook.reviewer.sources import codex
+
+    lines = ['{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"t1","cwd":"/x"}}',
+             '{"timestamp":"2026-01-01T00:00:01Z","type":"response_item","payload":{"type":"message","role":"user",'
+             '"content":[{"type":"input_text","text":"hello there"}]}}']
+    path = tmp_path / "rollout-2026-01-01T00-00-00-t1.jsonl.zst"
+    path.write_bytes(zstandard.ZstdCompressor().compress(("\n".join(lines) + "\n").encode()) + b"\x00garbage\xff" * 50)
+    assert [u.text for u in codex.read(path)] == ["hello there"]

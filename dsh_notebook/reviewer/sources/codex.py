@@ -229,17 +229,9 @@ def _lines(path: Path) -> list[str]:
     """The text lines of a plain or zstd-compressed file; a damaged or unfinished zstd tail
     keeps what decompressed before it."""
     if path.name.endswith(_ZSTD_SUFFIX):
-        import zstandard
+        from .dsh import decompress  # frame by frame: garbage or damage keeps every frame before it
 
-        chunks: list[bytes] = []
-        with path.open("rb") as fh:
-            reader = zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True)
-            try:
-                while chunk := reader.read(1 << 20):
-                    chunks.append(chunk)
-            except zstandard.ZstdError:
-                pass
-        data = b"".join(chunks)
+        data = decompress(path.read_bytes())
     else:
         data = path.read_bytes()
     return data.decode("utf-8", errors="replace").split("\n")
