@@ -347,3 +347,16 @@ def test_the_toggle_refuses_a_poll_that_would_spin(home):
 def test_export_into_a_new_folder(home, tmp_path):
     r = cli("academic", "export", "--lang", "en", "--out", str(tmp_path / "skills" / "academic-mode"), home=home)
     assert r.returncode == 0 and (tmp_path / "skills" / "academic-mode" / "SKILL.md").is_file()
+
+
+def test_the_readmes_sample_verification_log_passes_the_gate(home):
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Academic mode"):readme.index("## The reviewer")]
+    sample = re.search(r"```markdown\n(.*?)```", section, re.S).group(1)
+    assert gate.has_verification_log(sample)
+    state.set_enabled(True)
+    assert gate.academic_gate([], LONG + "\n\n" + sample) is None
+    assert gate.academic_gate([], LONG) is not None  # without it, the same reply is sent back

@@ -211,3 +211,13 @@ def test_a_quote_from_before_the_window_still_verifies(home):
     with ScriptedServer([{"reply": {"content": "Here it is: " + json.dumps(reply) + " {trailing}"}}]) as srv:
         review = run_review(chat, focus="me", client=client(srv), target=TARGET, max_chars=10_000)
     assert review["status"] == "done" and review["insights"][0]["evidence"][0]["verified"] is True
+
+
+def test_a_quote_attributed_to_the_wrong_speaker_is_unverified(home):
+    # the AI's words quoted as the person's: the marker U1 does not hold them
+    reply = {**GOOD, "insights": [{**GOOD["insights"][0],
+                                   "evidence": [{"marker": "U1", "quote": "Also, here is a summary"}]}]}
+    with ScriptedServer([{"reply": {"content": json.dumps(reply)}}]) as srv:
+        review = run_review(CHAT, focus="ai", client=client(srv), target=TARGET)
+    ev = review["insights"][0]["evidence"][0]
+    assert ev["verified"] is False and ev["speaker"] == "user"
