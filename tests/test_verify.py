@@ -265,3 +265,23 @@ def test_run_after_sync_keeps_the_notebook_verifiable(report):
     sync(report)
     assert cli("run", str(report)).returncode == 0
     assert failures(report) == []
+
+
+def test_ledgers_are_sealed_by_sync_and_checked_by_verify(tmp_path):
+    from dsh_notebook.research import Actor, Ledger
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("a ledger only")])
+    path = tmp_path / "study.ipynb"
+    nbformat.write(nb, str(path))
+    led = Ledger(tmp_path / "study.dsh" / "ledger" / "main.jsonl")
+    assert led.append("question-posed", {"question_id": "q1", "text": "Does aspirin prevent colorectal cancer?"},
+                      Actor("lead"))["ok"]
+    index = sync(path)
+    assert index["ledgers"]["main"]["events"] == 1 and len(index["ledgers"]["main"]["head"]) == 64
+    found = [f for f in verify(path) if f.check == 3]
+    assert [f.ok for f in found] == [True] and "chain intact" in found[0].detail
+    # an edit of the last line keeps the chain (nothing follows it) but not the sealed head
+    f = tmp_path / "study.dsh" / "ledger" / "main.jsonl"
+    f.write_text(f.read_text(encoding="utf-8").replace("aspirin", "coffee"), encoding="utf-8")
+    bad = [x for x in verify(path) if x.check == 3 and x.ok is False]
+    assert bad and "main.jsonl" in bad[0].subject

@@ -7,8 +7,8 @@ into the notebook" and "Verification").
 * ``verify`` runs the four checks: (1) every record and chat session the notebook names
   exists beside it with the hash the notebook holds; (2) every closed record reads cleanly (no torn or undecodable
   line, ``seq`` 0..n in order, its id matching its file) and re-evaluates in a fresh engine
-  to identical values and dimensions; (3) every ledger's chain and fold (none can exist yet:
-  the ledger arrives with the research issue, so any ledger file is reported as unchecked);
+  to identical values and dimensions; (3) every ledger's hash chain, sequence and events
+  replayed in order, its head against the one ``sync`` sealed, and its fold;
   (4) nothing secret (API keys, bearer tokens) in the notebook or the sidecars.
 * Findings are plain data, for a table or ``--json``.
 """
@@ -143,6 +143,13 @@ def sync(notebook) -> dict:
             index["sessions"].append({"id": sid, "sha256": sha256_file(f)})
         elif sid in old_sessions:
             index["sessions"].append(old_sessions[sid])
+    ledger_dir = sidecar_for(path) / "ledger"
+    for f in sorted(ledger_dir.glob("*.jsonl")) if ledger_dir.is_dir() else []:
+        from ..research import Ledger
+
+        result = Ledger(f).verify()
+        if result["ok"]:  # a damaged ledger is never sealed: verify keeps reporting it
+            index["ledgers"][f.stem] = {"head": result["head"], "events": result["events"]}
     old_reviews = {e.get("file"): e for e in (nb.metadata.get("dsh") or {}).get("reviews") or [] if isinstance(e, dict)}
     for _, f in named_reviews(nb):
         if f in {e["file"] for e in index["reviews"]}:
@@ -233,8 +240,9 @@ def verify(notebook) -> list[Finding]:
 
     # 3. ledgers
     ledgers = sorted((sidecar / "ledger").glob("*.jsonl")) if (sidecar / "ledger").is_dir() else []
+    held_ledgers = (meta.get("ledgers") if isinstance(meta, dict) else None) or {}
     for f in ledgers:
-        findings.append(Finding(3, None, f.name, "not checked: ledger verification arrives with the research ledger"))
+        findings.extend(_check_ledger(f, held_ledgers.get(f.stem) if isinstance(held_ledgers, dict) else None))
     if not ledgers:
         findings.append(Finding(3, True, sidecar.name, "no ledgers"))
 
@@ -268,6 +276,24 @@ def _check_sessions(nb, meta: dict, sidecar: Path) -> list[Finding]:
         else:
             out.append(Finding(1, True, f"session {sid}", "present, hash matches" if held.get(sid) else "present"))
     return out
+
+
+def _check_ledger(f: Path, held) -> list[Finding]:
+    """Check 3 for one ledger: the hash chain, seq and every event replayed in order
+    (schema, authority, references, state), the head sealed by ``sync``, and the fold."""
+    from ..research import Ledger
+
+    head = held.get("head") if isinstance(held, dict) and isinstance(held.get("head"), str) else None
+    ledger = Ledger(f)
+    result = ledger.verify(expected_head=head)
+    if not result["ok"]:
+        return [Finding(3, False, f.name, f"line {p['line']}: {p['problem']}") for p in result["problems"]]
+    try:
+        ledger.fold()
+    except Exception as exc:  # noqa: BLE001 - reported, never a crash of verify
+        return [Finding(3, False, f.name, f"the fold failed: {type(exc).__name__}: {exc}")]
+    sealed = " and its head matches the sealed one" if head else ""
+    return [Finding(3, True, f.name, f"{result['events']} events, chain intact, every event re-checked{sealed}")]
 
 
 def _check_reviews(nb, meta: dict, sidecar: Path) -> list[Finding]:

@@ -1,0 +1,58 @@
+"""The research evidence ledger (spec: research.md): an append-only, hash-chained log of
+``research/*`` events whose writer enforces the authority table in code, a pure fold into
+``LedgerState``, and explicit predicates over it.
+
+Public API (binding, research.md "Python API"):
+
+- ``Ledger(path)``: ``append(type, data, actor)`` -> receipt, ``fold()``, ``verify()``, ``events()``;
+- ``Actor(role)`` for the eight model and runtime roles; a human actor only from
+  ``dsh_notebook.research.human.confirmed_actor(name, channel)``;
+- ``fold(events) -> LedgerState``;
+- ``is_eligible_for_synthesis``, ``has_unresolved_objections``, ``can_request_human_approval``,
+  each ``(state, id) -> (bool, reason)``.
+
+Pure Python: no IPython, ipywidgets or httpx here (those live in the layers above).
+"""
+
+from .actors import HUMAN_CHANNELS, Actor
+from .events import AUTHORITIES, EVENT_MODELS, ROLE_AUTHORITY, ROLES
+from .fold import LedgerState, fold
+from .ledger import (
+    LEDGER_AUTHORITY,
+    LEDGER_CODES,
+    LEDGER_IO,
+    LEDGER_REFERENCE,
+    LEDGER_SCHEMA,
+    LEDGER_STATE,
+    Ledger,
+    ledger_path,
+)
+from .predicates import (
+    can_request_human_approval,
+    decision_status,
+    has_unresolved_objections,
+    is_eligible_for_synthesis,
+)
+
+__all__ = [
+    "AUTHORITIES",
+    "EVENT_MODELS",
+    "HUMAN_CHANNELS",
+    "LEDGER_AUTHORITY",
+    "LEDGER_CODES",
+    "LEDGER_IO",
+    "LEDGER_REFERENCE",
+    "LEDGER_SCHEMA",
+    "LEDGER_STATE",
+    "ROLES",
+    "ROLE_AUTHORITY",
+    "Actor",
+    "Ledger",
+    "LedgerState",
+    "can_request_human_approval",
+    "decision_status",
+    "fold",
+    "has_unresolved_objections",
+    "is_eligible_for_synthesis",
+    "ledger_path",
+]
