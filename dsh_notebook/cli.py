@@ -289,7 +289,7 @@ def cmd_serve_fake_llm(args) -> int:
     except (OSError, OverflowError) as exc:  # the port is taken, or not ours to take
         return fail(f"cannot listen on 127.0.0.1:{args.port}: {getattr(exc, 'strerror', None) or exc}")
     print(f"scripted chat server (replies are scripted, not a model) on {srv.base_url}; "
-          f"point DEEPSEEK_BASE_URL there. Ctrl-C stops it.", flush=True)
+          f"point DEEPSEEK_BASE_URL there and set DEEPSEEK_API_KEY to any value. Ctrl-C stops it.", flush=True)
     try:
         srv.httpd.serve_forever()
     except KeyboardInterrupt:
@@ -401,6 +401,161 @@ def _positive(text: str) -> int:
     return n
 
 
+def ledger_subparsers(sub) -> "argparse._SubParsersAction":
+    """The ``dsh-notebook ledger ACTION`` group (created once, then reused): each ledger command
+    adds its parser here, e.g. ``ledger_subparsers(sub).add_parser("check-source", ...)``."""
+    group = sub.choices.get("ledger")
+    if group is None:
+        group = sub.add_parser("ledger", help="the research evidence ledger: show, verify, decide, export, "
+                                              "check a source")
+        group.set_defaults(func=None)
+    for action in group._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action
+    return group.add_subparsers(dest="ledger_action", metavar="ACTION", required=True)
+
+
+def _ledger_file(args, verb: str) -> Path | None:
+    from .notebook.ledger import resolve_ledger
+
+    path = resolve_ledger(args.notebook, args.name)
+    if not path.is_file():
+        print(f"dsh-notebook ledger {verb}: no ledger {args.name!r} for {args.notebook} (looked for {path})",
+              file=sys.stderr)
+        return None
+    return path
+
+
+def cmd_ledger_show(args) -> int:
+    from .notebook import ledger as LG
+
+    path = _ledger_file(args, "show")
+    if path is None:
+        return 2
+    state, _events = LG.read_state(path)
+    s = LG.summary(state)
+    print(json.dumps(s, ensure_ascii=False, indent=2) if args.json else LG.summary_text(s)[1])
+    return 0
+
+
+def cmd_ledger_verify(args) -> int:
+    from .notebook import ledger as LG
+    from .research import Ledger
+
+    path = _ledger_file(args, "verify")
+    if path is None:
+        return 2
+    result = Ledger(path).verify()
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+    else:
+        print(LG.verify_bundle(path, result)[0]["text/plain"])
+    return 0 if result["ok"] else 1
+
+
+def _confirmation_line(prompt: str) -> str | None:
+    """One confirmation line: asked on the terminal, or read from stdin when it is not a TTY
+    (``None`` when stdin gives nothing)."""
+    if sys.stdin is None:
+        return None
+    if sys.stdin.isatty():
+        try:
+            return input(prompt)
+        except EOFError:
+            return None
+    print(prompt, file=sys.stderr, end="", flush=True)
+    line = sys.stdin.readline()
+    print(file=sys.stderr)
+    return line if line else None
+
+
+def cmd_ledger_decide(args) -> int:
+    """Record the person's decision after a typed confirmation (the decision id, or ``yes``)."""
+    from .notebook import ledger as LG
+    from .research import Ledger
+    from .research.human import confirmed_actor
+
+    path = _ledger_file(args, "decide")
+    if path is None:
+        return 2
+    state, _events = LG.read_state(path)
+    dec = state.decisions.get(args.decision)
+    if dec is None:
+        print(f"dsh-notebook ledger decide: LEDGER_REFERENCE: decision {args.decision!r} is not in the ledger",
+              file=sys.stderr)
+        return 1
+    if not LG.awaiting_person(state, args.decision):
+        print(f"dsh-notebook ledger decide: LEDGER_STATE: decision {args.decision!r} does not await the person "
+              f"(status {LG.decision_status(state, args.decision)}); nothing was recorded", file=sys.stderr)
+        return 1
+    name = LG.person_name()
+    print(f"decision {args.decision} (revision {dec.revision}): {dec.current['statement']}", file=sys.stderr)
+    prompt = (f"Record {args.verdict!r} for decision {args.decision} revision {dec.revision} as {name}"
+              + (f" with the note {args.note!r}" if args.note else "")
+              + f"? Type the decision id ({args.decision}) or yes to confirm: ")
+    line = _confirmation_line(prompt)
+    if line is None or line.strip() not in (args.decision, "yes"):
+        why = ("no confirmation was given (stdin is not a terminal and gave no confirmation line)" if line is None
+               else f"the confirmation {line.strip()!r} is neither {args.decision!r} nor 'yes'")
+        print(f"dsh-notebook ledger decide: refused: {why}; nothing was recorded", file=sys.stderr)
+        return 1
+    person = confirmed_actor(name, "terminal")
+    receipt = Ledger(path).append("human-decision-recorded", {"decision_id": args.decision, "verdict": args.verdict,
+                                                               "note": args.note or ""}, person)
+    if not receipt["ok"]:
+        print(f"dsh-notebook ledger decide: {receipt['code']}: {receipt['error']}", file=sys.stderr)
+        return 1
+    print(f"recorded: decision {args.decision} {args.verdict} by {name} (seq {receipt['seq']}, {path.name})")
+    return 0
+
+
+def cmd_ledger_export(args) -> int:
+    from .notebook import ledger as LG
+
+    path = _ledger_file(args, "export")
+    if path is None:
+        return 2
+    state, _events = LG.read_state(path)
+    formats = (args.format,) if args.format else ("md", "bibtex")
+    try:
+        written = LG.export(path, state, formats)
+    except OSError as exc:
+        print(f"dsh-notebook ledger export: {exc}", file=sys.stderr)
+        return 2
+    for w in written:
+        print(f"wrote {w}")
+    return 0
+
+
+def _add_ledger_view_commands(ls) -> None:
+    """``ledger show|verify|decide|export NOTEBOOK [--name NAME]``."""
+    def common(x) -> None:
+        x.add_argument("notebook", help="the notebook (x.ipynb), its sidecar folder (x.dsh) or a ledger .jsonl")
+        x.add_argument("--name", default="main", help="the ledger's name: <stem>.dsh/ledger/NAME.jsonl (default main)")
+
+    x = ls.add_parser("show", help="decisions with predicates and reasons, claims, sources, objections")
+    common(x)
+    x.add_argument("--json", action="store_true", help="the summary as JSON")
+    x.set_defaults(func=cmd_ledger_show)
+    x = ls.add_parser("verify", help="check the hash chain and replay every event (exit 1 on a problem)")
+    common(x)
+    x.add_argument("--json", action="store_true", help="the verify result as JSON")
+    x.set_defaults(func=cmd_ledger_verify)
+    x = ls.add_parser("decide", help="record the person's decision on a decision awaiting them, after a typed "
+                                     "confirmation (the decision id or yes; without a terminal, the first line "
+                                     "of stdin)")
+    common(x)
+    x.add_argument("--decision", required=True, help="the decision id")
+    x.add_argument("--verdict", required=True, choices=("approved", "rejected", "needs_revision"))
+    x.add_argument("--note", default="", help="a note recorded with the decision")
+    x.set_defaults(func=cmd_ledger_decide)
+    x = ls.add_parser("export", help="write the Markdown evidence table and the BibTeX of verified sources under "
+                                     "the sidecar's exports/")
+    common(x)
+    x.add_argument("--format", choices=("md", "bibtex"), help="only one of the two (default: both)")
+    x.set_defaults(func=cmd_ledger_export)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dsh-notebook", description="Auditable, reproducible notebooks: reckoner records and more.")
     p.add_argument("--version", action="version", version=f"dsh-notebook {__version__}")
@@ -475,6 +630,7 @@ def build_parser() -> argparse.ArgumentParser:
                                     "notebook:PATH (a %%%%chat session file)")
     rvt.add_argument("--json", action="store_true", help="only a JSON array of {marker, speaker, turn, text}")
     rvt.set_defaults(func=cmd_review)
+    _add_ledger_view_commands(ledger_subparsers(sub))
     return p
 
 

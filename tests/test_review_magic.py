@@ -94,7 +94,11 @@ def test_bad_review_options(sh, line, message):  # noqa: F811
 
 
 def test_review_an_outside_log(sh, server, tmp_path):  # noqa: F811
-    fixtures = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "logs" / "claude"
+    import os
+
+    shared = Path(os.environ["DSH_SHARED_DIR"]) if os.environ.get("DSH_SHARED_DIR") else \
+        Path(__file__).resolve().parents[2] / "shared"
+    fixtures = shared / "fixtures" / "logs" / "claude"
     if not fixtures.is_dir():
         pytest.skip("the shared fixtures are not here (../shared/fixtures/logs)")
     log = tmp_path / "t.jsonl"

@@ -134,7 +134,7 @@ def resolve_target(words: list[str], sidecar: Path | None) -> tuple[str, Path]:
     if len(words) != 2:
         raise ReviewUsageError(f"--target {kind} needs one PATH")
     path = Path(words[1]).expanduser()
-    if kind == "session":
+    if kind in ("session", "notebook"):  # `notebook` as the command line names it
         if path.suffix == ".ipynb" or path.is_dir():
             folder = (path.with_name(path.stem + ".dsh") if path.suffix == ".ipynb" else path)
             folder = folder / "sessions" if (folder / "sessions").is_dir() else folder
@@ -144,7 +144,7 @@ def resolve_target(words: list[str], sidecar: Path | None) -> tuple[str, Path]:
             return "notebook", logs[-1]
         return "notebook", path
     if kind not in ("codex", "dsh", "claude", "chat"):
-        raise ReviewUsageError(f"unknown target {kind!r}; use this, session, codex, dsh, claude or chat")
+        raise ReviewUsageError(f"unknown target {kind!r}; use this, session (or notebook), codex, dsh, claude or chat")
     return kind, path
 
 
