@@ -556,6 +556,70 @@ def _add_ledger_view_commands(ls) -> None:
     x.set_defaults(func=cmd_ledger_export)
 
 
+def cmd_ledger_check_source(args) -> int:
+    """``ledger check-source IDENTIFIER``: the bibliographic verifier alone (research.md). Exit 0
+    with the verdict (any verdict, inconclusive included), 2 for a malformed identifier."""
+    import logging
+
+    from .research.bibliographic import IdentifierError, check_source, checks_table
+
+    log = logging.getLogger("dsh_notebook.research.bibliographic")
+    handler = logging.StreamHandler(sys.stderr)  # logs to stderr only: stdout is the verdict
+    handler.setFormatter(logging.Formatter("dsh-notebook ledger check-source: %(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.INFO if args.verbose else logging.WARNING)
+    log.propagate = False
+    claimed = {k: v for k, v in (("title", args.title), ("authors", args.authors), ("year", args.year))
+               if v is not None} or None
+    cache = None
+    if not args.no_cache:
+        if args.cache_dir:
+            cache = Path(args.cache_dir)
+        elif args.notebook or os.environ.get("DSH_NOTEBOOK_PATH"):
+            from .notebook.paths import sidecar_for
+
+            cache = sidecar_for(Path(args.notebook or os.environ["DSH_NOTEBOOK_PATH"])) / "bibliographic-cache"
+    try:
+        result = check_source(args.identifier, claimed, cache_dir=cache)
+    except IdentifierError as exc:
+        print(f"dsh-notebook ledger check-source: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    finally:
+        log.removeHandler(handler)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+        return 0
+    meta = result["metadata"]
+    print(f"{result['kind']} {result['identifier']}: {result['verdict']}")
+    if meta.get("title") is not None:
+        who = ", ".join(meta.get("authors") or [])
+        print(f"  {meta['title']}" + (f" ({meta['year']})" if meta.get("year") else "")
+              + (f"\n  {_cut_title(who, 100)}" if who else ""))
+    print(checks_table(result))
+    if result.get("needs_judgment"):
+        print("note: the metadata needs judgment (a close but not certain match)")
+    return 0
+
+
+def _add_ledger_check_source(ls) -> None:
+    """``ledger check-source IDENTIFIER [--json] [--title T --authors A --year Y]``."""
+    x = ls.add_parser("check-source", help="resolve a DOI, arXiv id or PMID (ISBN and URL: inconclusive) and "
+                                           "check it: verified, mismatch, inconclusive, retracted, corrected, "
+                                           "expression_of_concern")
+    x.add_argument("identifier", help="DOI (10.x/y, doi:…, https://doi.org/…), arXiv id (1605.08386v2, "
+                                      "astro-ph/0601001), PMID, ISBN or URL")
+    x.add_argument("--json", action="store_true", help="one JSON object: verdict, checks, metadata, resolver")
+    x.add_argument("--title", help="the claimed title (compared fuzzily)")
+    x.add_argument("--authors", help="the claimed authors, separated by ';' (family names compared)")
+    x.add_argument("--year", help="the claimed year")
+    x.add_argument("--notebook", help="cache the responses in this notebook's sidecar, <stem>.dsh/bibliographic-cache/ "
+                                        "(default: DSH_NOTEBOOK_PATH's, when set)")
+    x.add_argument("--cache-dir", help="cache the responses in this folder instead (reused for a day)")
+    x.add_argument("--no-cache", action="store_true", help="neither read nor write a cache")
+    x.add_argument("--verbose", "-v", action="store_true", help="log each request on stderr")
+    x.set_defaults(func=cmd_ledger_check_source)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dsh-notebook", description="Auditable, reproducible notebooks: reckoner records and more.")
     p.add_argument("--version", action="version", version=f"dsh-notebook {__version__}")
@@ -631,6 +695,7 @@ def build_parser() -> argparse.ArgumentParser:
     rvt.add_argument("--json", action="store_true", help="only a JSON array of {marker, speaker, turn, text}")
     rvt.set_defaults(func=cmd_review)
     _add_ledger_view_commands(ledger_subparsers(sub))
+    _add_ledger_check_source(ledger_subparsers(sub))
     return p
 
 

@@ -1,7 +1,7 @@
 """Public case P14 (computationalmodelling/nbval#102): a notebook showing a widget is run
 under nbval. Expected: it passes; the widget view is not compared, its deterministic
 ``text/plain`` fallback is. The kind covers every widget this package displays: the
-academic toggle, the live view of a ``%%chat`` turn and the reviewer panel."""
+academic toggle, the live view of a ``%%chat`` turn, the reviewer panel and the ledger explorer."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ CELLS = [
     "view.refresh()\nview.finish('completed')",
     "from dsh_notebook.reviewer.runner import Reviewer\nfrom dsh_notebook.widgets import ReviewerPanel\n"
     "ReviewerPanel(Reviewer())",
+    "import tempfile\nfrom dsh_notebook.widgets import LedgerExplorer\n"
+    "LedgerExplorer(notebook=tempfile.mkdtemp() + '/study.ipynb')",
 ]
 
 
@@ -29,7 +31,8 @@ def test_case_P14_widgets_compare_equal_under_nbval(tmp_path):
     outputs = [o for c in nb.cells for o in c.outputs]
     assert [o["data"]["text/plain"] for o in outputs] == [
         "[academic mode toggle]", "[live view of this chat turn; the answer follows]",
-        "[live view of this chat turn; the answer follows]", "[reviewer panel]"]
+        "[live view of this chat turn; the answer follows]", "[reviewer panel]",
+        "[research ledger explorer]"]
     assert all("application/vnd.jupyter.widget-view+json" in o["data"] for o in outputs)
     path = tmp_path / "widgets.ipynb"
     nbformat.write(nb, str(path))
@@ -37,4 +40,4 @@ def test_case_P14_widgets_compare_equal_under_nbval(tmp_path):
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval",
                         "--nbval-current-env", str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    assert "4 passed" in r.stdout
+    assert "5 passed" in r.stdout

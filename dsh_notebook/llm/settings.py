@@ -122,6 +122,9 @@ class Settings(BaseModel):
     #: the ``[reviewer]`` table as written: ``timeout``, ``poll``, ``debounce`` (seconds),
     #: ``window_chars``, ``hide_unverified`` (checked by the reviewer; a bad value is reported)
     reviewer: Any = None
+    #: the ``[research]`` table as written (the research roles and the bibliographic verifier
+    #: read and check their own parts)
+    research: Any = None
 
     @field_validator("search", mode="before")
     @classmethod

@@ -421,11 +421,64 @@ class ReviewMagics(Magics):
             rv.mark_read()
 
 
+@magics_class
+class LedgerMagics(Magics):
+    """``%ledger show|explore|verify|export [--name NAME] [--format md|bibtex]`` (see :mod:`.ledger`)."""
+
+    @line_magic
+    def ledger(self, line: str):
+        """``%ledger show`` (summary), ``explore`` (the LedgerExplorer widget), ``verify`` (chain
+        and replay check), ``export [--format md|bibtex]`` (evidence table and BibTeX under the
+        sidecar's ``exports/``); ``--name NAME`` picks ``ledger/NAME.jsonl`` (default main)."""
+        import html
+        import os
+
+        from . import ledger as LG
+
+        try:
+            opts = LG.parse(line)
+        except LG.LedgerUsageError as exc:
+            raise UsageError(f"%ledger: {exc}\n\n{LG.USAGE}") from None
+        path = LG.kernel_ledger(self.shell, opts.name)
+        if opts.action == "explore":
+            from ..widgets import LedgerExplorer
+
+            display(LedgerExplorer(name=opts.name, notebook=path))
+            return None
+        if not path.exists():
+            raise UsageError(f"%ledger {opts.action}: no ledger {opts.name!r} yet (looked for {path.name} in "
+                             f"{path.parent})")
+        if opts.action == "show":
+            state, _events = LG.read_state(path)
+            data, md = LG.show_bundle(path, state)
+        elif opts.action == "verify":
+            from ..research import Ledger
+
+            data, md = LG.verify_bundle(path, Ledger(path).verify())
+        else:
+            state, _events = LG.read_state(path)
+            formats = (opts.format,) if opts.format else ("md", "bibtex")
+            try:
+                written = LG.export(path, state, formats)
+            except OSError as exc:
+                raise UsageError(f"%ledger export: cannot write under {LG.sidecar_of(path) / 'exports'}: {exc}") from None
+            links = [(p, os.path.relpath(p, os.getcwd())) for p in written]
+            data = {LG.MIME_LEDGER: {"export": [p.name for p in written]},
+                    "text/plain": "ledger exported: " + ", ".join(str(p) for p in written),
+                    "text/markdown": "Ledger exported: " + ", ".join(f"[{p.name}]({link})" for p, link in links),
+                    "text/html": "Ledger exported: " + ", ".join(
+                        f'<a href="{html.escape(link)}" target="_blank">{html.escape(p.name)}</a>' for p, link in links)}
+            md = {"dsh": {"ledger": path.name, "exports": [f"exports/{p.name}" for p in written]}}
+        display(data, raw=True, metadata=md)
+        return None
+
+
 def load_ipython_extension(ipython) -> None:
     ipython.register_magics(ReckonMagics)
     ipython.register_magics(ChatMagics)
     ipython.register_magics(AcademicMagics)
     ipython.register_magics(ReviewMagics)
+    ipython.register_magics(LedgerMagics)
 
 
 def unload_ipython_extension(ipython) -> None:

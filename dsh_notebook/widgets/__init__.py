@@ -3,6 +3,7 @@ reviewer panel and ledger explorer follow. Importing this package imports ipywid
 
 from .academic import AcademicToggle
 from .chat import ChatView
+from .ledger import LedgerExplorer
 from .reviewer import ReviewerPanel
 
-__all__ = ["AcademicToggle", "ChatView", "ReviewerPanel"]
+__all__ = ["AcademicToggle", "ChatView", "LedgerExplorer", "ReviewerPanel"]

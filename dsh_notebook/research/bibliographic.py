@@ -1,0 +1,816 @@
+"""The bibliographic verifier, code first (spec: research.md "Running the roles").
+
+``check_source(identifier, claimed=None, *, cache_dir=None, settings=None) -> dict`` normalises
+the identifier, resolves it with httpx, compares the claimed metadata and reads the notices:
+
+* **Identifiers** (:func:`normalize`): DOI (bare, ``doi:`` prefix, ``doi.org`` URLs, percent-encoded
+  slashes; kept lower case, DOIs are case-insensitive), arXiv ids new style (``1605.08386``,
+  ``2104.12255v1``) and old style (``astro-ph/0601001v2``), with or without ``arXiv:`` or an
+  ``arxiv.org/abs|pdf`` URL, PMID (``pmid:123``, ``pubmed.ncbi.nlm.nih.gov/123``, or 1-9 bare
+  digits), ISBN-10/13 (checksum checked, kept as ISBN-13) and other http(s) URLs. Anything else
+  raises :class:`IdentifierError` (a ``ValueError``) with one line saying why.
+* **Resolvers**: Crossref ``GET {crossref_url}/works/{doi}`` (the polite ``mailto`` from the
+  settings goes in the query and the User-Agent), the arXiv API ``GET {arxiv_url}/api/query?id_list=``
+  and PubMed E-utilities ``efetch.fcgi`` (``esearch.fcgi`` turns a DOI Crossref does not know into
+  a PMID). A DOI Crossref answers 404 for is tried on PubMed before it is called not found.
+  Timeouts, and a 429/503 is retried (``Retry-After`` honoured up to ``max_retry_wait``).
+* **Verdicts**: ``verified`` (resolves, no notices, claimed metadata agrees or none was
+  claimed), ``mismatch`` (title, authors or year disagree), ``inconclusive`` (not found, a
+  service error, a network failure, an ISBN or plain URL: no resolver), ``retracted``,
+  ``expression_of_concern``, ``corrected``; the most severe finding wins, in that order
+  (retracted > expression_of_concern > corrected > mismatch > verified).
+* **Notices**: Crossref ``updated-by`` (notices that update this work, publisher and Retraction
+  Watch entries, de-duplicated by notice DOI) and ``update-to`` (this record *is* a notice for
+  other works; it is flagged with the notice's verdict and a ``notice_of`` check, since a citation
+  of a notice nearly always meant the work). Entries pointing at the work's own DOI, and
+  ``new_version`` entries, are not notices. PubMed: ``PublicationType`` "Retracted Publication",
+  "Retraction of Publication", "Expression of Concern", "Published Erratum" (case-insensitive)
+  and ``CommentsCorrections`` ``RetractionIn``/``RetractionOf``, ``ExpressionOfConcernIn``/``For``,
+  ``ErratumIn``/``For``.
+* **Cache**: with ``cache_dir``, every definitive answer (HTTP 200 or 404) is written to
+  ``<cache_dir>/<service>-<sha256 of the URL>.json`` with the UTC time it was fetched
+  (``{"url", "fetched", "status", "content_type", "body"}``) and reused while it is younger than
+  ``cache_max_age`` seconds (default 86400: a day). Errors and network failures are never cached.
+* **Settings**: defaults, then the ``[research.bibliographic]`` table of ``settings.toml`` in
+  ``DSH_NOTEBOOK_HOME`` (keys ``crossref_url``, ``arxiv_url``, ``pubmed_url``, ``mailto``,
+  ``timeout``, ``retries``, ``max_retry_wait``, ``cache_max_age``), then the environment
+  (``DSH_CROSSREF_URL``, ``DSH_ARXIV_URL``, ``DSH_PUBMED_URL``), then the ``settings`` argument.
+
+The only module of :mod:`dsh_notebook.research` that imports httpx; nothing imports it at
+package import time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import logging
+import os
+import re
+import time
+import tomllib
+import unicodedata
+import xml.etree.ElementTree as ET
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote, urlsplit
+
+import httpx
+
+log = logging.getLogger(__name__)
+
+VERDICTS = ("verified", "mismatch", "inconclusive", "retracted", "corrected", "expression_of_concern")
+KINDS = ("doi", "arxiv", "pmid", "isbn", "url")
+#: most severe first: the first one found wins
+SEVERITY = ("retracted", "expression_of_concern", "corrected", "mismatch", "verified")
+
+DEFAULTS: dict[str, Any] = {
+    "crossref_url": "https://api.crossref.org",
+    "arxiv_url": "https://export.arxiv.org",
+    "pubmed_url": "https://eutils.ncbi.nlm.nih.gov",
+    "mailto": None,
+    "timeout": 15.0,
+    "retries": 2,
+    "max_retry_wait": 5.0,
+    "cache_max_age": 86400,
+}
+ENV = {"crossref_url": "DSH_CROSSREF_URL", "arxiv_url": "DSH_ARXIV_URL", "pubmed_url": "DSH_PUBMED_URL"}
+TITLE_OK = 90  # rapidfuzz score (0-100) at or above which titles agree
+TITLE_JUDGE = 70  # between this and TITLE_OK the title needs judgment (a model or a person)
+
+
+class IdentifierError(ValueError):
+    """A malformed identifier: the message is one line saying why."""
+
+
+# --------------------------------------------------------------------------- identifiers
+
+_DOI = re.compile(r"^10\.\d{4,9}/\S+$")
+_ARXIV_NEW = re.compile(r"^(\d{4}\.\d{4,5})(v\d+)?$")
+_ARXIV_OLD = re.compile(r"^([a-z][a-z\-]*(?:\.[A-Z]{2})?/\d{7})(v\d+)?$", re.IGNORECASE)
+_PREFIX = re.compile(r"^(doi|arxiv|pmid|isbn)(?:\s*:\s*|\s+)(.*)$", re.IGNORECASE)
+
+
+def _doi(text: str, original: str) -> dict:
+    doi = unquote(text.strip())
+    if not _DOI.match(doi):
+        raise IdentifierError(f"{original!r} is not a DOI (10.<registrant>/<suffix>)")
+    return {"kind": "doi", "identifier": doi.lower()}
+
+
+def _arxiv(text: str, original: str) -> dict:
+    t = text.strip()
+    if t.lower().endswith(".pdf"):
+        t = t[:-4]
+    m = _ARXIV_NEW.match(t) or _ARXIV_OLD.match(t)
+    if not m:
+        raise IdentifierError(f"{original!r} is not an arXiv id (like 1605.08386, 2104.12255v1 or astro-ph/0601001)")
+    base = m.group(1)
+    if "/" in base:
+        archive, num = base.split("/")
+        name, _, sub = archive.partition(".")
+        base = f"{name.lower()}{'.' + sub.upper() if sub else ''}/{num}"
+    version = m.group(2)
+    return {"kind": "arxiv", "identifier": base + (version or ""), "base": base,
+            "version": int(version[1:]) if version else None}
+
+
+def _pmid(text: str, original: str) -> dict:
+    t = text.strip()
+    if not re.fullmatch(r"\d{1,9}", t) or int(t) == 0:
+        raise IdentifierError(f"{original!r} is not a PMID (a positive whole number)")
+    return {"kind": "pmid", "identifier": str(int(t))}
+
+
+def _isbn(text: str, original: str) -> dict:
+    t = re.sub(r"[\s\-]", "", text).upper()
+    if re.fullmatch(r"\d{9}[\dX]", t):
+        total = sum((10 - i) * (10 if c == "X" else int(c)) for i, c in enumerate(t))
+        if total % 11:
+            raise IdentifierError(f"{original!r}: the ISBN-10 check digit is wrong")
+        core = "978" + t[:9]
+    elif re.fullmatch(r"97[89]\d{10}", t):
+        core = t[:12]
+        if _isbn13_check(core) != t[12]:
+            raise IdentifierError(f"{original!r}: the ISBN-13 check digit is wrong")
+    else:
+        raise IdentifierError(f"{original!r} is not an ISBN (10 digits, the last may be X, or 13 digits from 978/979)")
+    return {"kind": "isbn", "identifier": core + _isbn13_check(core)}
+
+
+def _isbn13_check(core12: str) -> str:
+    return str((10 - sum((1 if i % 2 == 0 else 3) * int(c) for i, c in enumerate(core12)) % 10) % 10)
+
+
+def _url(text: str, original: str) -> dict:
+    parts = urlsplit(text)
+    host = (parts.hostname or "").lower()
+    if parts.scheme not in ("http", "https") or not host or " " in text:
+        raise IdentifierError(f"{original!r} is not an http(s) URL")
+    path = unquote(parts.path)
+    if host in ("doi.org", "dx.doi.org", "www.doi.org"):
+        return _doi(path.lstrip("/"), original)
+    if host in ("arxiv.org", "www.arxiv.org", "export.arxiv.org"):
+        m = re.match(r"^/(?:abs|pdf)/(.+?)/?$", path)
+        if m:
+            return _arxiv(m.group(1), original)
+    if host in ("pubmed.ncbi.nlm.nih.gov", "www.ncbi.nlm.nih.gov"):
+        m = re.match(r"^/(?:pubmed/)?(\d+)/?$", path)
+        if m:
+            return _pmid(m.group(1), original)
+    return {"kind": "url", "identifier": text}
+
+
+def normalize(identifier: str, kind: str | None = None) -> dict:
+    """``{"kind", "identifier", ...}`` (canonical form; arXiv adds ``base`` and ``version``).
+    ``kind`` forces one of :data:`KINDS`. Raises :class:`IdentifierError` for malformed input."""
+    if not isinstance(identifier, str) or not identifier.strip():
+        raise IdentifierError("the identifier is empty")
+    original = identifier
+    text = identifier.strip()
+    if kind is not None and kind not in KINDS:
+        raise IdentifierError(f"unknown identifier kind {kind!r} (one of {', '.join(KINDS)})")
+    m = _PREFIX.match(text)
+    if m:
+        named, rest = m.group(1).lower(), m.group(2)
+        if kind and kind != named:
+            raise IdentifierError(f"{original!r} is a {named} identifier, not {kind}")
+        kind, text = named, rest
+    parsers = {"doi": _doi, "arxiv": _arxiv, "pmid": _pmid, "isbn": _isbn, "url": _url}
+    if kind == "doi" and re.match(r"^https?://", text, re.IGNORECASE):
+        out = _url(text, original)
+        if out["kind"] != "doi":
+            raise IdentifierError(f"{original!r} is not a DOI or a doi.org URL")
+        return out
+    if kind == "arxiv" and re.match(r"^https?://", text, re.IGNORECASE):
+        out = _url(text, original)
+        if out["kind"] != "arxiv":
+            raise IdentifierError(f"{original!r} is not an arXiv id or an arxiv.org URL")
+        return out
+    if kind:
+        return parsers[kind](text, original)
+    if re.match(r"^https?://", text, re.IGNORECASE):
+        return _url(text, original)
+    if text.startswith("10."):
+        return _doi(text, original)
+    if _ARXIV_NEW.match(text) or _ARXIV_OLD.match(text):
+        return _arxiv(text, original)
+    if re.fullmatch(r"\d{1,9}", text):
+        return _pmid(text, original)
+    if re.fullmatch(r"[\d\-\s]{9,}[\dXx]", text):
+        return _isbn(text, original)
+    raise IdentifierError(f"{original!r} is not a DOI, arXiv id, PMID, ISBN or URL")
+
+
+# --------------------------------------------------------------------------- settings
+
+
+def bibliographic_settings(settings: dict | None = None) -> dict:
+    """Defaults < ``[research.bibliographic]`` of settings.toml < environment < ``settings``."""
+    out = dict(DEFAULTS)
+    home = Path(os.environ.get("DSH_NOTEBOOK_HOME") or Path.home() / ".dsh-notebook")
+    path = home / "settings.toml"
+    if path.is_file():
+        try:
+            table = tomllib.loads(path.read_text(encoding="utf-8")).get("research", {})
+            table = table.get("bibliographic", {}) if isinstance(table, dict) else {}
+            if isinstance(table, dict):
+                out.update({k: v for k, v in table.items() if k in DEFAULTS})
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            log.warning("bibliographic: ignoring %s (%s)", path, exc)
+    for key, env in ENV.items():
+        if os.environ.get(env):
+            out[key] = os.environ[env]
+    if settings:
+        out.update({k: v for k, v in dict(settings).items() if k in DEFAULTS})
+    for key in ENV:
+        out[key] = str(out[key]).rstrip("/")
+    return out
+
+
+# --------------------------------------------------------------------------- fetching
+
+
+class _Fetcher:
+    """GET with retries on 429/503, timeouts, and the dated response cache."""
+
+    def __init__(self, conf: dict, cache_dir: Path | None):
+        self.conf = conf
+        self.cache_dir = Path(cache_dir) if cache_dir else None
+        from .. import __version__
+
+        agent = f"dsh-notebook/{__version__} (bibliographic verifier"
+        agent += f"; mailto:{conf['mailto']})" if conf.get("mailto") else ")"
+        self.client = httpx.Client(timeout=httpx.Timeout(float(conf["timeout"])), follow_redirects=True,
+                                   headers={"User-Agent": agent})
+        self.calls: list[dict] = []
+
+    def close(self) -> None:
+        self.client.close()
+
+    def _cache_file(self, service: str, url: str) -> Path | None:
+        if not self.cache_dir:
+            return None
+        return self.cache_dir / f"{service}-{hashlib.sha256(url.encode()).hexdigest()[:32]}.json"
+
+    def get(self, service: str, url: str, params: dict | None = None, secret: dict | None = None) -> dict:
+        """``{"status", "content_type", "body", "url", "fetched", "cached"}`` or, when the
+        network failed, ``{"status": None, "error": "..."}``. ``secret`` params (mailto) are
+        sent but kept out of the cache key and the reported URL."""
+        shown = str(httpx.URL(url, params=params or {}))
+        cache = self._cache_file(service, shown)
+        if cache and cache.is_file():
+            try:
+                rec = json.loads(cache.read_text(encoding="utf-8"))
+                age = time.time() - datetime.fromisoformat(rec["fetched"]).timestamp()
+                if 0 <= age < float(self.conf["cache_max_age"]):
+                    log.info("%s %s: cached %s (fetched %s)", service, shown, rec["status"], rec["fetched"])
+                    out = {**rec, "cached": True}
+                    self.calls.append({k: out.get(k) for k in ("url", "status", "fetched", "cached")})
+                    return out
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
+        attempts = int(self.conf["retries"]) + 1
+        out: dict = {}
+        for attempt in range(attempts):
+            try:
+                resp = self.client.get(url, params={**(params or {}), **(secret or {})})
+            except httpx.HTTPError as exc:
+                out = {"url": shown, "status": None, "error": f"{type(exc).__name__}: {exc}".strip(": "),
+                       "cached": False}
+                log.warning("%s %s: %s", service, shown, out["error"])
+                if attempt + 1 < attempts and isinstance(exc, (httpx.ConnectError, httpx.ReadTimeout)):
+                    continue
+                break
+            fetched = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            out = {"url": shown, "status": resp.status_code, "content_type": resp.headers.get("content-type", ""),
+                   "body": resp.text, "fetched": fetched, "cached": False}
+            log.info("%s %s: HTTP %s", service, shown, resp.status_code)
+            if resp.status_code in (429, 502, 503, 504) and attempt + 1 < attempts:
+                wait = _retry_after(resp.headers.get("retry-after"), float(self.conf["max_retry_wait"]), attempt)
+                log.info("%s: HTTP %s, retrying in %.1f s", service, resp.status_code, wait)
+                self.calls.append({k: out.get(k) for k in ("url", "status", "fetched", "cached")})
+                time.sleep(wait)
+                continue
+            break
+        if cache and out.get("status") in (200, 404):
+            try:
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                tmp = cache.with_suffix(".tmp")
+                tmp.write_text(json.dumps({k: out[k] for k in ("url", "fetched", "status", "content_type", "body")},
+                                          ensure_ascii=False), encoding="utf-8")
+                os.replace(tmp, cache)
+            except OSError as exc:
+                log.warning("bibliographic: cannot write the cache %s (%s)", cache, exc)
+        self.calls.append({k: out.get(k) for k in ("url", "status", "fetched", "cached", "error") if k in out})
+        return out
+
+
+def _retry_after(value: str | None, cap: float, attempt: int) -> float:
+    try:
+        wait = float(value) if value is not None else 0.5 * (2 ** attempt)
+    except ValueError:
+        wait = 0.5 * (2 ** attempt)
+    return max(0.0, min(wait, cap))
+
+
+def _failure(resp: dict, service: str) -> str:
+    if resp.get("status") is None:
+        return f"{service} could not be reached ({resp.get('error')})"
+    body = (resp.get("body") or "").strip()
+    detail = body[:200]
+    if "json" in (resp.get("content_type") or ""):
+        try:
+            msg = json.loads(body).get("message")
+            if isinstance(msg, list):
+                detail = "; ".join(str(m.get("message", m)) if isinstance(m, dict) else str(m) for m in msg)
+        except (ValueError, AttributeError):
+            pass
+    return f"{service} answered HTTP {resp['status']}" + (f": {detail}" if detail else "")
+
+
+# --------------------------------------------------------------------------- text helpers
+
+
+def _clean(text: Any) -> str:
+    """Markup, PubMed's ``[corrected]`` marker, accents, case and punctuation removed."""
+    if text is None:
+        return ""
+    t = html.unescape(re.sub(r"<[^>]+>", " ", str(text)))
+    t = re.sub(r"\[corrected\]", " ", t, flags=re.IGNORECASE)
+    t = unicodedata.normalize("NFKD", t)
+    t = "".join(c for c in t if not unicodedata.combining(c)).casefold()
+    t = re.sub(r"[^\w\s]", " ", t)
+    return " ".join(t.split())
+
+
+def _family(name: str) -> str:
+    name = str(name).strip()
+    if "," in name:
+        return _clean(name.split(",")[0])
+    parts = _clean(name).split()
+    return parts[-1] if parts else ""
+
+
+def _split_authors(authors: Any) -> list[str]:
+    if authors is None:
+        return []
+    if isinstance(authors, str):
+        parts = re.split(r";|\band\b|&", authors) if (";" in authors or " and " in authors or "&" in authors) \
+            else [authors]
+    else:
+        parts = [a if isinstance(a, str) else " ".join(str(v) for v in (a.get("given"), a.get("family")) if v)
+                 for a in authors]
+    out = [p.strip() for p in parts if p and p.strip()]
+    return [p for p in out if _clean(p) not in ("et al", "et al.", "others")]
+
+
+def _title_score(claimed: str, found: str) -> float:
+    from rapidfuzz import fuzz
+
+    a, b = _clean(claimed), _clean(found)
+    if not a or not b:
+        return 0.0
+    score = fuzz.ratio(a, b)
+    shorter = min(a, b, key=len)
+    if len(shorter.split()) >= 4:  # a title given without its subtitle
+        score = max(score, fuzz.token_set_ratio(a, b) - 5)
+    return round(float(score), 1)
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+def _compare(claimed: dict | None, meta: dict, checks: list[dict]) -> tuple[bool, bool]:
+    """Append title/authors/year checks; ``(mismatch, needs_judgment)``."""
+    if not claimed:
+        return False, False
+    mismatch = judge = False
+    title = claimed.get("title")
+    if title is not None and str(title).strip() != "":
+        found = meta.get("title")
+        if found is None:
+            checks.append({"name": "title", "ok": None, "detail": "the resolved record has no title"})
+            judge = True
+        else:
+            score = _title_score(str(title), found)
+            ok = score >= TITLE_OK
+            checks.append({"name": "title", "ok": ok,
+                           "detail": f"similarity {score:g}/100 (at least {TITLE_OK} agrees): {found!r}"})
+            mismatch |= not ok
+            judge |= TITLE_JUDGE <= score < TITLE_OK
+    authors = _split_authors(claimed.get("authors"))
+    if authors:
+        have = [_family(a) for a in meta.get("authors") or []]
+        if not have:
+            checks.append({"name": "authors", "ok": None, "detail": "the resolved record lists no authors"})
+            judge = True
+        else:
+            from rapidfuzz import fuzz
+
+            missing = [a for a in authors if not any(fuzz.ratio(_family(a), h) >= 85 for h in have if h)]
+            ok = not missing
+            checks.append({"name": "authors", "ok": ok,
+                           "detail": (f"all {len(authors)} claimed author(s) found" if ok else
+                                      f"not among the {len(have)} resolved author(s): {', '.join(missing)}")})
+            mismatch |= not ok
+    year = claimed.get("year")
+    if year not in (None, ""):
+        years = sorted({y for y in meta.get("years") or [] if y})
+        try:
+            y = int(str(year).strip())
+        except ValueError:
+            checks.append({"name": "year", "ok": False, "detail": f"claimed year {year!r} is not a year"})
+            return True, judge
+        ok = y in years
+        checks.append({"name": "year", "ok": ok if years else None,
+                       "detail": (f"{y} matches" if ok else f"claimed {y}, record has {', '.join(map(str, years))}")
+                       if years else "the resolved record has no year"})
+        mismatch |= bool(years) and not ok
+    return mismatch, judge
+
+
+# --------------------------------------------------------------------------- Crossref
+
+_CROSSREF_TYPES = {
+    "retraction": "retracted", "withdrawal": "retracted", "removal": "retracted", "partial_retraction": "retracted",
+    "expression_of_concern": "expression_of_concern",
+    "correction": "corrected", "erratum": "corrected", "corrigendum": "corrected", "addendum": "corrected",
+    "clarification": "corrected",
+}
+
+
+def _date_of(entry: dict) -> str | None:
+    upd = entry.get("updated") or {}
+    if upd.get("date-time"):
+        return str(upd["date-time"])[:10]
+    parts = (upd.get("date-parts") or [[None]])[0]
+    return "-".join(f"{p:02d}" if i else str(p) for i, p in enumerate(parts) if p) or None
+
+
+def crossref_notices(message: dict) -> dict:
+    """``{"updated_by": [...], "update_to": [...], "ignored": [...]}`` from a Crossref work message:
+    notice entries as ``{"doi", "type", "verdict", "source", "date", "label"}``, de-duplicated by
+    (notice DOI, type); self references and types that are not notices are ``ignored``."""
+    own = str(message.get("DOI") or "").lower()
+    out: dict[str, list] = {"updated_by": [], "update_to": [], "ignored": []}
+    for field, key in (("updated-by", "updated_by"), ("update-to", "update_to")):
+        seen: dict[tuple, dict] = {}
+        for e in message.get(field) or []:
+            if not isinstance(e, dict):
+                continue
+            doi = str(e.get("DOI") or "").lower()
+            typ = str(e.get("type") or "").lower()
+            item = {"doi": doi, "type": typ, "verdict": _CROSSREF_TYPES.get(typ), "source": e.get("source"),
+                    "date": _date_of(e), "label": e.get("label")}
+            if doi == own or item["verdict"] is None:
+                out["ignored"].append({**item, "field": field,
+                                       "why": "points at the work itself" if doi == own else f"type {typ!r} is not a notice"})
+                continue
+            k = (doi, typ)
+            if k in seen:
+                sources = {seen[k]["source"], item["source"]} - {None}
+                seen[k]["source"] = ", ".join(sorted(sources))
+                continue
+            seen[k] = item
+        out[key] = list(seen.values())
+    return out
+
+
+def crossref_metadata(message: dict) -> dict:
+    years = []
+    for f in ("issued", "published", "published-print", "published-online"):
+        parts = ((message.get(f) or {}).get("date-parts") or [[None]])[0]
+        if parts and parts[0]:
+            years.append(int(parts[0]))
+    titles = message.get("title") or []
+    authors = []
+    for a in message.get("author") or []:
+        name = " ".join(str(v) for v in (a.get("given"), a.get("family")) if v) or a.get("name")
+        if name:
+            authors.append(name)
+    container = message.get("container-title") or []
+    return {
+        "title": html.unescape(re.sub(r"<[^>]+>", "", titles[0])).strip() if titles else None,
+        "authors": authors,
+        "year": years[0] if years else None,
+        "years": sorted(set(years)),
+        "container": container[0] if container else None,
+        "doi": str(message.get("DOI") or "").lower() or None,
+        "type": message.get("type"),
+        "publisher": message.get("publisher"),
+    }
+
+
+def _resolve_crossref(doi: str, fetch: _Fetcher, conf: dict) -> dict:
+    url = f"{conf['crossref_url']}/works/{quote(doi, safe='')}"
+    secret = {"mailto": conf["mailto"]} if conf.get("mailto") else None
+    resp = fetch.get("crossref", url, secret=secret)
+    res = {"service": "crossref", "url": resp.get("url"), "status": resp.get("status"),
+           "fetched": resp.get("fetched"), "cached": resp.get("cached", False)}
+    if resp.get("status") == 404:
+        return {**res, "found": False, "why": f"Crossref has no work {doi} (HTTP 404: {(resp.get('body') or '').strip()[:80]})"}
+    if resp.get("status") != 200:
+        return {**res, "found": None, "why": _failure(resp, "Crossref")}
+    try:
+        message = json.loads(resp["body"])["message"]
+        if not isinstance(message, dict):
+            raise ValueError("message is not an object")
+    except (ValueError, KeyError, TypeError) as exc:
+        return {**res, "found": None, "why": f"Crossref answered with an unreadable body ({exc})"}
+    return {**res, "found": True, "message": message}
+
+
+def _crossref_result(message: dict) -> tuple[dict, list[dict], list[str]]:
+    meta = crossref_metadata(message)
+    notes = crossref_notices(message)
+    meta["notices"] = notes["updated_by"]
+    meta["notice_of"] = notes["update_to"]
+    checks, found = [], []
+    for n in notes["updated_by"]:
+        found.append(n["verdict"])
+        checks.append({"name": "notice", "ok": False,
+                       "detail": f"{n['type']} {n['doi']} ({n['source']}, {n['date']}) updates this work"})
+    for n in notes["update_to"]:
+        found.append(n["verdict"])
+        checks.append({"name": "notice_of", "ok": False,
+                       "detail": f"this record is a {n['type']} notice for {n['doi']} ({n['date']}), not the work itself"})
+    if not found:
+        detail = "no retraction, correction or concern notice in update-to or updated-by"
+        if notes["ignored"]:
+            detail += f" ({len(notes['ignored'])} entr{'y' if len(notes['ignored']) == 1 else 'ies'} not notices: " + \
+                ", ".join(f"{i['type']}: {i['why']}" for i in notes["ignored"]) + ")"
+        checks.append({"name": "notices", "ok": True, "detail": detail})
+    return meta, checks, found
+
+
+# --------------------------------------------------------------------------- arXiv
+
+_ATOM = "{http://www.w3.org/2005/Atom}"
+_ARXIV_NS = "{http://arxiv.org/schemas/atom}"
+_OPENSEARCH = "{http://a9.com/-/spec/opensearch/1.1/}"
+
+
+def parse_arxiv_feed(body: str) -> dict:
+    """``{"entries": [...], "errors": [...], "total": int|None}``; an entry whose id is under
+    ``/api/errors`` is an error, never a paper."""
+    root = ET.fromstring(body.encode("utf-8") if isinstance(body, str) else body)
+    total = root.findtext(f"{_OPENSEARCH}totalResults")
+    entries, errors = [], []
+    for e in root.findall(f"{_ATOM}entry"):
+        eid = (e.findtext(f"{_ATOM}id") or "").strip()
+        if "/api/errors" in eid:
+            errors.append(" ".join((e.findtext(f"{_ATOM}summary") or e.findtext(f"{_ATOM}title") or eid).split()))
+            continue
+        m = re.search(r"/abs/(.+?)(v(\d+))?$", eid)
+        title = e.findtext(f"{_ATOM}title")
+        published = (e.findtext(f"{_ATOM}published") or "").strip()
+        updated = (e.findtext(f"{_ATOM}updated") or "").strip()
+        entries.append({
+            "id": m.group(1) if m else eid,
+            "version": int(m.group(3)) if m and m.group(3) else None,
+            "title": " ".join(title.split()) if title is not None else None,
+            "authors": [" ".join((a.findtext(f"{_ATOM}name") or "").split()) for a in e.findall(f"{_ATOM}author")],
+            "published": published or None,
+            "updated": updated or None,
+            "doi": (e.findtext(f"{_ARXIV_NS}doi") or "").strip().lower() or None,
+            "journal_ref": (e.findtext(f"{_ARXIV_NS}journal_ref") or "").strip() or None,
+            "comment": " ".join((e.findtext(f"{_ARXIV_NS}comment") or "").split()) or None,
+        })
+    return {"entries": entries, "errors": errors, "total": int(total) if total and total.strip().isdigit() else None}
+
+
+def _resolve_arxiv(norm: dict, fetch: _Fetcher, conf: dict) -> dict:
+    url = f"{conf['arxiv_url']}/api/query"
+    resp = fetch.get("arxiv", url, params={"id_list": norm["identifier"], "max_results": "1"})
+    res = {"service": "arxiv", "url": resp.get("url"), "status": resp.get("status"),
+           "fetched": resp.get("fetched"), "cached": resp.get("cached", False)}
+    if resp.get("status") is None:
+        return {**res, "found": None, "why": _failure(resp, "arXiv")}
+    try:
+        feed = parse_arxiv_feed(resp.get("body") or "")
+    except ET.ParseError as exc:
+        return {**res, "found": None, "why": f"arXiv answered HTTP {resp['status']} with a body that is not XML ({exc})"}
+    if feed["errors"]:
+        return {**res, "found": None, "why": f"arXiv answered HTTP {resp['status']}: {'; '.join(feed['errors'])}"}
+    if resp["status"] != 200:
+        return {**res, "found": None, "why": _failure(resp, "arXiv")}
+    match = [e for e in feed["entries"] if e["id"].lower() == norm["base"].lower()]
+    if not match:
+        return {**res, "found": False, "why": f"arXiv has no paper {norm['identifier']} (empty feed)"}
+    return {**res, "found": True, "entry": match[0]}
+
+
+def _arxiv_result(norm: dict, entry: dict) -> tuple[dict, list[dict], list[str]]:
+    years = [int(d[:4]) for d in (entry["published"], entry["updated"]) if d and d[:4].isdigit()]
+    meta = {"title": entry["title"], "authors": entry["authors"], "year": years[0] if years else None,
+            "years": sorted(set(years)), "arxiv_id": entry["id"], "version": entry["version"],
+            "published": entry["published"], "updated": entry["updated"], "doi": entry["doi"],
+            "journal_ref": entry["journal_ref"], "comment": entry["comment"], "notices": [], "notice_of": []}
+    checks = []
+    if norm.get("version"):
+        ok = entry["version"] == norm["version"]
+        checks.append({"name": "version", "ok": ok,
+                       "detail": f"v{norm['version']} requested, arXiv answered v{entry['version']}"})
+    else:
+        checks.append({"name": "version", "ok": True, "detail": f"no version requested; latest is v{entry['version']}"})
+    checks.append({"name": "notices", "ok": True,
+                   "detail": "arXiv carries no retraction notices (withdrawals show only in the comment)"
+                             + (f"; comment: {entry['comment']!r}" if entry["comment"] else "")})
+    return meta, checks, []
+
+
+# --------------------------------------------------------------------------- PubMed
+
+_PUBTYPES = {"retracted publication": "retracted", "retraction of publication": "retracted",
+             "expression of concern": "expression_of_concern", "published erratum": "corrected",
+             "corrected and republished article": "corrected"}
+#: CommentsCorrections RefType -> (verdict, this record is the notice)
+_REFTYPES = {"RetractionIn": ("retracted", False), "RetractionOf": ("retracted", True),
+             "ExpressionOfConcernIn": ("expression_of_concern", False),
+             "ExpressionOfConcernFor": ("expression_of_concern", True),
+             "ErratumIn": ("corrected", False), "ErratumFor": ("corrected", True),
+             "CorrectedandRepublishedIn": ("corrected", False), "CorrectedandRepublishedFrom": ("corrected", True)}
+
+
+def parse_pubmed(body: str) -> list[dict]:
+    """Every ``PubmedArticle`` of an efetch body (a bare ``PubmedArticle`` root is accepted)."""
+    root = ET.fromstring(body.encode("utf-8") if isinstance(body, str) else body)
+    arts = [root] if root.tag == "PubmedArticle" else root.findall(".//PubmedArticle")
+    out = []
+    for a in arts:
+        cit = a.find("MedlineCitation")
+        if cit is None:
+            continue
+        art = cit.find("Article")
+        title_el = art.find("ArticleTitle") if art is not None else None
+        title = " ".join("".join(title_el.itertext()).split()) if title_el is not None else None
+        authors = []
+        for au in (art.findall("AuthorList/Author") if art is not None else []):
+            last, fore = au.findtext("LastName"), au.findtext("ForeName") or au.findtext("Initials")
+            name = " ".join(v for v in (fore, last) if v) or au.findtext("CollectiveName")
+            if name:
+                authors.append(name)
+        years = []
+        if art is not None:
+            y = art.findtext("Journal/JournalIssue/PubDate/Year")
+            md = art.findtext("Journal/JournalIssue/PubDate/MedlineDate")
+            if y and y.strip().isdigit():
+                years.append(int(y))
+            elif md and re.match(r"\d{4}", md.strip()):
+                years.append(int(md.strip()[:4]))
+            for ad in art.findall("ArticleDate"):
+                if (ad.findtext("Year") or "").isdigit():
+                    years.append(int(ad.findtext("Year")))
+        pubtypes = [" ".join((p.text or "").split()) for p in (art.findall("PublicationTypeList/PublicationType")
+                                                               if art is not None else [])]
+        comments = []
+        for c in cit.findall("CommentsCorrectionsList/CommentsCorrections"):
+            comments.append({"reftype": c.get("RefType"), "pmid": (c.findtext("PMID") or "").strip() or None,
+                             "source": " ".join((c.findtext("RefSource") or "").split()) or None})
+        ids = {i.get("IdType"): (i.text or "").strip() for i in a.findall("PubmedData/ArticleIdList/ArticleId")}
+        out.append({"pmid": (cit.findtext("PMID") or "").strip(), "title": title, "authors": authors,
+                    "years": sorted(set(years)), "journal": art.findtext("Journal/Title") if art is not None else None,
+                    "pubtypes": pubtypes, "comments": comments, "doi": (ids.get("doi") or "").lower() or None})
+    return out
+
+
+def _resolve_pubmed(pmid: str, fetch: _Fetcher, conf: dict) -> dict:
+    url = f"{conf['pubmed_url']}/entrez/eutils/efetch.fcgi"
+    secret = {"tool": "dsh-notebook", "email": conf["mailto"]} if conf.get("mailto") else None
+    resp = fetch.get("pubmed", url, params={"db": "pubmed", "id": pmid, "retmode": "xml"}, secret=secret)
+    res = {"service": "pubmed", "url": resp.get("url"), "status": resp.get("status"),
+           "fetched": resp.get("fetched"), "cached": resp.get("cached", False)}
+    if resp.get("status") != 200:
+        return {**res, "found": None, "why": _failure(resp, "PubMed")}
+    try:
+        arts = parse_pubmed(resp.get("body") or "")
+    except ET.ParseError as exc:
+        return {**res, "found": None, "why": f"PubMed answered with a body that is not XML ({exc})"}
+    match = [a for a in arts if a["pmid"] == pmid]
+    if not match:
+        return {**res, "found": False, "why": f"PubMed has no record {pmid}"}
+    return {**res, "found": True, "article": match[0]}
+
+
+def _pubmed_pmid_for_doi(doi: str, fetch: _Fetcher, conf: dict) -> tuple[str | None, str | None]:
+    url = f"{conf['pubmed_url']}/entrez/eutils/esearch.fcgi"
+    secret = {"tool": "dsh-notebook", "email": conf["mailto"]} if conf.get("mailto") else None
+    resp = fetch.get("pubmed", url, params={"db": "pubmed", "retmode": "json", "field": "aid", "term": doi},
+                     secret=secret)
+    if resp.get("status") != 200:
+        return None, _failure(resp, "PubMed esearch")
+    try:
+        ids = json.loads(resp["body"])["esearchresult"].get("idlist") or []
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        return None, f"PubMed esearch answered with an unreadable body ({exc})"
+    return (str(ids[0]), None) if len(ids) == 1 else (None, f"PubMed esearch found {len(ids)} records for {doi}")
+
+
+def _pubmed_result(art: dict) -> tuple[dict, list[dict], list[str]]:
+    meta = {"title": art["title"], "authors": art["authors"], "year": art["years"][0] if art["years"] else None,
+            "years": art["years"], "container": art["journal"], "pmid": art["pmid"], "doi": art["doi"],
+            "publication_types": art["pubtypes"], "notices": [], "notice_of": []}
+    checks, found = [], []
+    for p in art["pubtypes"]:
+        v = _PUBTYPES.get(p.casefold())
+        if v:
+            found.append(v)
+            checks.append({"name": "publication_type", "ok": False, "detail": f"PubMed publication type {p!r}"})
+    for c in art["comments"]:
+        v = _REFTYPES.get(c["reftype"] or "")
+        if not v:
+            continue
+        verdict, is_notice = v
+        found.append(verdict)
+        item = {"pmid": c["pmid"], "type": c["reftype"], "verdict": verdict, "source": c["source"]}
+        (meta["notice_of"] if is_notice else meta["notices"]).append(item)
+        ref = f"PMID {c['pmid']}" if c["pmid"] else (c["source"] or "a notice")
+        checks.append({"name": "notice_of" if is_notice else "notice", "ok": False,
+                       "detail": f"{c['reftype']} {ref}" + (f" ({c['source']})" if c["source"] and c["pmid"] else "")
+                       + (": this record is the notice, not the work" if is_notice else "")})
+    if not found:
+        checks.append({"name": "notices", "ok": True,
+                       "detail": "no retraction, correction or concern in PublicationType or CommentsCorrections"})
+    return meta, checks, found
+
+
+# --------------------------------------------------------------------------- the check
+
+
+def _verdict(found: list[str], mismatch: bool) -> str:
+    have = set(found) | ({"mismatch"} if mismatch else set())
+    return next((v for v in SEVERITY if v in have), "verified")
+
+
+def check_source(identifier: str, claimed: dict | None = None, *, cache_dir: str | Path | None = None,
+                 settings: dict | None = None, kind: str | None = None) -> dict:
+    """Resolve ``identifier`` and return ``{"identifier", "kind", "verdict", "checks", "metadata",
+    "resolver", "needs_judgment"}``. ``claimed`` is an optional ``{title, authors, year}``
+    (authors a list or a ``;``-separated string). Raises :class:`IdentifierError` only for a
+    malformed identifier; every service or network failure is an ``inconclusive`` verdict."""
+    norm = normalize(identifier, kind)
+    conf = bibliographic_settings(settings)
+    result: dict[str, Any] = {"identifier": norm["identifier"], "kind": norm["kind"], "input": identifier,
+                              "verdict": "inconclusive", "checks": [], "metadata": {}, "resolver": {},
+                              "needs_judgment": False}
+    checks = result["checks"]
+    checks.append({"name": "identifier", "ok": True, "detail": f"{norm['kind']} {norm['identifier']}"})
+    if norm["kind"] == "isbn":
+        checks.append({"name": "resolver", "ok": None,
+                       "detail": "ISBN checksum is valid, but no bibliographic resolver for ISBNs is configured"})
+        result["resolver"] = {"service": None}
+        return result
+    if norm["kind"] == "url":
+        checks.append({"name": "resolver", "ok": None,
+                       "detail": "a plain URL names no bibliographic record to resolve; cite its DOI, arXiv id or PMID"})
+        result["resolver"] = {"service": None}
+        return result
+    fetch = _Fetcher(conf, Path(cache_dir) if cache_dir else None)
+    try:
+        if norm["kind"] == "doi":
+            res = _resolve_crossref(norm["identifier"], fetch, conf)
+            if res["found"] is False:
+                checks.append({"name": "crossref", "ok": None, "detail": res["why"]})
+                pmid, why = _pubmed_pmid_for_doi(norm["identifier"], fetch, conf)
+                if pmid:
+                    res = _resolve_pubmed(pmid, fetch, conf)
+                elif why:
+                    checks.append({"name": "pubmed", "ok": None, "detail": why})
+            if res.get("message") is not None:
+                meta, more, found = _crossref_result(res.pop("message"))
+            elif res.get("article") is not None:
+                meta, more, found = _pubmed_result(res.pop("article"))
+        elif norm["kind"] == "arxiv":
+            res = _resolve_arxiv(norm, fetch, conf)
+            if res.get("entry") is not None:
+                meta, more, found = _arxiv_result(norm, res.pop("entry"))
+        else:
+            res = _resolve_pubmed(norm["identifier"], fetch, conf)
+            if res.get("article") is not None:
+                meta, more, found = _pubmed_result(res.pop("article"))
+    finally:
+        fetch.close()
+    result["resolver"] = {**{k: v for k, v in res.items() if k not in ("found", "why")}, "requests": fetch.calls}
+    if not res.get("found"):
+        checks.append({"name": "resolved", "ok": False, "detail": res.get("why") or "not found"})
+        return result
+    checks.append({"name": "resolved", "ok": True, "detail": f"found by {res['service']}"})
+    checks.extend(more)
+    mismatch, judge = _compare(claimed, meta, checks)
+    result["metadata"] = meta
+    result["needs_judgment"] = judge
+    result["verdict"] = _verdict(found, mismatch)
+    return result
+
+
+def checks_table(result: dict) -> str:
+    """The checks as a text table (for the terminal)."""
+    rows = [(c["name"], {True: "ok", False: "FAIL", None: "?"}[c["ok"]], c["detail"]) for c in result["checks"]]
+    widths = [max(len(str(r[i])) for r in rows + [("check", "ok", "detail")]) for i in range(2)]
+    lines = [f"{'check'.ljust(widths[0])}  {'ok'.ljust(widths[1])}  detail"]
+    lines.append(f"{'-' * widths[0]}  {'-' * widths[1]}  ------")
+    lines += [f"{a.ljust(widths[0])}  {b.ljust(widths[1])}  {c}" for a, b, c in rows]
+    return "\n".join(lines)

@@ -1,0 +1,313 @@
+"""The ledger explorer (spec: research.md "The explorer").
+
+``LedgerExplorer(name="main", notebook=None, poll=3.0)`` shows one research ledger: the kernel's
+notebook's (``<stem>.dsh/ledger/<name>.jsonl``, found as ``%reckon`` finds it) or, with
+*notebook*, the ledger of that notebook, sidecar folder or ``.jsonl`` file. Tabs:
+
+* **Decisions**: each decision's statement, status, the predicates' results and reasons
+  (``can_request_human_approval``, ``has_unresolved_objections``, each cited claim's
+  eligibility) and its human decisions. Only a decision *awaiting the person* (a
+  ``human-approval-requested`` for its current revision and no human decision yet) gets a note
+  box and Approve / Reject / Needs revision buttons; a click asks for confirmation, and
+  Confirm calls ``confirmed_actor(getpass.getuser(), "explorer")`` and appends
+  ``human-decision-recorded``. The ledger's receipt is shown (a refusal with its code).
+* **Claims** (source, quote, verdicts, eligibility and why), **Sources** (verification,
+  retraction and notices, fulltext), **Objections** (open / resolved), **Timeline** (every event
+  with actor role and authority) and **Graph** (decision -> claims -> sources, an inline SVG).
+
+Refresh re-reads the file; a thread polls its mtime every *poll* seconds and refreshes on a
+change; ``close()`` stops it. Errors of a click show in the widget's ``Output``. The
+``text/plain`` fallback is a fixed sentence (public case P14: nbval compares it).
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+
+import ipywidgets as W
+
+from ..notebook import ledger as L
+from ..research import Ledger
+from ..research.human import confirmed_actor
+
+_LABELS = {"approved": "Approve", "rejected": "Reject", "needs_revision": "Needs revision"}
+_STYLES = {"approved": "success", "rejected": "danger", "needs_revision": "warning"}
+
+
+def _e(value) -> str:
+    return html.escape("" if value is None else str(value))
+
+
+def _yes(value: bool) -> str:
+    return ("<span style='color:#1a7f37'>yes</span>" if value else "<span style='color:#c62828'>no</span>")
+
+
+def _table(head: list[str], rows: list[list[str]]) -> str:
+    th = "".join(f"<th style='text-align:left;padding:2px 6px'>{_e(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td style='padding:2px 6px;vertical-align:top'>{c}</td>" for c in r) + "</tr>"
+                   for r in rows)
+    return f"<table style='border-collapse:collapse'><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def decision_html(d: dict) -> str:
+    p = d["predicates"]
+    parts = [f"<div><b>{_e(d['decision_id'])}</b> · revision {d['revision']} · <b>{_e(d['status'])}</b>"
+             f" · question {_e(d['question_id'])}</div>",
+             f"<div style='margin:2px 0 4px 0'>{_e(d['statement'])}</div>"]
+    if d.get("confidence") is not None or d.get("limitations"):
+        parts.append(f"<div style='color:#57606a'>confidence {_e(d.get('confidence'))}; limitations: "
+                     f"{_e(d.get('limitations'))}</div>")
+    items = [f"<li><code>can_request_human_approval</code>: {_yes(p['can_request_human_approval']['value'])} — "
+             f"{_e(p['can_request_human_approval']['reason'])}</li>",
+             f"<li><code>has_unresolved_objections</code>: {_yes(p['has_unresolved_objections']['value'])} — "
+             f"{_e(p['has_unresolved_objections']['reason'])}</li>"]
+    for c in d["claims"]:
+        items.append(f"<li>claim <code>{_e(c['claim_id'])}</code> eligible: {_yes(c['eligible'])} — "
+                     f"{_e(c['reason'])}</li>")
+    for h in d["human_decisions"]:
+        items.append(f"<li>human decision, revision {h['revision']}: <b>{_e(h['verdict'])}</b> by {_e(h['by'])} "
+                     f"({_e(h['channel'])}){' — ' + _e(h['note']) if h['note'] else ''}</li>")
+    parts.append(f"<ul style='margin:2px 0'>{''.join(items)}</ul>")
+    if d["awaiting_person"]:
+        parts.append("<div style='color:#1d4ed8'><b>Awaiting your decision</b> for this revision.</div>")
+    return "".join(parts)
+
+
+def claims_html(s: dict) -> str:
+    if not s["claims"]:
+        return "<i>No claims yet.</i>"
+    rows = [[f"<code>{_e(c['claim_id'])}</code>", _e(c["text"]), f"<code>{_e(c['source_id'])}</code>",
+             f"“{_e(c['quote'])}”", ", ".join(_e(v["verdict"]) for v in c["verdicts"]) or "<i>none</i>",
+             f"{_yes(c['eligible'])}<br><span style='color:#57606a'>{_e(c['reason'])}</span>"] for c in s["claims"]]
+    return _table(["claim", "text", "source", "quote", "verdicts", "eligible"], rows)
+
+
+def sources_html(s: dict) -> str:
+    if not s["sources"]:
+        return "<i>No sources yet.</i>"
+    rows = []
+    for x in s["sources"]:
+        v = x["verdict"] or "unverified"
+        colour = "#1a7f37" if v == "verified" else "#c62828" if v in ("retracted", "mismatch") else "#b26a00"
+        ft = f"<code>{_e(x['fulltext']['sha256'][:12])}…</code>" if x["fulltext"] else "<i>not linked</i>"
+        rows.append([f"<code>{_e(x['source_id'])}</code>", _e(x["identifier"]), _e(x["title"]),
+                     f"<b style='color:{colour}'>{_e(v)}</b>", "<b style='color:#c62828'>retracted</b>"
+                     if x["retracted"] else _e(", ".join(x["notices"]) or "none"), ft])
+    return _table(["source", "identifier", "title", "verification", "notices", "fulltext"], rows)
+
+
+def objections_html(s: dict) -> str:
+    if not s["objections"]:
+        return "<i>No objections.</i>"
+    rows = [[f"<code>{_e(o['objection_id'])}</code>", f"{_e(o['target']['kind'])} {_e(o['target']['id'])}",
+             _e(o["reason"]), _e(o["severity"]), "; ".join(_e(a) for a in o["answers"]) or "<i>none</i>",
+             _e(f"{o['adjudication']['verdict']}: {o['adjudication']['rationale']}") if o["adjudication"]
+             else "<i>none</i>",
+             f"<b style='color:{'#c62828' if o['state'] == 'open' else '#1a7f37'}'>{o['state']}</b>"]
+            for o in s["objections"]]
+    return _table(["objection", "target", "reason", "severity", "answers", "adjudication", "state"], rows)
+
+
+def timeline_html(rows: list[dict]) -> str:
+    if not rows:
+        return "<i>No events yet.</i>"
+    return _table(["seq", "time (UTC)", "event", "subject", "role", "authority", "by"],
+                  [[str(r["seq"]), _e(str(r["ts"])[:19].replace("T", " ")), _e(r["type"]), _e(r["subject"]),
+                    _e(r["role"]), _e(r["authority"]), _e(" · ".join(x for x in (r["by"], r["channel"]) if x))]
+                   for r in rows])
+
+
+class LedgerExplorer(W.VBox):
+    """``LedgerExplorer(name="main", notebook=None, poll=3.0)``; ``.refresh()`` re-reads the
+    ledger, ``.close()`` stops watching it."""
+
+    def __init__(self, name: str = "main", notebook=None, poll: float = 3.0):
+        if not isinstance(poll, (int, float)) or isinstance(poll, bool) or not poll > 0:
+            raise ValueError(f"poll must be a positive number of seconds, not {poll!r}")
+        if notebook is None:
+            from IPython import get_ipython
+
+            self.path = L.kernel_ledger(get_ipython(), name)
+        else:
+            self.path = L.resolve_ledger(notebook, name)
+        self.name = name
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._poll = poll
+        self._pending: tuple[str, str, int] | None = None  # (decision_id, verdict, revision) awaiting Confirm
+        self.buttons: dict[str, dict[str, W.Button]] = {}
+        self.notes: dict[str, W.Text] = {}
+        self.state = None
+        self.summary: dict = {}
+        self.header = W.HTML()
+        self.message = W.HTML()
+        self.refresh_button = W.Button(description="Refresh", icon="refresh", layout=W.Layout(width="auto"))
+        self.refresh_button.on_click(lambda _b: self._guarded(self.refresh))
+        self.confirm_button = W.Button(description="Confirm", button_style="primary", layout=W.Layout(width="auto"))
+        self.cancel_button = W.Button(description="Cancel", layout=W.Layout(width="auto"))
+        self.confirm_button.on_click(lambda _b: self._guarded(self.confirm))
+        self.cancel_button.on_click(lambda _b: self._guarded(self.cancel))
+        self.confirm_text = W.HTML()
+        self.confirm_box = W.HBox([self.confirm_text, self.confirm_button, self.cancel_button],
+                                  layout=W.Layout(display="none"))
+        self.decisions_box = W.VBox()
+        self.claims_html, self.sources_html = W.HTML(), W.HTML()
+        self.objections_html, self.timeline_html, self.graph_html = W.HTML(), W.HTML(), W.HTML()
+        self.tabs = W.Tab(children=[self.decisions_box, self.claims_html, self.sources_html,
+                                    self.objections_html, self.timeline_html, self.graph_html])
+        for i, t in enumerate(("Decisions", "Claims", "Sources", "Objections", "Timeline", "Graph")):
+            self.tabs.set_title(i, t)
+        self.output = W.Output()
+        super().__init__([W.HBox([self.header, self.refresh_button]), self.message, self.confirm_box, self.tabs,
+                          self.output])
+        self.refresh()
+        self._watcher = threading.Thread(target=self._watch, name="dsh-ledger-explorer", daemon=True)
+        self._watcher.start()
+
+    def __repr__(self) -> str:  # the text/plain fallback: fixed, so nbval compares it
+        return "[research ledger explorer]"
+
+    # ------------------------------------------------------------------ reading
+
+    def _key(self):
+        try:
+            st = self.path.stat()
+            return (st.st_mtime_ns, st.st_size)
+        except FileNotFoundError:
+            return None
+
+    def refresh(self) -> None:
+        """Re-read the ledger file and redraw every tab."""
+        with self._lock:
+            self._seen = self._key()
+            state, events = L.read_state(self.path)
+            self.state, self.summary = state, L.summary(state)
+            s = self.summary
+            where = _e(self.path.name) + ("" if self.path.exists() else " (no ledger yet)")
+            self.header.value = (f"<b>Research ledger</b> <code>{where}</code> · {s['events']} event(s) · "
+                                 f"{len(s['decisions'])} decision(s) · {len(s['claims'])} claim(s) · "
+                                 f"{len(s['sources'])} source(s) · "
+                                 f"{sum(o['state'] == 'open' for o in s['objections'])} open objection(s)")
+            self._draw_decisions()
+            self.claims_html.value = claims_html(s)
+            self.sources_html.value = sources_html(s)
+            self.objections_html.value = objections_html(s)
+            self.timeline_html.value = timeline_html(L.timeline(events))
+            self.graph_html.value = L.graph_svg(state) if s["events"] else "<i>Nothing to draw yet.</i>"
+            if self._pending is not None and not L.awaiting_person(state, self._pending[0]):
+                self._set_pending(None)
+
+    def _draw_decisions(self) -> None:
+        children = []
+        self.buttons, kept = {}, self.notes
+        self.notes = {}
+        for d in self.summary["decisions"]:
+            box = [W.HTML(decision_html(d))]
+            did = d["decision_id"]
+            if d["awaiting_person"]:
+                note = kept.get(did) or W.Text(placeholder="note (optional)", description="Note",
+                                                layout=W.Layout(width="320px"))
+                self.notes[did] = note
+                self.buttons[did] = {}
+                row = [note]
+                for verdict in L.VERDICTS:
+                    b = W.Button(description=_LABELS[verdict], button_style=_STYLES[verdict],
+                                 layout=W.Layout(width="auto"), tooltip=f"{_LABELS[verdict]} decision {did}")
+                    b.on_click(lambda _b, did=did, v=verdict: self._guarded(lambda: self.request(did, v)))
+                    self.buttons[did][verdict] = b
+                    row.append(b)
+                box.append(W.HBox(row))
+            children.append(W.VBox(box, layout=W.Layout(border="1px solid #d0d7de", padding="4px", margin="3px 0")))
+        if not children:
+            children = [W.HTML("<i>No decisions yet.</i>")]
+        self.decisions_box.children = children
+
+    # ------------------------------------------------------------------ deciding
+
+    def _set_pending(self, pending) -> None:
+        self._pending = pending
+        if pending is None:
+            self.confirm_box.layout.display = "none"
+            self.confirm_text.value = ""
+            return
+        did, verdict, rev = pending
+        note = self.notes[did].value.strip() if did in self.notes else ""
+        self.confirm_text.value = (f"Record <b>{_e(verdict)}</b> for decision <b>{_e(did)}</b> revision {rev} as "
+                                   f"<b>{_e(L.person_name())}</b>" + (f" with the note “{_e(note)}”" if note else "")
+                                   + "? This is written to the ledger and cannot be undone.")
+        self.confirm_box.layout.display = "flex"
+
+    def _say(self, text: str, colour: str = "#57606a") -> None:
+        self.message.value = f"<span style='color:{colour}'>{_e(text)}</span>" if text else ""
+
+    def request(self, decision_id: str, verdict: str) -> None:
+        """A decision button's click: ask for confirmation (nothing is written yet)."""
+        with self._lock:
+            if verdict not in L.VERDICTS:
+                raise ValueError(f"verdict {verdict!r}: expected one of {', '.join(L.VERDICTS)}")
+            state, _events = L.read_state(self.path)
+            if not L.awaiting_person(state, decision_id):
+                why = (f"decision {decision_id!r} does not await the person now "
+                       f"(status {L.decision_status(state, decision_id) if decision_id in state.decisions else 'unknown'}"
+                       "); nothing was recorded")
+                self._set_pending(None)
+                self._say(f"Refused: {why}", "#c62828")
+                self.refresh()
+                return
+            self._set_pending((decision_id, verdict, state.decisions[decision_id].revision))
+            self._say("")
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._set_pending(None)
+            self._say("Cancelled; nothing was recorded.")
+
+    def confirm(self) -> dict | None:
+        """Confirm: the person's action. Appends ``human-decision-recorded`` with a human actor
+        from ``confirmed_actor(<user>, "explorer")``; returns the ledger's receipt."""
+        with self._lock:
+            if self._pending is None:
+                self._say("Nothing to confirm: choose Approve, Reject or Needs revision first.", "#c62828")
+                return None
+            did, verdict, rev = self._pending
+            self._set_pending(None)
+            state, _events = L.read_state(self.path)
+            if not L.awaiting_person(state, did) or state.decisions[did].revision != rev:
+                self._say(f"Refused: decision {did!r} revision {rev} no longer awaits the person; nothing was "
+                          "recorded", "#c62828")
+                self.refresh()
+                return {"ok": False, "code": "LEDGER_STATE", "error": f"decision {did!r} does not await the person"}
+            note = self.notes[did].value.strip() if did in self.notes else ""
+            person = confirmed_actor(L.person_name(), "explorer")
+            receipt = Ledger(self.path).append("human-decision-recorded",
+                                               {"decision_id": did, "verdict": verdict, "note": note}, person)
+            if receipt["ok"]:
+                self._say(f"Recorded: decision {did} {verdict} by {person.by} (seq {receipt['seq']}).", "#1a7f37")
+            else:
+                self._say(f"Refused by the ledger: {receipt['code']}: {receipt['error']}", "#c62828")
+            self.refresh()
+            return receipt
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _guarded(self, fn) -> None:
+        with self.output:
+            try:
+                fn()
+            except Exception as exc:  # noqa: BLE001 - shown in the widget, never lost
+                print(f"ledger explorer: {type(exc).__name__}: {exc}")
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self._poll):
+            if self._key() != getattr(self, "_seen", None):
+                self._guarded(self.refresh)
+
+    def close(self) -> None:
+        stop = getattr(self, "_stop", None)  # __del__ may run on an explorer whose __init__ refused
+        if stop is not None:
+            stop.set()
+        super().close()
+
+
+__all__ = ["LedgerExplorer"]

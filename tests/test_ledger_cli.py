@@ -1,0 +1,91 @@
+"""``dsh-notebook ledger show|verify|decide|export`` (spec: research.md "The explorer"; issue 7 item 6)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from test_ledger_explorer import build
+
+from dsh_notebook.research import decision_status
+
+
+def cli(*args, input=None, cwd=None):
+    env = {**os.environ, "LOGNAME": "ana", "USER": "ana"}
+    return subprocess.run([sys.executable, "-m", "dsh_notebook.cli", "ledger", *map(str, args)], input=input,
+                          capture_output=True, text=True, env=env, cwd=cwd, timeout=60)
+
+
+def test_show_and_verify(tmp_path):
+    nb = tmp_path / "nb.ipynb"
+    led = build(nb)
+    r = cli("show", nb)
+    assert r.returncode == 0, r.stderr
+    assert "decision d1 (revision 1): awaiting_human" in r.stdout and "can_request_human_approval: False" in r.stdout
+    r = cli("show", tmp_path / "nb.dsh", "--json")
+    assert json.loads(r.stdout)["decisions"][0]["awaiting_person"] is True
+    r = cli("verify", nb)
+    assert r.returncode == 0 and "intact" in r.stdout
+    raw = led.path.read_bytes().replace(b"Probably yes", b"Certainly yes")
+    led.path.write_bytes(raw)
+    r = cli("verify", nb, "--json")
+    assert r.returncode == 1 and json.loads(r.stdout)["ok"] is False
+    r = cli("show", tmp_path / "other.ipynb")
+    assert r.returncode == 2 and "no ledger 'main'" in r.stderr
+
+
+def test_decide_with_confirmation_on_stdin(tmp_path):
+    nb = tmp_path / "nb.ipynb"
+    led = build(nb)
+    r = cli("decide", nb, "--decision", "d1", "--verdict", "needs_revision", "--note", "add a second cohort",
+            input="d1\n")
+    assert r.returncode == 0, r.stderr
+    assert "recorded: decision d1 needs_revision by ana" in r.stdout and "Type the decision id" in r.stderr
+    last = led.events()[-1]
+    assert last["actor"] == {"role": "human", "authority": "human_adjudication", "by": "ana", "channel": "terminal"}
+    assert last["data"] == {"decision_id": "d1", "verdict": "needs_revision", "note": "add a second cohort", "by": "ana"}
+    assert decision_status(led.fold(), "d1") == "needs_revision"
+    # a second decision for the same revision is refused with the ledger's code
+    r = cli("decide", nb, "--decision", "d1", "--verdict", "approved", input="yes\n")
+    assert r.returncode == 1 and "LEDGER_STATE" in r.stderr
+    assert led.events()[-1] == last
+
+
+def test_decide_without_confirmation_is_refused(tmp_path):
+    nb = tmp_path / "nb.ipynb"
+    led = build(nb)
+    n = len(led.events())
+    r = cli("decide", nb, "--decision", "d1", "--verdict", "approved", input="")
+    assert r.returncode == 1 and "no confirmation was given" in r.stderr
+    r = cli("decide", nb, "--decision", "d1", "--verdict", "approved", input="no\n")
+    assert r.returncode == 1 and "neither 'd1' nor 'yes'" in r.stderr
+    r = cli("decide", nb, "--decision", "d9", "--verdict", "approved", input="yes\n")
+    assert r.returncode == 1 and "LEDGER_REFERENCE" in r.stderr
+    r = cli("decide", nb, "--decision", "d1", "--verdict", "maybe", input="yes\n")
+    assert r.returncode == 2
+    assert len(led.events()) == n
+    r = cli("decide", nb, "--decision", "d1", "--verdict", "approved", input="yes\n")
+    assert r.returncode == 0 and led.events()[-1]["data"]["verdict"] == "approved"
+
+
+def test_decide_refused_before_the_request(tmp_path):
+    nb = tmp_path / "nb.ipynb"
+    led = build(nb, request=False)
+    r = cli("decide", nb, "--decision", "d1", "--verdict", "approved", input="yes\n")
+    assert r.returncode == 1 and "LEDGER_STATE" in r.stderr and "does not await the person" in r.stderr
+    assert led.events()[-1]["type"] == "research/review-verdict-recorded"
+
+
+def test_export(tmp_path):
+    nb = tmp_path / "nb.ipynb"
+    build(nb)
+    r = cli("export", nb)
+    assert r.returncode == 0, r.stderr
+    md = (tmp_path / "nb.dsh" / "exports" / "main-evidence.md").read_text()
+    bib = (tmp_path / "nb.dsh" / "exports" / "main-sources.bib").read_text()
+    assert "| d1 | c1: Aspirin lowers CRC risk |" in md
+    assert bib.startswith("@article{rothwell2010,") and "10.1016/S0140-6736(10)61543-7" in bib
+    r = cli("export", nb, "--format", "md", "--name", "other")
+    assert r.returncode == 2 and "no ledger 'other'" in r.stderr
