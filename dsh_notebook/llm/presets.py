@@ -18,7 +18,7 @@ from ..reckoner.schemas import TOOL_SCHEMAS
 from .agent import Tool
 from .prompt import SystemPrompt
 
-PRESETS = ("plain", "reckoner", "reckoner-with-search")
+PRESETS = ("plain", "reckoner", "reckoner-with-search", "research")
 
 #: Changes whenever the persona text changes; logged in ``session/start``.
 PERSONA_VERSION = "reckoner-persona/1"
@@ -77,12 +77,43 @@ already holds.
 that quantity is missing: follow rule 4."""
 
 
+_RESEARCH_RULES = """\
+You are the lead of an evidence review. You plan, delegate and synthesise; you hold no truth \
+authority. Every source, claim and verdict comes from the roles, recorded in the evidence ledger \
+by the runner under each role's authority: the scout proposes sources, the bibliographic verifier \
+checks them, the extractor takes claims with verbatim quotes from linked full text, the claim \
+verifier judges each claim, the citation auditor objects to your decisions. Only the person \
+approves a decision.
+
+Standing rules:
+1. Never state a finding from your own knowledge. A statement in a decision cites only claims \
+the ledger shows as eligible for synthesis (research_ledger_query kind "claims").
+2. Work through the tools: research_delegate for every role, research_link_fulltext before \
+extraction, research_ledger_query to read where things stand (never rely on memory).
+3. Propose a decision with research_propose_decision, stating its limitations and confidence; \
+delegate the citation auditor on it; answer objections with a revision; only then \
+research_request_approval. You cannot approve, reject or adjudicate.
+4. When a tool refuses or a role escalates, say so plainly and stop for the person.
+5. Answer in the user's language, briefly, naming the ledger ids you relied on."""
+
+_RESEARCH_MANUAL = """\
+Tools: research_delegate {role, duty, inputs}, research_ledger_query {kind, filter}, \
+research_propose_decision {decision_id, question_id, statement, claim_ids, confidence, limitations, \
+answers}, research_request_approval {decision_id}, research_link_fulltext {source_id, locator}. \
+Every call returns a receipt {"ok": true, ...} or {"ok": false, "code", "error"}."""
+
+
 def system_sections(preset: str) -> SystemPrompt | None:
     """A preset's system prompt as sections: the standing rules as the ``persona`` (order 0)
     and the engine manual with the ``tools`` (order 1000), so academic mode's sections fall
     between them. ``None`` for ``plain``; ``ValueError`` for an unknown preset."""
     if preset == "plain":
         return None
+    if preset == "research":
+        sp = SystemPrompt()
+        sp.add("persona", _RESEARCH_RULES)
+        sp.add("tools", _RESEARCH_MANUAL)
+        return sp
     if preset == "reckoner":
         persona = _RULES
     elif preset == "reckoner-with-search":

@@ -46,11 +46,12 @@ from ..storage import LockedError, read_jsonl
 
 MIME_SESSION = "application/vnd.dsh.session+json"
 
-USAGE = """%%chat [--session NAME] [--preset plain|reckoner|reckoner-with-search] [--model ID] [--new]
+USAGE = """%%chat [--session NAME] [--preset plain|reckoner|reckoner-with-search|research] [--model ID] [--new]
 YOUR MESSAGE
 
   --preset   plain (default): no tools; reckoner: the six calculation tools, records beside the
-             notebook; reckoner-with-search: the same plus one search tool
+             notebook; reckoner-with-search: the same plus one search tool; research: the lead
+             of the research ledger, with its five tools
   --session  a name for a separate conversation, or a session id from %chat list to continue it
   --model    a model id from settings.toml (default: DSH_MODEL or the provider's default)
   --new      start a new session under this name
@@ -261,6 +262,11 @@ class ChatSession:
 def _tools(preset: str, engine, client: ChatClient):
     if preset == "plain":
         return []
+    if preset == "research":
+        from ..llm.research_tools import research_tools
+        from ..research import Ledger
+
+        return research_tools(Ledger(Path(engine.home) / "ledger" / "main.jsonl"), sidecar=Path(engine.home))
     tools = engine_tools(engine)
     if preset == "reckoner-with-search":
         from ..llm.search import search_tool
@@ -304,7 +310,8 @@ def open_session(folder: Path, name: str, opts: ChatOptions, engine) -> ChatSess
             log = None
         tools = _tools(preset, engine, client)
         if log is None:
-            extra = {"name": name, **({"persona": PERSONA_VERSION} if preset != "plain" else {})}
+            persona = {"plain": None, "research": "research-lead/1"}.get(preset, PERSONA_VERSION)
+            extra = {"name": name, **({"persona": persona} if persona else {})}
             log = SessionLog.create(folder, model=client.model.id, preset=preset, tools=[t.name for t in tools],
                                     system=system_prompt(preset), **extra)
     except BaseException:

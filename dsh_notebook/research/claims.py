@@ -1,0 +1,99 @@
+"""Checks on claims done in code before any model is asked (spec: research.md "Running the
+roles": the claim verifier's first step checks that the quote occurs in the stored fulltext).
+
+``quote_in_fulltext(state, claim, *, sidecar)`` -> ``(bool, reason)``: the claim's quote must occur,
+whitespace-normalised (and case-sensitive), in the source's stored fulltext decoded as UTF-8
+(HTML has its tags stripped and entities unescaped first). A PDF is not read without a text
+extractor: if ``pypdf`` happens to be installed its text is used, otherwise the answer is
+``False`` with the reason that the text cannot be checked (no new dependency).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import os
+import re
+from pathlib import Path
+
+from .fold import Claim, LedgerState
+from .fulltext import fulltext_path
+
+__all__ = ["normalise", "quote_in_fulltext", "stored_text"]
+
+_WS = re.compile(r"\s+")
+_TAGS = re.compile(r"<(script|style)\b.*?</\1\s*>|<[^>]+>", re.S | re.I)
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " ",
+                         "\u2013": "-", "\u2014": "-", "\u00ad": ""})
+
+
+def normalise(text: str) -> str:
+    """Whitespace collapsed to single spaces, typographic quotes and dashes made plain."""
+    return _WS.sub(" ", text.translate(_QUOTES)).strip()
+
+
+def _pdf_text(data: bytes) -> str | None:
+    try:
+        import io
+
+        import pypdf  # optional: used only when already installed
+    except ImportError:
+        return None
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(data))
+        text = "\n".join(page.extract_text() or "" for page in reader.pages)
+    except Exception:
+        return None
+    return text if text.strip() else None
+
+
+def stored_text(path: Path, media_type: str) -> tuple[str | None, str]:
+    """``(text, "")`` of a stored fulltext, or ``(None, reason)``."""
+    data = path.read_bytes()
+    if media_type == "application/pdf" or data[:5] == b"%PDF-":
+        text = _pdf_text(data)
+        if text is None:
+            return None, ("the fulltext is a PDF and its text cannot be extracted here (no PDF text extractor); "
+                          "link a text or HTML version of the same work to check the quote")
+        return text, ""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, f"the stored fulltext ({media_type}) is not UTF-8 text; the quote cannot be checked"
+    if "html" in media_type or "xml" in media_type or text.lstrip()[:15].lower().startswith(("<!doctype", "<html")):
+        text = html.unescape(_TAGS.sub(" ", text))
+    return text, ""
+
+
+def quote_in_fulltext(state: LedgerState, claim: Claim | str, *,
+                      sidecar: str | os.PathLike[str]) -> tuple[bool, str]:
+    """Whether *claim*'s quote occurs in its source's stored fulltext (see module docstring)."""
+    if isinstance(claim, str):
+        if claim not in state.claims:
+            return False, f"claim {claim!r} is not in the ledger"
+        claim = state.claims[claim]
+    source = state.sources.get(claim.source_id)
+    if source is None:
+        return False, f"claim {claim.claim_id!r}: its source {claim.source_id!r} is not in the ledger"
+    if source.fulltext is None:
+        return False, f"claim {claim.claim_id!r}: source {source.source_id!r} has no linked fulltext to check against"
+    sha = source.fulltext["sha256"]
+    want = claim.span.get("fulltext_sha256")
+    if want is not None and want != sha:
+        return False, (f"claim {claim.claim_id!r}: its span names fulltext {want}, but the linked fulltext of "
+                       f"{source.source_id!r} is {sha}")
+    path = fulltext_path(sidecar, sha)
+    if path is None:
+        return False, f"claim {claim.claim_id!r}: the stored fulltext {sha} is missing from {Path(sidecar) / 'fulltext'}"
+    if hashlib.sha256(path.read_bytes()).hexdigest() != sha:
+        return False, f"claim {claim.claim_id!r}: the stored fulltext {path.name} no longer has sha256 {sha}"
+    text, why = stored_text(path, source.fulltext.get("media_type") or "")
+    if text is None:
+        return False, f"claim {claim.claim_id!r}: {why}"
+    quote = normalise(claim.span.get("quote", ""))
+    if not quote:
+        return False, f"claim {claim.claim_id!r} has an empty quote"
+    if quote in normalise(text):
+        return True, f"claim {claim.claim_id!r}: the quote occurs in the stored fulltext {sha[:12]}"
+    return False, (f"claim {claim.claim_id!r}: the quote {quote[:80]!r} does not occur in the stored fulltext "
+                   f"of {source.source_id!r} ({sha[:12]})")
