@@ -41,7 +41,8 @@ from ..research import (
 from ..research.predicates import unresolved_objections
 
 MIME_LEDGER = "application/vnd.dsh.ledger+json"
-USAGE = "%ledger show|explore|verify|export [--name NAME] [--format md|bibtex]"
+USAGE = ('%ledger show|explore|verify|export [--name NAME] [--format md|bibtex]\n'
+         '%ledger ask "question" [--name NAME]')
 VERDICTS = ("approved", "rejected", "needs_revision")
 
 
@@ -55,18 +56,23 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parse(line: str) -> argparse.Namespace:
-    """``show|explore|verify|export [--name NAME] [--format md|bibtex]``."""
+    """``show|explore|verify|export [--name NAME] [--format md|bibtex]`` or ``ask "question" [--name NAME]``."""
     try:
         words = shlex.split(line)
     except ValueError as exc:
         raise LedgerUsageError(f"cannot read the options ({exc})") from None
     p = _Parser(prog="%ledger", add_help=False)
-    p.add_argument("action", choices=("show", "explore", "verify", "export"))
+    p.add_argument("action", choices=("show", "explore", "verify", "export", "ask"))
+    p.add_argument("question", nargs="?", default=None)
     p.add_argument("--name", default="main")
     p.add_argument("--format", choices=("md", "bibtex"))
     a = p.parse_args(words)
     if a.format and a.action != "export":
         raise LedgerUsageError("--format is for export")
+    if a.action == "ask" and not (a.question or "").strip():
+        raise LedgerUsageError('ask needs the question in quotes: %ledger ask "question"')
+    if a.action != "ask" and a.question is not None:
+        raise LedgerUsageError(f"unexpected argument {a.question!r}")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", a.name):
         raise LedgerUsageError(f"--name {a.name!r} is not a ledger name (letters, digits, _ . -)")
     return a
@@ -483,3 +489,90 @@ def graph_svg(state: LedgerState) -> str:
             edges.append(f'<line x1="{x1 + w}" y1="{y1 + h // 2}" x2="{x2}" y2="{y2 + h // 2}" '
                          f'stroke="#8c959f" stroke-width="1.5"/>')
     return "".join(parts + edges + boxes) + "</svg>"
+
+
+# ----------------------------------------------------------------------------- ask
+
+
+class AskProgress:
+    """``progress(stage, done, total)`` for :func:`dsh_notebook.research.pipeline.ask`: one bar per
+    stage, tqdm's notebook bar when tqdm is installed, else an ipywidgets ``IntProgress`` with a
+    label (nothing shown when neither is available)."""
+
+    LABELS = {"question": "question posed", "scout": "scout: proposing sources",
+              "bibliographic": "bibliographic verification", "fulltext": "linking full text",
+              "extract": "extracting claims", "verify_claims": "verifying claims",
+              "decision": "lead: proposing a decision", "audit": "citation audit",
+              "approval": "requesting approval"}
+
+    def __init__(self, display=None):
+        if display is None:
+            from IPython.display import display
+        self._display = display
+        self.bars: dict[str, object] = {}
+        self.kind = None
+        try:
+            from tqdm.notebook import tqdm  # noqa: F401 - optional
+
+            self.kind = "tqdm"
+        except Exception:  # noqa: BLE001 - not installed or no widget support
+            try:
+                import ipywidgets  # noqa: F401
+
+                self.kind = "widgets"
+            except ImportError:
+                self.kind = None
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        label = self.LABELS.get(stage, stage)
+        bar = self.bars.get(stage)
+        if self.kind == "tqdm":
+            from tqdm.notebook import tqdm
+
+            if bar is None:
+                bar = self.bars[stage] = tqdm(total=max(total, 1), desc=label, leave=True)
+            bar.total = max(total, 1)
+            bar.n = done if total else 1
+            bar.refresh()
+            if done >= total:
+                bar.close()
+        elif self.kind == "widgets":
+            import ipywidgets as W
+
+            if bar is None:
+                bar = self.bars[stage] = (W.IntProgress(min=0, max=max(total, 1), value=0),
+                                          W.Label(value=label))
+                self._display(W.HBox([bar[1], bar[0]]))
+            prog, lab = bar
+            prog.max = max(total, 1)
+            prog.value = min(done if total else 1, prog.max)
+            lab.value = f"{label} ({done}/{total})"
+            if done >= total:
+                prog.bar_style = "success"
+
+
+def run_ask(path: Path, question: str, *, client_factory=None, progress=None, router=None) -> dict:
+    """Open (or create) the ledger at *path* and run the ``ask`` pipeline on *question*."""
+    from ..research import Ledger
+    from ..research.pipeline import ask
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return ask(Ledger(path), question, client_factory=client_factory, sidecar=sidecar_of(path),
+               progress=progress, router=router)
+
+
+def ask_bundle(path: Path, result: dict) -> tuple[dict, dict]:
+    """The ledger summary (as ``%ledger show``) followed by the pipeline's closing line."""
+    state, _events = read_state(path)
+    data, meta = show_bundle(path, state)
+    line = result["message"]
+    if result["status"] == "awaiting_person":
+        line = (f"Decision {result['decision_id']} awaits the person: use %ledger explore to decide "
+                "(approve, reject or ask for a revision).")
+    data = {**data, "text/markdown": data["text/markdown"] + f"\n\n**{md_cell(line)}**",
+            "text/plain": data["text/plain"] + f"\n\n{line}"}
+    data[MIME_LEDGER] = {**data[MIME_LEDGER], "ask": {k: result.get(k) for k in (
+        "question_id", "decision_id", "status", "message", "stages")}}
+    meta["dsh"]["ask"] = {"question_id": result.get("question_id"), "status": result.get("status")}
+    return data, meta

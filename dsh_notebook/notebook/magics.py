@@ -423,13 +423,15 @@ class ReviewMagics(Magics):
 
 @magics_class
 class LedgerMagics(Magics):
-    """``%ledger show|explore|verify|export [--name NAME] [--format md|bibtex]`` (see :mod:`.ledger`)."""
+    """``%ledger show|explore|verify|export [--name NAME] [--format md|bibtex]`` and
+    ``%ledger ask "question" [--name NAME]`` (see :mod:`.ledger`)."""
 
     @line_magic
     def ledger(self, line: str):
         """``%ledger show`` (summary), ``explore`` (the LedgerExplorer widget), ``verify`` (chain
         and replay check), ``export [--format md|bibtex]`` (evidence table and BibTeX under the
-        sidecar's ``exports/``); ``--name NAME`` picks ``ledger/NAME.jsonl`` (default main)."""
+        sidecar's ``exports/``), ``ask "question"`` (the research pipeline from question to a decision
+        awaiting the person); ``--name NAME`` picks ``ledger/NAME.jsonl`` (default main)."""
         import html
         import os
 
@@ -440,6 +442,14 @@ class LedgerMagics(Magics):
         except LG.LedgerUsageError as exc:
             raise UsageError(f"%ledger: {exc}\n\n{LG.USAGE}") from None
         path = LG.kernel_ledger(self.shell, opts.name)
+        if opts.action == "ask":
+            try:
+                result = LG.run_ask(path, opts.question, progress=LG.AskProgress(display))
+            except ValueError as exc:  # the research settings (tiers, budget) are not usable
+                raise UsageError(f"%ledger ask: {exc}") from None
+            data, md = LG.ask_bundle(path, result)
+            display(data, raw=True, metadata=md)
+            return None
         if opts.action == "explore":
             from ..widgets import LedgerExplorer
 

@@ -122,8 +122,9 @@ ROLE_PROMPTS: dict[str, str] = {
     "scout": """\
 Role: scout (authority: discovery). Propose candidate sources for the duty: each with its \
 identifier kind (doi, arxiv, pmid, isbn, url), the identifier exactly as published, and the title, \
-authors and year as you believe them. You only propose; a verifier checks every source against \
-the bibliographic services, so do not claim a source is verified, correct or retracted.""",
+authors and year as you believe them, and, when you know one, a "locator": the URL (or local \
+path) of the full text. You only propose; a verifier checks every source against the \
+bibliographic services, so do not claim a source is verified, correct or retracted.""",
     "extractor": """\
 Role: extractor (authority: evidence_extraction). From the source's full text given below, \
 extract the claims relevant to the duty. Each claim has a short text in your words, a quote \
