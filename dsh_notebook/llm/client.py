@@ -185,6 +185,37 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _KEYLIKE = re.compile(r"(?:sk-[A-Za-z0-9_\-]{8,}|[Bb]earer\s+[A-Za-z0-9._\-]{8,})")
 
 
+def interruptible(fn: Callable[[], Any], cancel: threading.Event | None, cancelled: Callable[[], Exception]):
+    """``fn()``, or ``raise cancelled()`` within ~50 ms of ``cancel`` being set.
+
+    A blocked socket read cannot be interrupted from another thread, so ``fn`` runs on a
+    daemon thread and the caller stops waiting instead; ``fn`` then finishes on its own and
+    its result is dropped. Without ``cancel``, ``fn`` runs on this thread. Shared by the
+    client (a silent model) and the search tool (a slow provider or page)."""
+    if cancel is None:
+        return fn()
+    if cancel.is_set():
+        raise cancelled()
+    box: dict = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="dsh-interruptible", daemon=True).start()
+    while not done.wait(0.05):
+        if cancel.is_set():
+            raise cancelled()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 def _text(value) -> str | None:
     """A text field of the reply: a string, or ``None`` when absent; anything else is a
     protocol error (raised by the caller as ``PROTOCOL``)."""
@@ -367,38 +398,18 @@ class ChatClient:
 
     def _complete_cancellable(self, messages, tools, stream, on_delta, cancel: threading.Event,
                               params: dict) -> ChatResult:
-        """Run the request on a helper thread and wait for it or for ``cancel``.
-
-        A stop must be honoured even while the model is silent (thinking before its first
-        token, or a slow gateway): a blocked socket read cannot be interrupted from another
-        thread, so the caller stops waiting instead and gets ``CANCELLED`` within ~50 ms.
-        The abandoned request finishes on its own thread (its deltas are no longer
-        delivered) and its connection goes back to the pool or is closed.
-        """
-        if cancel.is_set():
-            raise LLMError(CANCELLED, "the call was cancelled")
-        box: dict = {}
-        done = threading.Event()
+        """The request on a helper thread (:func:`interruptible`): a stop is honoured even
+        while the model is silent; the abandoned request's deltas are no longer delivered."""
 
         def deliver(kind: str, piece: str) -> None:
             if not cancel.is_set():
                 on_delta(kind, piece)
 
-        def run() -> None:
-            try:
-                box["result"] = self._complete(messages, tools, stream, deliver if on_delta else None, cancel, params)
-            except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
-                box["error"] = exc
-            finally:
-                done.set()
+        def cancelled() -> LLMError:
+            return LLMError(CANCELLED, "the call was cancelled")
 
-        threading.Thread(target=run, name="dsh-llm-request", daemon=True).start()
-        while not done.wait(0.05):
-            if cancel.is_set():
-                raise LLMError(CANCELLED, "the call was cancelled")
-        if "error" in box:
-            raise box["error"]
-        return box["result"]
+        return interruptible(lambda: self._complete(messages, tools, stream, deliver if on_delta else None, cancel,
+                                                    params), cancel, cancelled)
 
     def _complete(self, messages, tools, stream, on_delta, cancel: threading.Event | None, params: dict) -> ChatResult:
         body, notes = self.build(messages, tools, stream, **params)

@@ -63,7 +63,7 @@ from pydantic import BaseModel, ValidationError, field_validator
 from .. import __version__
 from ..reckoner.errors import OPEN_RECORD_NOT_FOUND, EngineError
 from .agent import Tool, current_cancel
-from .client import ChatClient
+from .client import ChatClient, interruptible
 from .errors import CANCELLED, LLMError
 from .settings import Settings, api_key, load_settings
 
@@ -858,31 +858,9 @@ class _Cancelled(Exception):
 
 
 def _interruptible(fn: Callable[[], Any], cancel: threading.Event | None) -> Any:
-    """``fn()``, or :class:`_Cancelled` within ~50 ms of ``cancel`` being set (``fn`` then goes
-    on on its own daemon thread and its result is dropped: a blocked socket read cannot be
-    interrupted). Without ``cancel``, ``fn`` runs on this thread."""
-    if cancel is None:
-        return fn()
-    if cancel.is_set():
-        raise _Cancelled
-    box: dict = {}
-    done = threading.Event()
-
-    def run() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
-            box["error"] = exc
-        finally:
-            done.set()
-
-    threading.Thread(target=run, name="dsh-search-request", daemon=True).start()
-    while not done.wait(0.05):
-        if cancel.is_set():
-            raise _Cancelled
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    """``fn()``, or :class:`_Cancelled` within ~50 ms of ``cancel`` being set (see
+    :func:`~.client.interruptible`)."""
+    return interruptible(fn, cancel, _Cancelled)
 
 
 # ---------------------------------------------------------------- lookup
