@@ -31,12 +31,15 @@ import json
 import math
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from ..loopback import LoopbackServer, QuietHandler
 
-class ScriptedServer:
+
+class ScriptedServer(LoopbackServer):
     """``with ScriptedServer(script) as srv: ... srv.base_url ...``"""
+
+    name = "scripted-llm"
 
     def __init__(self, script: list[dict], port: int = 0):
         # ValueError naming the turn, before any port is taken. A subclass that serves turns itself
@@ -49,12 +52,7 @@ class ScriptedServer:
         self._next = 0
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):  # quiet
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self):  # noqa: N802 - http.server's naming
                 server._handle(self)
 
@@ -62,44 +60,10 @@ class ScriptedServer:
                 self._json(404, {"error": {"message": "the scripted server answers POST /chat/completions only"}})
 
             def _json(self, status, obj, headers=None):
-                body = json.dumps(obj).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, str(v))
-                self.end_headers()
-                self.wfile.write(body)
+                self._send(status, "application/json", json.dumps(obj).encode(), headers)
 
         self._handler = Handler
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.httpd.daemon_threads = True
-        self._thread: threading.Thread | None = None
-
-    # ------------------------------------------------------------ lifecycle
-
-    @property
-    def port(self) -> int:
-        return self.httpd.server_address[1]
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> "ScriptedServer":
-        self._thread = threading.Thread(target=self.httpd.serve_forever, name="scripted-llm", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def __enter__(self) -> "ScriptedServer":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+        self._bind(Handler, port)
 
     @property
     def remaining(self) -> int:
@@ -370,7 +334,7 @@ def _call(where: str, call) -> dict:
 # ---------------------------------------------------------------- fake search providers
 
 
-class _FakeJsonServer:
+class _FakeJsonServer(LoopbackServer):
     """Base of the fake search servers: a standard-library HTTP server on 127.0.0.1 that
     answers GET requests, records each one in ``requests`` (``{"method", "path", "query",
     "user_agent"}``; ``query`` maps each parameter to its first value) and serves
@@ -388,52 +352,14 @@ class _FakeJsonServer:
         self._lock = threading.Lock()
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):  # quiet
-                pass
-
-            def do_GET(self):
+        class Handler(QuietHandler):
+            def do_GET(self):  # noqa: N802 - http.server's naming
                 server._handle(self)
 
-            def do_POST(self):
+            def do_POST(self):  # noqa: N802
                 self._send(405, "application/json", json.dumps({"error": "GET only"}).encode())
 
-            def _send(self, status, ctype, body: bytes):
-                self.send_response(status)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.httpd.daemon_threads = True
-        self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        return self.httpd.server_address[1]
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self):
-        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name=f"fake-{self.name}", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+        self._bind(Handler, port)
 
     @property
     def searches(self) -> list[dict]:

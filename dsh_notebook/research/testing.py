@@ -24,9 +24,11 @@ import json
 import re
 import threading
 from collections import defaultdict, deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from ..loopback import LoopbackServer, QuietHandler
 
 SERVICES = ("crossref", "arxiv", "efetch", "esearch")
 _CT = {"crossref": "application/json", "arxiv": "application/atom+xml; charset=utf-8",
@@ -44,8 +46,10 @@ def crossref_body_from_partial(path: str | Path) -> str:
     return json.dumps({"status": "ok", "message-type": "work", "message-version": "1.0.0", "message": rec["message"]})
 
 
-class FakeResolverServer:
+class FakeResolverServer(LoopbackServer):
     """``with FakeResolverServer() as srv: ... srv.base_url ...``"""
+
+    name = "fake-resolver"
 
     def __init__(self, port: int = 0):
         self.routes: dict[tuple[str, str], dict] = {}
@@ -56,22 +60,12 @@ class FakeResolverServer:
         self._lock = threading.Lock()
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):  # quiet
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self):  # noqa: N802 - http.server's naming
                 server._handle(self)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.base_url = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
-        self._thread.start()
+        self._bind(Handler, port)
+        self.start()  # serving from construction, as its callers expect
 
     # ------------------------------------------------------------------ set-up
 
@@ -199,11 +193,4 @@ class FakeResolverServer:
         h.wfile.write(answer["body"])
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def __enter__(self) -> "FakeResolverServer":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+        self.stop()

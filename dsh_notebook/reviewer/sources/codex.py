@@ -229,7 +229,7 @@ def _lines(path: Path) -> list[str]:
     """The text lines of a plain or zstd-compressed file; a damaged or unfinished zstd tail
     keeps what decompressed before it."""
     if path.name.endswith(_ZSTD_SUFFIX):
-        from .dsh import decompress  # frame by frame: garbage or damage keeps every frame before it
+        from .dsh import decompress  # noqa: I001 - frame by frame: damage keeps every frame before it
 
         data = decompress(path.read_bytes())
     else:
