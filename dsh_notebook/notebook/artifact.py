@@ -66,46 +66,38 @@ def _read_nb(path: Path):
     return nbformat.read(str(path), as_version=nbformat.NO_CONVERT)
 
 
-def named_records(nb) -> list[tuple[int, str, str | None]]:
-    """``(cell index, record id, sha256 at close or None)`` for every record output."""
-    out = []
+MIME_REVIEW = "application/vnd.dsh.review+json"
+
+
+def _outputs(nb, mime: str):
+    """``(cell index, output metadata.dsh)`` for every code-cell output carrying ``mime``."""
     for i, cell in enumerate(nb.cells):
         for o in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
-            meta = (o.get("metadata") or {}).get("dsh") or {}
-            if MIME_RECORD in o.get("data", {}):
-                rid = meta.get("record_id")
-                if rid and meta.get("status") != "open":
-                    out.append((i, rid, meta.get("sha256")))
-            elif MIME_SESSION in o.get("data", {}):  # records a model closed during a %%chat turn
-                out.extend((i, rid, None) for rid in meta.get("records") or [] if isinstance(rid, str) and rid)
-    return out
+            if mime in o.get("data", {}):
+                yield i, (o.get("metadata") or {}).get("dsh") or {}
 
 
-MIME_REVIEW = "application/vnd.dsh.review+json"
+def named_records(nb) -> list[tuple[int, str, str | None]]:
+    """``(cell index, record id, sha256 at close or None)`` for every record output, and the
+    records a model closed during a ``%%chat`` turn (sealed by ``sync``)."""
+    out = [(i, m["record_id"], m.get("sha256")) for i, m in _outputs(nb, MIME_RECORD)
+           if m.get("record_id") and m.get("status") != "open"]
+    out += [(i, rid, None) for i, m in _outputs(nb, MIME_SESSION) for rid in m.get("records") or []
+            if isinstance(rid, str) and rid]
+    return sorted(out, key=lambda t: t[0])
 
 
 def named_reviews(nb) -> list[tuple[int, str]]:
     """``(cell index, reviews file relative to the sidecar)`` for every ``%review`` output."""
-    out = []
-    for i, cell in enumerate(nb.cells):
-        for o in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
-            if MIME_REVIEW in o.get("data", {}):
-                f = ((o.get("metadata") or {}).get("dsh") or {}).get("reviews_file")
-                if isinstance(f, str) and re.fullmatch(r"reviews/[A-Za-z0-9_.-]+\.jsonl", f) and (i, f) not in out:
-                    out.append((i, f))
-    return out
+    found = [(i, m.get("reviews_file")) for i, m in _outputs(nb, MIME_REVIEW)]
+    return list(dict.fromkeys((i, f) for i, f in found
+                              if isinstance(f, str) and re.fullmatch(r"reviews/[A-Za-z0-9_.-]+\.jsonl", f)))
 
 
 def named_sessions(nb) -> list[tuple[int, str]]:
     """``(cell index, session id)`` for every ``%%chat`` output."""
-    out = []
-    for i, cell in enumerate(nb.cells):
-        for o in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
-            if MIME_SESSION in o.get("data", {}):
-                sid = ((o.get("metadata") or {}).get("dsh") or {}).get("session_id")
-                if isinstance(sid, str) and sid and (i, sid) not in out:
-                    out.append((i, sid))
-    return out
+    found = [(i, m.get("session_id")) for i, m in _outputs(nb, MIME_SESSION)]
+    return list(dict.fromkeys((i, sid) for i, sid in found if isinstance(sid, str) and sid))
 
 
 def sync(notebook) -> dict:
