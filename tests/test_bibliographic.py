@@ -153,10 +153,17 @@ def test_corrigendum_notice_through_update_to(srv):
 
 
 def test_unknown_doi_is_inconclusive_never_verified(srv):
-    r = check(srv, "10.48550/arxiv.2312.07559")
+    r = check(srv, "10.9999/not.there")
     assert r["verdict"] == "inconclusive"
     assert any("Resource not found." in c["detail"] for c in r["checks"])
-    assert check(srv, "10.9999/not.there")["verdict"] == "inconclusive"
+
+
+def test_datacite_arxiv_doi_recorded_as_not_found_on_crossref_goes_to_arxiv(srv):
+    # the recorded 404 is Crossref's answer for this very DOI: a DataCite DOI is never sent there
+    r = check(srv, "10.48550/arxiv.2312.07559")
+    assert r["kind"] == "arxiv" and r["identifier"] == "2312.07559" and r["doi"] == "10.48550/arxiv.2312.07559"
+    assert r["verdict"] == "inconclusive" and "empty feed" in r["checks"][-1]["detail"]
+    assert [q["service"] for q in srv.requests] == ["arxiv"]
 
 
 def test_crossref_validation_failure_is_inconclusive(srv):
@@ -298,6 +305,52 @@ def test_arxiv_version_mismatch(srv):
     srv.add("arxiv", "1605.08386v3", body)
     r = check(srv, "1605.08386v3")
     assert "version" in names(r, ok=False)
+
+
+@pytest.mark.parametrize("text, arxiv_id, version", [
+    ("10.48550/arXiv.1605.08386", "1605.08386", None),
+    ("10.48550/ARXIV.1605.08386", "1605.08386", None),
+    ("doi:10.48550/arxiv.1605.08386", "1605.08386", None),
+    ("DOI: 10.48550/arXiv.1111.2011v2", "1111.2011v2", 2),
+    ("https://doi.org/10.48550/arXiv.1111.2011v2", "1111.2011v2", 2),
+    ("http://dx.doi.org/10.48550%2FarXiv.astro-ph%2F0601001", "astro-ph/0601001", None),
+    ("10.48550/arXiv.hep-th/9901001", "hep-th/9901001", None),
+    ("10.48550/arXiv.math.GT/0309136v3", "math.GT/0309136v3", 3),
+])
+def test_normalize_datacite_arxiv_doi(text, arxiv_id, version):
+    n = normalize(text)
+    assert (n["kind"], n["identifier"], n["version"]) == ("arxiv", arxiv_id, version)
+    assert n["datacite"] is True and n["doi"] == f"10.48550/arxiv.{arxiv_id}".lower()
+    assert normalize(text, kind="doi")["identifier"] == arxiv_id  # a source proposed as kind "doi"
+
+
+def test_normalize_datacite_doi_with_a_suffix_that_is_no_arxiv_id():
+    with pytest.raises(IdentifierError) as err:
+        normalize("10.48550/arXiv.abc")
+    assert "arXiv DOI" in str(err.value) and "'abc' is not an arXiv id" in str(err.value)
+
+
+@pytest.mark.parametrize("doi, title, version", [
+    ("10.48550/arXiv.1605.08386", "Heat-bath random walks with Markov bases", 1),
+    ("https://doi.org/10.48550/ARXIV.1111.2011v2", "Quantum Criticality for Extended Nodes", 2),
+    ("doi:10.48550/arXiv.astro-ph/0601001", None, 1),
+])
+def test_datacite_arxiv_doi_is_resolved_through_arxiv(srv, doi, title, version):
+    r = check(srv, doi, kind="doi")
+    assert r["verdict"] == "verified" and r["kind"] == "arxiv", r["checks"]
+    assert r["metadata"]["version"] == version and r["resolver"]["service"] == "arxiv"
+    if title:
+        assert r["metadata"]["title"].startswith(title)
+    assert [q["service"] for q in srv.requests] == ["arxiv"]  # Crossref is never asked
+    assert srv.requests[-1]["query"]["id_list"] == r["identifier"]
+    dc = [c for c in r["checks"] if c["name"] == "datacite_doi"]
+    assert len(dc) == 1 and dc[0]["ok"] is True
+    assert "DataCite arXiv DOI" in dc[0]["detail"] and "resolved through arXiv" in dc[0]["detail"]
+
+
+def test_datacite_arxiv_doi_claimed_metadata_is_compared(srv):
+    r = check(srv, "10.48550/arXiv.1605.08386", {"title": "Heat-bath random walks with Markov bases", "year": 2016})
+    assert r["verdict"] == "verified" and {"title", "year"} <= set(names(r, ok=True))
 
 
 # ----------------------------------------------------------------------------- PubMed
@@ -446,3 +499,29 @@ def test_a_research_table_in_settings_does_not_break_model_access(tmp_path, monk
     (tmp_path / "settings.toml").write_text('[research.bibliographic]\ncrossref_url = "http://127.0.0.1:9"\n',
                                             encoding="utf-8")
     assert load_settings().resolve()[2].id == "deepseek-chat"
+
+
+# ----------------------------------------------------------------------------- needs judgment
+
+GREY_TITLE = "Native oxide layers and the tensile strength of copper thin films: a molecular dynamics study"
+
+
+def test_grey_zone_title_needs_judgment(srv):
+    from dsh_notebook.research.bibliographic import TITLE_JUDGE, TITLE_OK, _title_score
+
+    r = check(srv, "10.1063/1.4938384", {"title": GREY_TITLE})
+    score = _title_score(GREY_TITLE, r["metadata"]["title"])
+    assert TITLE_JUDGE <= score < TITLE_OK
+    assert r["needs_judgment"] is True and r["verdict"] == "mismatch"
+    assert "needs judgment" in [c for c in r["checks"] if c["name"] == "title"][0]["detail"]
+
+
+@pytest.mark.parametrize("claimed", [
+    {"title": GREY_TITLE, "year": 2011},  # a definite failure decides it
+    {"title": GREY_TITLE, "authors": "Einstein"},
+    {"title": "Quantum gravity in the early universe"},  # below the grey zone
+    {"title": "Effect of native oxide layers on copper thin film tensile properties: a reactive molecular "
+              "dynamics study"},  # agrees
+])
+def test_no_judgment_when_the_code_decided(srv, claimed):
+    assert check(srv, "10.1063/1.4938384", claimed)["needs_judgment"] is False

@@ -4,6 +4,8 @@ the roles"): authorities, invalid output, the code quote check, routing and the 
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +17,7 @@ from dsh_notebook.research.claims import quote_in_fulltext
 from dsh_notebook.research.fulltext import link_fulltext
 from dsh_notebook.research.roles import PROMPT_VERSION, run_role
 from dsh_notebook.research.router import Router, over_budget, risk_reason
+from dsh_notebook.research.testing import FakeResolverServer
 
 TEXT = ("Background.\n\nIn a randomised trial of 120 adults, daily   walking\nreduced systolic blood "
         "pressure by 5 mmHg over twelve weeks.\n")
@@ -253,6 +256,147 @@ def test_bibliographic_verifier_is_code(home, led, monkeypatch):
     assert led.fold().sources["s1"].verdict == "retracted"
 
 
+# --------------------------------------------------------------------------- the bibliographic judgment
+
+SHARED = Path(os.environ.get("DSH_SHARED_DIR") or Path(__file__).resolve().parents[2] / "shared")
+FIXTURES = SHARED / "fixtures" / "bibliographic"
+ORDINARY = "10.1063/1.4938384"  # recorded Crossref work, "Effect of native oxide layers on copper thin-film ..."
+GREY_TITLE = "Native oxide layers and the tensile strength of copper thin films: a molecular dynamics study"
+CORRECTED = "10.1073/pnas.1414271111"  # recorded Crossref work with a correction in updated-by
+CORRECTED_GREY = "Functional musculoskeletal tissue engineering through hypoxia and lysyl oxidase collagen crosslinking"
+TIERS = """
+[research.tiers]
+cheap = { model = "deepseek/deepseek-chat" }
+strong = { model = "deepseek/deepseek-reasoner" }
+"""
+
+
+@pytest.fixture
+def resolver(home, monkeypatch):
+    if not (FIXTURES / "README.md").is_file():
+        pytest.skip(f"the recorded bibliographic responses are not at {FIXTURES}")
+    with FakeResolverServer.from_fixtures(FIXTURES) as srv:
+        for var in ("DSH_CROSSREF_URL", "DSH_ARXIV_URL", "DSH_PUBMED_URL"):
+            monkeypatch.setenv(var, srv.base_url)
+        yield srv
+
+
+def propose(led, sid, identifier, title, **more):
+    assert led.append("source-proposed", {"source_id": sid, "kind": "doi", "identifier": identifier, "title": title,
+                                          **more}, Actor("scout"))["ok"]
+
+
+def judge(verdict, rationale="The titles name the same study of oxide layers on copper films.", usage=None):
+    reply = {"content": json.dumps({"verdict": verdict, "rationale": rationale})}
+    if usage:
+        reply["usage"] = usage
+    return {"expect": {"model": "deepseek-reasoner", "stream": False}, "reply": reply}
+
+
+def test_grey_zone_title_is_judged_by_the_model_on_the_strong_tier(home, led, resolver, monkeypatch):
+    from dsh_notebook.research.bibliographic import TITLE_JUDGE, TITLE_OK, _title_score
+
+    settings_toml(home, TIERS)
+    propose(led, "s2", ORDINARY, GREY_TITLE, year=2015)
+    usage = {"prompt_tokens": 700, "completion_tokens": 40, "total_tokens": 740}
+    with ScriptedServer([judge("verified", usage=usage)]) as srv:
+        res = run_role(led, "bibliographic_verifier", "Check s2", {"source_id": "s2", "question_id": "q1"},
+                       client_factory=factory(monkeypatch, srv), task_id="t1", router=Router(load_settings()))
+        assert len(srv.requests) == 1 and srv.mismatches == []
+        body = srv.requests[0]["body"]
+    assert res["status"] == "ok" and res["escalate_reason"] == "needs_judgment", res
+    assert res["verdict"] == "verified" and res["verdict_by"] == "model"
+    system, user = body["messages"][0]["content"], json.loads(body["messages"][1]["content"])
+    assert "same work" in system and PROMPT_VERSION in system and '"inconclusive"' in system
+    assert user["claimed"]["title"] == GREY_TITLE and user["resolved"]["title"].startswith("Effect of native oxide")
+    assert user["code_verdict"] == "mismatch" and "title" in [c["name"] for c in user["checks"]]
+    assert TITLE_JUDGE <= _title_score(GREY_TITLE, user["resolved"]["title"]) < TITLE_OK
+    assert lines(led)[-3:] == [("task-delegated", "lead", "synthesis"),
+                               ("source-verified", "bibliographic_verifier", "bibliographic_verification"),
+                               ("task-completed", "runtime", "runtime")]
+    ev = led.events()[-2]
+    assert ev["actor"]["model"] == "deepseek-reasoner" and ev["actor"]["prompt_version"] == PROMPT_VERSION
+    checks = ev["data"]["checks"]
+    assert [c["name"] for c in checks][-1] == "model_judgment" and {"resolved", "title", "year"} <= {
+        c["name"] for c in checks}
+    assert checks[-1]["ok"] is True and "same study of oxide layers" in checks[-1]["detail"]
+    state = led.fold()
+    assert state.sources["s2"].verdict == "verified"
+    assert state.tasks["t1"].route["tier"] == "strong" and state.tasks["t1"].route["model"] == "deepseek-reasoner"
+    assert state.tasks["t1"].usage == usage and state.tasks["t1"].status == "ok"
+    assert sum(1 for e in led.events() if e["type"].endswith("source-verified")) == 2  # s1's and this ONE
+
+
+def test_model_judges_a_different_work_mismatch(home, led, resolver, monkeypatch):
+    settings_toml(home, TIERS)
+    propose(led, "s2", ORDINARY, GREY_TITLE)
+    with ScriptedServer([judge("mismatch", "The claimed paper is about tensile strength, not this one.")]) as srv:
+        res = run_role(led, "bibliographic_verifier", "Check s2", {"source_id": "s2"},
+                       client_factory=factory(monkeypatch, srv), task_id="t1", router=Router(load_settings()))
+    assert res["status"] == "ok" and led.fold().sources["s2"].verdict == "mismatch"
+    assert led.events()[-2]["data"]["checks"][-1]["ok"] is False
+
+
+def test_the_notices_verdict_is_never_changed_by_the_model(home, led, resolver, monkeypatch):
+    settings_toml(home, TIERS)
+    propose(led, "s2", CORRECTED, CORRECTED_GREY)
+    with ScriptedServer([judge("verified", "Same study of engineered musculoskeletal tissue.")]) as srv:
+        res = run_role(led, "bibliographic_verifier", "Check s2", {"source_id": "s2"},
+                       client_factory=factory(monkeypatch, srv), task_id="t1", router=Router(load_settings()))
+        assert len(srv.requests) == 1
+    assert res["status"] == "ok" and res["verdict"] == "corrected"
+    assert led.fold().sources["s2"].verdict == "corrected"
+    checks = led.events()[-2]["data"]["checks"]
+    assert "notice" in [c["name"] for c in checks]
+    assert checks[-1]["name"] == "model_judgment" and "'corrected' stands" in checks[-1]["detail"]
+
+
+def test_invalid_judgment_twice_writes_the_code_verdict_and_escalates(home, led, resolver, monkeypatch):
+    settings_toml(home, TIERS)
+    propose(led, "s2", ORDINARY, GREY_TITLE)
+    with ScriptedServer([{"reply": {"content": "Probably the same paper."}},
+                         {"reply": {"content": json.dumps({"verdict": "same", "rationale": "x"})}}]) as srv:
+        res = run_role(led, "bibliographic_verifier", "Check s2", {"source_id": "s2"},
+                       client_factory=factory(monkeypatch, srv), task_id="t1", router=Router(load_settings()))
+        assert len(srv.requests) == 2 and "Your reply was invalid" in srv.requests[1]["body"]["messages"][-1]["content"]
+        assert {r["body"]["model"] for r in srv.requests} == {"deepseek-reasoner"}
+    assert res["status"] == "invalid_output" and res["escalated"] == "invalid_output"
+    assert lines(led)[-4:] == [("task-delegated", "lead", "synthesis"),
+                               ("source-verified", "bibliographic_verifier", "bibliographic_verification"),
+                               ("task-completed", "runtime", "runtime"), ("escalated", "runtime", "runtime")]
+    ev = led.events()[-3]
+    assert ev["data"]["verdict"] == "inconclusive" and "model" not in ev["actor"]
+    assert ev["data"]["checks"][-1]["name"] == "model_judgment" and ev["data"]["checks"][-1]["ok"] is None
+    state = led.fold()
+    assert state.sources["s2"].verdict == "inconclusive" and state.tasks["t1"].status == "invalid_output"
+    assert state.tasks["t1"].usage["total_tokens"] > 0
+    assert state.escalations[-1].subject == {"kind": "task", "id": "t1"}
+
+
+def test_no_model_when_the_code_decides(home, led, resolver, monkeypatch):
+    propose(led, "s2", ORDINARY, "Effect of native oxide layers on copper thin-film tensile properties: a reactive "
+                                 "molecular dynamics study", authors=["Skarlinski", "Quesnel"], year=2015)
+    propose(led, "s3", ORDINARY, GREY_TITLE, year=2011)  # a definite year failure: mismatch, no judgment
+    for sid in ("s2", "s3"):
+        res = run_role(led, "bibliographic_verifier", f"Check {sid}", {"source_id": sid},
+                       client_factory=lambda route: pytest.fail("no model"), task_id=f"t-{sid}",
+                       router=Router(load_settings()))
+        assert res["status"] == "ok" and res["route"]["tier"] == "code" and res["verdict_by"] == "code"
+    state = led.fold()
+    assert state.sources["s2"].verdict == "verified" and state.sources["s3"].verdict == "mismatch"
+
+
+def test_datacite_arxiv_doi_source_is_checked_on_arxiv(home, led, resolver):
+    propose(led, "s2", "https://doi.org/10.48550/arXiv.1605.08386", "Heat-bath random walks with Markov bases")
+    res = run_role(led, "bibliographic_verifier", "Check s2", {"source_id": "s2"},
+                   client_factory=lambda route: pytest.fail("no model"), task_id="t1", router=Router(load_settings()))
+    assert res["status"] == "ok"
+    v = led.fold().sources["s2"].verdicts[-1]
+    assert v["verdict"] == "verified" and v["resolver"] == "arxiv"
+    assert any(c["name"] == "datacite_doi" and "resolved through arXiv" in c["detail"] for c in v["checks"])
+    assert [r["service"] for r in resolver.requests] == ["arxiv"]
+
+
 # --------------------------------------------------------------------------- routing and budget
 
 
@@ -260,7 +404,7 @@ def test_routing_defaults_and_configured_tiers(home):
     r = Router(load_settings())
     assert r.route("extractor") == {"tier": "cheap", "provider": "deepseek", "model": "deepseek-chat", "effort": ""}
     assert r.route("bibliographic_verifier")["tier"] == "code"
-    for reason in ("invalid_output", "uncertain", "disagreement", "cited_by_decision", "retracted"):
+    for reason in ("invalid_output", "uncertain", "disagreement", "cited_by_decision", "retracted", "needs_judgment"):
         assert r.route("claim_verifier", escalate_reason=reason)["tier"] == "strong"
     with pytest.raises(ValueError):
         r.route("scout", escalate_reason="because")

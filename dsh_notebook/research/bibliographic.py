@@ -7,8 +7,12 @@ the identifier, resolves it with httpx, compares the claimed metadata and reads 
   slashes; kept lower case, DOIs are case-insensitive), arXiv ids new style (``1605.08386``,
   ``2104.12255v1``) and old style (``astro-ph/0601001v2``), with or without ``arXiv:`` or an
   ``arxiv.org/abs|pdf`` URL, PMID (``pmid:123``, ``pubmed.ncbi.nlm.nih.gov/123``, or 1-9 bare
-  digits), ISBN-10/13 (checksum checked, kept as ISBN-13) and other http(s) URLs. Anything else
-  raises :class:`IdentifierError` (a ``ValueError``) with one line saying why.
+  digits), ISBN-10/13 (checksum checked, kept as ISBN-13) and other http(s) URLs. arXiv's own
+  DataCite DOIs, ``10.48550/arXiv.<id>`` in any case and any of the DOI forms, are normalised to
+  the arXiv id (kind ``arxiv``, with ``doi`` and ``datacite`` kept) and resolved on arXiv, since
+  Crossref does not hold DataCite DOIs and would answer a false "not found"; the result's checks
+  say so (``datacite_doi``). Anything else raises :class:`IdentifierError` (a ``ValueError``)
+  with one line saying why.
 * **Resolvers**: Crossref ``GET {crossref_url}/works/{doi}`` (the polite ``mailto`` from the
   settings goes in the query and the User-Agent), the arXiv API ``GET {arxiv_url}/api/query?id_list=``
   and PubMed E-utilities ``efetch.fcgi`` (``esearch.fcgi`` turns a DOI Crossref does not know into
@@ -18,7 +22,11 @@ the identifier, resolves it with httpx, compares the claimed metadata and reads 
   claimed), ``mismatch`` (title, authors or year disagree), ``inconclusive`` (not found, a
   service error, a network failure, an ISBN or plain URL: no resolver), ``retracted``,
   ``expression_of_concern``, ``corrected``; the most severe finding wins, in that order
-  (retracted > expression_of_concern > corrected > mismatch > verified).
+  (retracted > expression_of_concern > corrected > mismatch > verified). ``needs_judgment`` is set
+  when the claimed metadata's match is left undecided (a title similarity from ``TITLE_JUDGE`` to
+  below ``TITLE_OK``, or a record without the title or authors to compare) and no other check
+  failed outright; the runner then asks a model whether it is the same work (``roles``), whose
+  answer never overrides a notice.
 * **Notices**: Crossref ``updated-by`` (notices that update this work, publisher and Retraction
   Watch entries, de-duplicated by notice DOI) and ``update-to`` (this record *is* a notice for
   other works; it is flagged with the notice's verdict and a ``notice_of`` check, since a citation
@@ -91,12 +99,22 @@ _DOI = re.compile(r"^10\.\d{4,9}/\S+$")
 _ARXIV_NEW = re.compile(r"^(\d{4}\.\d{4,5})(v\d+)?$")
 _ARXIV_OLD = re.compile(r"^([a-z][a-z\-]*(?:\.[A-Z]{2})?/\d{7})(v\d+)?$", re.IGNORECASE)
 _PREFIX = re.compile(r"^(doi|arxiv|pmid|isbn)(?:\s*:\s*|\s+)(.*)$", re.IGNORECASE)
+#: arXiv's DataCite DOIs, ``10.48550/arXiv.<arXiv id>`` (any case)
+_DATACITE_ARXIV = re.compile(r"^10\.48550/arxiv\.(.+)$", re.IGNORECASE)
 
 
 def _doi(text: str, original: str) -> dict:
     doi = unquote(text.strip())
     if not _DOI.match(doi):
         raise IdentifierError(f"{original!r} is not a DOI (10.<registrant>/<suffix>)")
+    m = _DATACITE_ARXIV.match(doi)
+    if m:  # arXiv's own DOI, registered with DataCite: Crossref does not hold it, arXiv does
+        try:
+            out = _arxiv(m.group(1), original)
+        except IdentifierError:
+            raise IdentifierError(f"{original!r} is an arXiv DOI (10.48550/arXiv.<id>), but {m.group(1)!r} is not "
+                                  "an arXiv id (like 1605.08386, 2104.12255v1 or astro-ph/0601001)") from None
+        return {**out, "doi": f"10.48550/arxiv.{out['identifier']}".lower(), "datacite": True}
     return {"kind": "doi", "identifier": doi.lower()}
 
 
@@ -181,7 +199,7 @@ def normalize(identifier: str, kind: str | None = None) -> dict:
     parsers = {"doi": _doi, "arxiv": _arxiv, "pmid": _pmid, "isbn": _isbn, "url": _url}
     if kind == "doi" and re.match(r"^https?://", text, re.IGNORECASE):
         out = _url(text, original)
-        if out["kind"] != "doi":
+        if out["kind"] != "doi" and not out.get("datacite"):
             raise IdentifierError(f"{original!r} is not a DOI or a doi.org URL")
         return out
     if kind == "arxiv" and re.match(r"^https?://", text, re.IGNORECASE):
@@ -384,10 +402,15 @@ def _title_score(claimed: str, found: str) -> float:
 
 
 def _compare(claimed: dict | None, meta: dict, checks: list[dict]) -> tuple[bool, bool]:
-    """Append title/authors/year checks; ``(mismatch, needs_judgment)``."""
+    """Append title/authors/year checks; ``(mismatch, needs_judgment)``.
+
+    ``needs_judgment`` is true when a check is left undecided (a title whose similarity falls
+    between ``TITLE_JUDGE`` and ``TITLE_OK``, a record without a title or authors to compare) and
+    no other check failed outright: a definite failure already decides ``mismatch``, and no
+    judgment could turn it into ``verified``."""
     if not claimed:
         return False, False
-    mismatch = judge = False
+    mismatch = judge = definite = False
     title = claimed.get("title")
     if title is not None and str(title).strip() != "":
         found = meta.get("title")
@@ -397,10 +420,13 @@ def _compare(claimed: dict | None, meta: dict, checks: list[dict]) -> tuple[bool
         else:
             score = _title_score(str(title), found)
             ok = score >= TITLE_OK
+            grey = TITLE_JUDGE <= score < TITLE_OK
             checks.append({"name": "title", "ok": ok,
-                           "detail": f"similarity {score:g}/100 (at least {TITLE_OK} agrees): {found!r}"})
+                           "detail": f"similarity {score:g}/100 (at least {TITLE_OK} agrees"
+                                     + (f"; from {TITLE_JUDGE} it needs judgment" if grey else "") + f"): {found!r}"})
             mismatch |= not ok
-            judge |= TITLE_JUDGE <= score < TITLE_OK
+            judge |= grey
+            definite |= score < TITLE_JUDGE
     authors = _split_authors(claimed.get("authors"))
     if authors:
         have = [_family(a) for a in meta.get("authors") or []]
@@ -416,6 +442,7 @@ def _compare(claimed: dict | None, meta: dict, checks: list[dict]) -> tuple[bool
                            "detail": (f"all {len(authors)} claimed author(s) found" if ok else
                                       f"not among the {len(have)} resolved author(s): {', '.join(missing)}")})
             mismatch |= not ok
+            definite |= not ok
     year = claimed.get("year")
     if year not in (None, ""):
         years = sorted({y for y in meta.get("years") or [] if y})
@@ -423,13 +450,14 @@ def _compare(claimed: dict | None, meta: dict, checks: list[dict]) -> tuple[bool
             y = int(str(year).strip())
         except ValueError:
             checks.append({"name": "year", "ok": False, "detail": f"claimed year {year!r} is not a year"})
-            return True, judge
+            return True, False
         ok = y in years
         checks.append({"name": "year", "ok": ok if years else None,
                        "detail": (f"{y} matches" if ok else f"claimed {y}, record has {', '.join(map(str, years))}")
                        if years else "the resolved record has no year"})
         mismatch |= bool(years) and not ok
-    return mismatch, judge
+        definite |= bool(years) and not ok
+    return mismatch, judge and not definite
 
 
 # --------------------------------------------------------------------------- Crossref
@@ -748,9 +776,13 @@ def _verdict(found: list[str], mismatch: bool) -> str:
 def check_source(identifier: str, claimed: dict | None = None, *, cache_dir: str | Path | None = None,
                  settings: dict | None = None, kind: str | None = None) -> dict:
     """Resolve ``identifier`` and return ``{"identifier", "kind", "verdict", "checks", "metadata",
-    "resolver", "needs_judgment"}``. ``claimed`` is an optional ``{title, authors, year}``
-    (authors a list or a ``;``-separated string). Raises :class:`IdentifierError` only for a
-    malformed identifier; every service or network failure is an ``inconclusive`` verdict."""
+    "resolver", "needs_judgment"}`` (plus ``doi`` for a DataCite arXiv DOI). ``claimed`` is an
+    optional ``{title, authors, year}`` (authors a list or a ``;``-separated string).
+    ``needs_judgment`` says the claimed metadata's match was left undecided (see
+    :func:`_compare`); the verdict is then the code's own (``mismatch`` for a grey-zone title),
+    which the bibliographic verifier's runner puts to a model. Raises :class:`IdentifierError`
+    only for a malformed identifier; every service or network failure is an ``inconclusive``
+    verdict."""
     norm = normalize(identifier, kind)
     conf = bibliographic_settings(settings)
     result: dict[str, Any] = {"identifier": norm["identifier"], "kind": norm["kind"], "input": identifier,
@@ -758,6 +790,11 @@ def check_source(identifier: str, claimed: dict | None = None, *, cache_dir: str
                               "needs_judgment": False}
     checks = result["checks"]
     checks.append({"name": "identifier", "ok": True, "detail": f"{norm['kind']} {norm['identifier']}"})
+    if norm.get("datacite"):
+        checks.append({"name": "datacite_doi", "ok": True,
+                       "detail": f"DOI {norm['doi']} is a DataCite arXiv DOI: resolved through arXiv as "
+                                 f"{norm['identifier']} (Crossref does not hold DataCite DOIs)"})
+        result["doi"] = norm["doi"]
     if norm["kind"] == "isbn":
         checks.append({"name": "resolver", "ok": None,
                        "detail": "ISBN checksum is valid, but no bibliographic resolver for ISBNs is configured"})

@@ -3,21 +3,39 @@ the roles").
 
 Design:
 
-- Role prompts are ours, versioned ``PROMPT_VERSION`` (``research-roles/1``); each model role has
-  a pydantic output schema (``OUTPUT_MODELS``) whose JSON Schema is sent with the prompt.
+- Role prompts are ours, versioned ``PROMPT_VERSION`` (``research-roles/2``: /2 added the
+  bibliographic verifier's judgment prompt, the other prompts are unchanged since /1); each
+  model role has a pydantic output schema (``OUTPUT_MODELS``) whose JSON Schema is sent with the
+  prompt.
 - ``run_role(ledger, role, duty, inputs, *, client_factory, task_id)``:
   1. over the question's token budget (``inputs.question_id``): ``escalated`` {reason budget}
      by the runtime, nothing delegated, no model call;
   2. ``task-delegated`` under the lead's authority, with the router's route (the strong tier
      when the ledger gives a risk reason, see ``router.risk_reason``);
-  3. the role's work: the bibliographic verifier is code (``check_source`` ->
-     ``source-verified``); the claim verifier first checks in code that the quote is in the
-     stored fulltext and records ``uncertain`` with the reason, without a model call, when it is
-     not; the model roles get one request (no tools, a JSON reply), validated with pydantic and
-     retried once on the strong tier when invalid;
+  3. the role's work: the bibliographic verifier is code (``check_source``), see below; the
+     claim verifier first checks in code that the quote is in the stored fulltext and records
+     ``uncertain`` with the reason, without a model call, when it is not; the model roles get one
+     request (no tools, a JSON reply), validated with pydantic and retried once on the strong
+     tier when invalid;
   4. the role's events written by the runner under the ROLE's authority (the model never writes);
   5. ``task-completed`` by the runtime with ``ok``, ``invalid_output`` (plus ``escalated``
      {reason invalid_output}) or ``failed``, and the provider-reported usage summed over requests.
+- The bibliographic verifier runs the code check before it is delegated, so the delegation
+  carries the route it really takes: tier ``code`` when the code decided, the strong tier with
+  reason ``needs_judgment`` when ``check_source`` left the claimed metadata's match undecided
+  (no other reason routes it: it asks no model otherwise).
+  Then the model is asked, with the claimed metadata, the resolved metadata and the code's
+  checks, only whether they describe the same work (``BibliographicJudgment``: verified,
+  mismatch or inconclusive, and a rationale). The code's notices always win: the model's answer
+  becomes the verdict only when the code's verdict is ``verified`` or ``mismatch``; a
+  ``retracted``, ``corrected`` or ``expression_of_concern`` verdict stands. ONE
+  ``source-verified`` is written, its checks the code's plus ``model_judgment`` (the model's
+  verdict and rationale), its actor carrying the model and prompt version. A model that answers
+  invalidly twice (or cannot be reached) leaves the code's verdict, ``inconclusive`` when the
+  match was undecided, with ``invalid_output`` and ``escalated`` (or ``failed``).
+- The result reports ``verdict`` and ``verdict_by`` (``code`` or ``model``) for the two
+  verifiers, and ``escalate_reason`` (why the route is strong, or ``None``), so the pipeline can
+  tell an uncertain model verdict from a failed quote check.
 - ``client_factory(route) -> client`` with ``complete(messages, stream=False, **params)``
   returning a result with ``.text`` and ``.usage`` (``ChatClient`` by default).
 """
@@ -39,9 +57,10 @@ from .fulltext import fulltext_path, sidecar_of
 from .ledger import Ledger
 from .router import Router, over_budget, risk_reason
 
-__all__ = ["MODEL_ROLES", "OUTPUT_MODELS", "PROMPT_VERSION", "ROLE_PROMPTS", "default_client_factory", "run_role"]
+__all__ = ["MODEL_ROLES", "NOTICE_VERDICTS", "OUTPUT_MODELS", "PROMPT_VERSION", "ROLE_PROMPTS",
+           "default_client_factory", "run_role"]
 
-PROMPT_VERSION = "research-roles/1"
+PROMPT_VERSION = "research-roles/2"
 CONTEXT_CHARS = 60_000  # fulltext handed to the extractor / claim verifier
 
 
@@ -103,13 +122,25 @@ class AuditOutput(_Out):
         return self
 
 
+class BibliographicJudgment(_Out):
+    """Whether the claimed and the resolved metadata describe the same work."""
+
+    verdict: Literal["verified", "mismatch", "inconclusive"]
+    rationale: str = Field(min_length=1)
+
+
 OUTPUT_MODELS: dict[str, type[_Out]] = {
     "scout": ScoutOutput,
     "extractor": ExtractorOutput,
     "claim_verifier": ClaimVerdict,
     "citation_auditor": AuditOutput,
+    "bibliographic_verifier": BibliographicJudgment,  # asked only when the code needs judgment
 }
-MODEL_ROLES = tuple(OUTPUT_MODELS)
+#: roles that are a model call (the bibliographic verifier is code that may ask for a judgment)
+MODEL_ROLES = ("scout", "extractor", "claim_verifier", "citation_auditor")
+#: bibliographic verdicts read from notices: a model's judgment never changes them
+NOTICE_VERDICTS = ("retracted", "expression_of_concern", "corrected")
+_JUDGMENT_OK = {"verified": True, "mismatch": False, "inconclusive": None}
 
 _COMMON = """\
 You are one role in an evidence review. You do not write to the evidence ledger: you return one \
@@ -141,6 +172,16 @@ statement follow from the claims it cites, with their verdicts and spans? Are li
 Return verdict "pass", or "objections" with one objection per problem (target: the decision, a \
 claim or a source by id; the reason; severity minor, major or critical). You raise objections; \
 you never accept or reject the decision.""",
+    "bibliographic_verifier": """\
+Role: bibliographic verifier (authority: bibliographic_verification). Code has already resolved \
+the identifier and compared it with what was claimed, but could not decide whether the two \
+describe the same work (for example a title that is close but not the same, or a record without \
+authors). You get the claimed metadata, the resolved record and the code's checks. Answer only \
+this: are they the same work? "verified" if they are (a reworded, translated or abbreviated \
+title of the same paper counts), "mismatch" if they are different works (another paper, a \
+different edition or a notice instead of the work), "inconclusive" if the metadata cannot tell. \
+Give a short rationale naming what decides it. Retraction, correction and concern notices are \
+read by code and are not yours to judge.""",
 }
 
 
@@ -252,6 +293,21 @@ def _events_for(role: str, out: _Out, state: LedgerState, inputs: dict, task_id:
     raise ValueError(role)
 
 
+def _judgment_payload(duty: str, inputs: dict, src, found: dict) -> dict:
+    """What the model sees for a bibliographic judgment (claimed, resolved, the code's checks)."""
+    meta = found.get("metadata") or {}
+    keep = ("title", "authors", "year", "years", "container", "doi", "type", "publisher", "arxiv_id", "version",
+            "journal_ref", "comment", "pmid", "publication_types")
+    return {"duty": duty, "inputs": inputs,
+            "claimed": {"kind": src.kind, "identifier": src.identifier, "title": src.title, "authors": src.authors,
+                        "year": src.year},
+            "resolved": {"service": (found.get("resolver") or {}).get("service"), "kind": found.get("kind"),
+                         "identifier": found.get("identifier"),
+                         **{k: meta[k] for k in keep if meta.get(k) not in (None, "", [])}},
+            "checks": found.get("checks") or [],
+            "code_verdict": found.get("verdict")}
+
+
 # ----------------------------------------------------------------------------- the runner
 
 
@@ -259,9 +315,10 @@ def run_role(ledger: Ledger, role: str, duty: str, inputs: dict | None = None, *
              client_factory: Callable[[dict], Any] | None = None, task_id: str, router: Router | None = None,
              sidecar: str | os.PathLike[str] | None = None, escalate_reason: str | None = None) -> dict:
     """Run *role* once for *duty* (see module docstring). Returns ``{"task_id", "role", "status",
-    "route", "usage", "receipts": [...], "escalated": reason|None, "error"?, "summary"}``;
-    ``status`` is ``ok``, ``invalid_output``, ``failed``, ``over_budget`` or ``refused`` (the
-    delegation itself was refused; nothing else written)."""
+    "route", "usage", "receipts": [...], "escalated": reason|None, "escalate_reason", "error"?,
+    "summary"}`` (the verifiers add ``verdict`` and ``verdict_by``); ``status`` is ``ok``,
+    ``invalid_output``, ``failed``, ``over_budget`` or ``refused`` (the delegation itself was
+    refused; nothing else written)."""
     inputs = dict(inputs or {})
     client_factory = client_factory or default_client_factory
     router = router or Router()
@@ -269,7 +326,7 @@ def run_role(ledger: Ledger, role: str, duty: str, inputs: dict | None = None, *
     lead, runtime = Actor("lead"), Actor("runtime")
     state = ledger.fold()
     res: dict[str, Any] = {"task_id": task_id, "role": role, "status": None, "route": None, "usage": {},
-                           "receipts": [], "escalated": None}
+                           "receipts": [], "escalated": None, "escalate_reason": None}
 
     def done(summary: str) -> dict:
         res["summary"] = summary
@@ -292,9 +349,24 @@ def run_role(ledger: Ledger, role: str, duty: str, inputs: dict | None = None, *
     if problem:
         res.update(status="refused", error=problem)
         return done(problem)
-    reason = escalate_reason or risk_reason(state, role, inputs)
+
+    # -- the bibliographic verifier: the code check first; its result decides the route
+    found: dict | None = None
+    failure = ""
+    if role == "bibliographic_verifier":
+        from .bibliographic import check_source
+
+        src = state.sources[inputs["source_id"]]
+        claimed = {"title": src.title, "authors": src.authors, "year": src.year}
+        try:
+            found = check_source(src.identifier, claimed, kind=src.kind, cache_dir=sidecar / "cache" / "bibliographic")
+        except Exception as exc:  # a malformed identifier (IdentifierError) or anything unexpected
+            failure = f"{type(exc).__name__}: {exc}"
+        reason = "needs_judgment" if found and found.get("needs_judgment") else None
+    else:
+        reason = escalate_reason or risk_reason(state, role, inputs)
     route = router.route(role, escalate_reason=reason)
-    res["route"] = route
+    res.update(route=route, escalate_reason=reason)
     r = ledger.append("task-delegated", {"task_id": task_id, "role": role, "duty": duty, "inputs": inputs,
                                          "route": route, "budget": {"tokens": router.budget_tokens}}, lead)
     res["receipts"].append(r)
@@ -307,6 +379,11 @@ def run_role(ledger: Ledger, role: str, duty: str, inputs: dict | None = None, *
         res["receipts"].append(ledger.append("task-completed", {"task_id": task_id, "status": status,
                                                                 "usage": res["usage"]}, runtime))
 
+    def escalate_invalid() -> None:
+        res["receipts"].append(ledger.append("escalated", {"subject": {"kind": "task", "id": task_id},
+                                                           "reason": "invalid_output"}, runtime))
+        res["escalated"] = "invalid_output"
+
     def write(events: list[tuple[str, dict]], actor: Actor) -> list[dict]:
         out = []
         for t, d in events:
@@ -315,25 +392,83 @@ def run_role(ledger: Ledger, role: str, duty: str, inputs: dict | None = None, *
         res["receipts"].extend(out)
         return out
 
-    # -- code roles and code checks first
-    if role == "bibliographic_verifier" and route["tier"] == "code":
-        from .bibliographic import check_source
+    def ask_model(messages: list[dict]) -> tuple[_Out | None, str, dict, str]:
+        """One request, validated; one retry on the strong tier. ``(output, why_invalid, route,
+        transport_error)``; usage is summed into ``res`` whatever happens."""
+        out, why, cur = None, "", route
+        for attempt in (1, 2):
+            if attempt == 2:
+                cur = router.route(role, escalate_reason="invalid_output")
+                res["retry_route"] = cur
+            client = client_factory(cur)
+            try:
+                result = client.complete(messages, stream=False, reasoning_effort=cur.get("effort") or None,
+                                         response_format={"type": "json_object"})
+            except Exception as exc:  # LLMError and transport failures
+                return None, "", cur, f"{getattr(exc, 'code', type(exc).__name__)}: {getattr(exc, 'message', exc)}"
+            finally:
+                if hasattr(client, "close"):
+                    client.close()
+            _flat_usage(getattr(result, "usage", None), res["usage"])
+            out, why = _parse(role, result.text or "")
+            if out is not None:
+                break
+            messages = messages + [{"role": "assistant", "content": result.text or ""},
+                                   {"role": "user", "content": f"Your reply was invalid: {why}. Reply again with one "
+                                                              "JSON object matching the schema, and nothing else."}]
+        return out, why, cur, ""
 
+    # -- the bibliographic verifier: code, and a model judgment only when the code needs one
+    if role == "bibliographic_verifier":
         src = state.sources[inputs["source_id"]]
-        claimed = {"title": src.title, "authors": src.authors, "year": src.year}
-        try:
-            found = check_source(src.identifier, claimed, kind=src.kind, cache_dir=sidecar / "cache" / "bibliographic")
-        except Exception as exc:  # a malformed identifier (IdentifierError) or anything unexpected
-            res["error"] = f"{type(exc).__name__}: {exc}"
+        if found is None:
+            res["error"] = failure
             complete("failed")
-            return done(f"bibliographic check of {src.source_id} failed: {res['error']}")
-        svc = found.get("resolver", {}).get("service") or ""
-        written = write([("source-verified", {"source_id": src.source_id, "verdict": found["verdict"],
-                                              "checks": found["checks"], "metadata": found["metadata"],
-                                              "resolver": str(svc)})], Actor("bibliographic_verifier"))
-        complete("ok" if all(w["ok"] for w in written) else "failed")
-        return done(f"source {src.source_id}: {found['verdict']}"
-                    + (" (needs judgment)" if found.get("needs_judgment") else ""))
+            return done(f"bibliographic check of {src.source_id} failed: {failure}")
+        svc = str(found.get("resolver", {}).get("service") or "")
+        code_verdict = found["verdict"]
+
+        def verified(verdict: str, checks: list[dict], actor: Actor, by: str) -> bool:
+            res.update(verdict=verdict, verdict_by=by)
+            written = write([("source-verified", {"source_id": src.source_id, "verdict": verdict, "checks": checks,
+                                                  "metadata": found["metadata"], "resolver": svc})], actor)
+            return all(w["ok"] for w in written)
+
+        if not found.get("needs_judgment"):
+            ok = verified(code_verdict, found["checks"], Actor("bibliographic_verifier"), "code")
+            complete("ok" if ok else "failed")
+            return done(f"source {src.source_id}: {code_verdict}")
+        fallback = code_verdict if code_verdict in NOTICE_VERDICTS else "inconclusive"
+        messages = [{"role": "system", "content": _system(role)},
+                    {"role": "user", "content": json.dumps(_judgment_payload(duty, inputs, src, found),
+                                                           ensure_ascii=False)}]
+        out, why, cur, err = ask_model(messages)
+        if out is None:
+            res["error"] = err or why
+            what = f"the model could not be asked ({err})" if err else f"the model's reply was invalid twice ({why})"
+            check = {"name": "model_judgment", "ok": None,
+                     "detail": f"{what}; the code's verdict stands: {fallback}"
+                               + (" (the match was left undecided)" if fallback != code_verdict else "")}
+            verified(fallback, found["checks"] + [check], Actor("bibliographic_verifier"), "code")
+            if err:
+                complete("failed")
+                return done(f"source {src.source_id}: {fallback}; the judgment failed: {err}")
+            complete("invalid_output")
+            escalate_invalid()
+            return done(f"source {src.source_id}: {fallback}; the model's judgment was invalid twice ({why}); "
+                        "escalated to the person")
+        final = code_verdict if code_verdict in NOTICE_VERDICTS else out.verdict
+        check = {"name": "model_judgment", "ok": _JUDGMENT_OK[out.verdict],
+                 "detail": f"{out.verdict} (same work? asked of {cur['model']}, prompt {PROMPT_VERSION}): "
+                           f"{out.rationale}"
+                           + (f"; the notices' verdict {code_verdict!r} stands" if final != out.verdict else "")}
+        ok = verified(final, found["checks"] + [check],
+                      Actor(role, model=cur["model"] or None, prompt_version=PROMPT_VERSION), "model")
+        complete("ok" if ok else "failed")
+        return done(f"source {src.source_id}: {final} (the code needed judgment; the model on the {cur['tier']} "
+                    f"tier judged {out.verdict})")
+
+    # -- the claim verifier's code check
     if role == "claim_verifier":
         ok, why = quote_in_fulltext(state, inputs["claim_id"], sidecar=sidecar)
         res["quote_check"] = why
@@ -341,53 +476,31 @@ def run_role(ledger: Ledger, role: str, duty: str, inputs: dict | None = None, *
             write([("claim-verified", {"claim_id": inputs["claim_id"], "verdict": "uncertain",
                                        "rationale": f"quote check (code): {why}"})],
                   Actor("claim_verifier", prompt_version=PROMPT_VERSION))
+            res.update(verdict="uncertain", verdict_by="code")
             complete("ok")
             return done(f"claim {inputs['claim_id']}: uncertain without a model call ({why})")
-    if role == "bibliographic_verifier":  # escalated for judgment: no model schema for it yet
-        res["error"] = "the bibliographic verifier's model judgment is not implemented; run it as code"
-        complete("failed")
-        return done(res["error"])
 
     # -- model roles
     payload = {"duty": duty, "inputs": inputs, **_context(role, state, inputs, sidecar)}
     messages = [{"role": "system", "content": _system(role)},
                 {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}]
-    out, why = None, ""
-    cur = route
-    for attempt in (1, 2):
-        if attempt == 2:
-            cur = router.route(role, escalate_reason="invalid_output")
-            res["retry_route"] = cur
-        client = client_factory(cur)
-        try:
-            result = client.complete(messages, stream=False, reasoning_effort=cur.get("effort") or None,
-                                     response_format={"type": "json_object"})
-        except Exception as exc:  # LLMError and transport failures: the task failed, nothing else written
-            res["error"] = f"{getattr(exc, 'code', type(exc).__name__)}: {getattr(exc, 'message', exc)}"
-            complete("failed")
-            return done(f"{role} failed: {res['error']}")
-        finally:
-            if hasattr(client, "close"):
-                client.close()
-        _flat_usage(getattr(result, "usage", None), res["usage"])
-        out, why = _parse(role, result.text or "")
-        if out is not None:
-            break
-        messages = messages + [{"role": "assistant", "content": result.text or ""},
-                               {"role": "user", "content": f"Your reply was invalid: {why}. Reply again with one "
-                                                          "JSON object matching the schema, and nothing else."}]
+    out, why, cur, err = ask_model(messages)
+    if err:  # the task failed, nothing else written
+        res["error"] = err
+        complete("failed")
+        return done(f"{role} failed: {err}")
     if out is None:
         res["error"] = why
         complete("invalid_output")
-        res["receipts"].append(ledger.append("escalated", {"subject": {"kind": "task", "id": task_id},
-                                                           "reason": "invalid_output"}, runtime))
-        res["escalated"] = "invalid_output"
+        escalate_invalid()
         return done(f"{role}: invalid output twice ({why}); escalated to the person")
     actor = Actor(role, model=cur["model"] or None, prompt_version=PROMPT_VERSION)
     written = write(_events_for(role, out, state, inputs, task_id), actor)
     refused = [w for w in written if not w["ok"]]
     if refused:
         res["error"] = "; ".join(f"{w['type']}: {w['code']}: {w['error']}" for w in refused)
+    elif role == "claim_verifier":
+        res.update(verdict=out.verdict, verdict_by="model")
     complete("failed" if refused else "ok")
     return done(_summary(role, out, written))
 

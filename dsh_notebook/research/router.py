@@ -18,6 +18,12 @@ effort}``: the strong tier exactly when *escalate_reason* is one of ``ESCALATE_R
 cheap tier otherwise; the bibliographic verifier is code (tier ``code``) unless escalated for
 judgment. ``risk_reason(state, role, inputs)`` derives the reason from the ledger (a claim cited
 by a decision, a retracted source, two verifiers disagreeing, an earlier ``uncertain``).
+
+The reasons (``ESCALATE_REASONS``): ``invalid_output`` (the retry after an invalid reply),
+``uncertain``, ``disagreement``, ``cited_by_decision``, ``retracted`` (from the ledger, above) and
+``needs_judgment`` (the bibliographic verifier's code check left the claimed metadata's match
+undecided, so a model is asked whether it is the same work; given by ``roles.run_role`` from the
+check's result, never by ``risk_reason``).
 ``over_budget(state, question_id)`` -> ``(bool, reason)``: tokens are the ``total_tokens`` (or
 prompt + completion) of every ``task-completed`` whose task's inputs name the question.
 """
@@ -41,7 +47,8 @@ __all__ = [
 
 DEFAULT_BUDGET_TOKENS = 200_000
 #: reasons that send a task to the strong tier
-ESCALATE_REASONS: tuple[str, ...] = ("invalid_output", "uncertain", "disagreement", "cited_by_decision", "retracted")
+ESCALATE_REASONS: tuple[str, ...] = ("invalid_output", "uncertain", "disagreement", "cited_by_decision", "retracted",
+                                     "needs_judgment")
 _CODE_ROLES = ("bibliographic_verifier",)
 _BAD_SOURCE = ("retracted", "expression_of_concern")
 
