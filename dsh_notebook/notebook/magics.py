@@ -432,7 +432,6 @@ class LedgerMagics(Magics):
         and replay check), ``export [--format md|bibtex]`` (evidence table and BibTeX under the
         sidecar's ``exports/``), ``ask "question"`` (the research pipeline from question to a decision
         awaiting the person); ``--name NAME`` picks ``ledger/NAME.jsonl`` (default main)."""
-        import html
         import os
 
         from . import ledger as LG
@@ -472,13 +471,13 @@ class LedgerMagics(Magics):
                 written = LG.export(path, state, formats)
             except OSError as exc:
                 raise UsageError(f"%ledger export: cannot write under {LG.sidecar_of(path) / 'exports'}: {exc}") from None
-            links = [(p, os.path.relpath(p, os.getcwd())) for p in written]
+            # Where the sidecar is depends on how the kernel was started (a saved notebook, nbval's
+            # unsaved folder), so the visible output names the files only; the paths are in metadata.
+            names = ", ".join(p.name for p in written)
             data = {LG.MIME_LEDGER: {"export": [p.name for p in written]},
-                    "text/plain": "ledger exported: " + ", ".join(str(p) for p in written),
-                    "text/markdown": "Ledger exported: " + ", ".join(f"[{p.name}]({link})" for p, link in links),
-                    "text/html": "Ledger exported: " + ", ".join(
-                        f'<a href="{html.escape(link)}" target="_blank">{html.escape(p.name)}</a>' for p, link in links)}
-            md = {"dsh": {"ledger": path.name, "exports": [f"exports/{p.name}" for p in written]}}
+                    "text/plain": f"ledger exported to the sidecar's exports/ folder: {names}",
+                    "text/markdown": f"Ledger exported to the sidecar's `exports/` folder: {names}"}
+            md = {"dsh": {"ledger": path.name, "exports": [os.path.relpath(p, os.getcwd()) for p in written]}}
         display(data, raw=True, metadata=md)
         return None
 
