@@ -1,7 +1,9 @@
 """dsh-notebook: DeepSeek Harness's reckoner, academic mode, reviewer and research ledger in Jupyter.
 
-``import dsh_notebook`` loads nothing heavy and never imports IPython; ``%load_ext
-dsh_notebook`` registers the magics (:func:`load_ipython_extension`).
+``import dsh_notebook`` loads nothing heavy and never imports IPython or jupyter_server;
+``%load_ext dsh_notebook`` registers the magics (:func:`load_ipython_extension`), and
+jupyter-server loads the side panel's routes from :mod:`dsh_notebook.server`
+(:func:`_jupyter_server_extension_points`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,18 @@ def load_ipython_extension(ipython) -> None:
     _load(ipython)
 
 
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    """Where the prebuilt JupyterLab side panel lives (``jupyter labextension develop``); a wheel
+    installs it under ``share/jupyter/labextensions/dsh-notebook/``."""
+    return [{"src": "labextension", "dest": "dsh-notebook"}]
+
+
 def unload_ipython_extension(ipython) -> None:
     from .notebook.magics import unload_ipython_extension as _unload
 
     _unload(ipython)
+
+
+def _jupyter_server_extension_points() -> list[dict]:
+    """The jupyter-server extension (enabled on install by ``jupyter_server_config.d/dsh_notebook.json``)."""
+    return [{"module": "dsh_notebook.server"}]

@@ -472,8 +472,6 @@ def _confirmation_line(prompt: str) -> str | None:
 def cmd_ledger_decide(args) -> int:
     """Record the person's decision after a typed confirmation (the decision id, or ``yes``)."""
     from .notebook import ledger as LG
-    from .research import Ledger
-    from .research.human import confirmed_actor
 
     path = _ledger_file(args, "decide")
     if path is None:
@@ -499,9 +497,8 @@ def cmd_ledger_decide(args) -> int:
                else f"the confirmation {line.strip()!r} is neither {args.decision!r} nor 'yes'")
         print(f"dsh-notebook ledger decide: refused: {why}; nothing was recorded", file=sys.stderr)
         return 1
-    person = confirmed_actor(name, "terminal")
-    receipt = Ledger(path).append("human-decision-recorded", {"decision_id": args.decision, "verdict": args.verdict,
-                                                               "note": args.note or ""}, person)
+    receipt = LG.record_decision(path, args.decision, args.verdict, args.note or "", by=name, channel="terminal",
+                                 revision=dec.revision)
     if not receipt["ok"]:
         print(f"dsh-notebook ledger decide: {receipt['code']}: {receipt['error']}", file=sys.stderr)
         return 1

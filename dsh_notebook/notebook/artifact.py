@@ -3,7 +3,8 @@ into the notebook" and "Verification").
 
 * ``sync`` writes the notebook-level index ``metadata.dsh = {version, records: {id: sha256},
   sessions, reviews, ledgers}`` and ``cell.metadata.dsh = {records: [...]}`` with nbformat;
-  the notebook still validates, and its nbformat version is kept.
+  the notebook still validates, and its nbformat version is kept. ``sync_node`` does the same
+  on an in-memory notebook (the server's pre-save hook uses it).
 * ``verify`` runs the four checks: (1) every record and chat session the notebook names
   exists beside it with the hash the notebook holds; (2) every closed record reads cleanly (no torn or undecodable
   line, ``seq`` 0..n in order, its id matching its file) and re-evaluates in a fresh engine
@@ -101,12 +102,28 @@ def named_sessions(nb) -> list[tuple[int, str]]:
 
 
 def sync(notebook) -> dict:
-    """Write the artifact index into the notebook (``metadata.dsh`` and each producing cell's
-    ``metadata.dsh``); returns the index. Raises ``FileNotFoundError`` for a missing notebook."""
+    """Write the artifact index into the notebook file (``metadata.dsh`` and each producing
+    cell's ``metadata.dsh``); returns the index. Raises ``FileNotFoundError`` for a missing
+    notebook."""
     import nbformat
+
+    from ..storage import atomic_write_text
 
     path = Path(notebook)
     nb = _read_nb(path)
+    index = sync_node(nb, path)
+    atomic_write_text(path, nbformat.writes(nb) + "\n")
+    return index
+
+
+def sync_node(nb, notebook) -> dict:
+    """Write the artifact index into the in-memory notebook *nb* (an nbformat node) whose file
+    is, or will be, at *notebook* (its sidecar ``<stem>.dsh/`` is read; nothing is written).
+    Used by :func:`sync` and by the server's pre-save hook; returns the index. Raises
+    ``nbformat.ValidationError`` when the result does not validate."""
+    import nbformat
+
+    path = Path(notebook)
     records_dir = sidecar_for(path) / RECORDS_DIR
     index: dict = {"version": __version__, "records": {}, "sessions": [], "reviews": [], "ledgers": {}}
     old = (nb.metadata.get("dsh") or {}).get("records")
@@ -161,9 +178,6 @@ def sync(notebook) -> dict:
             meta.pop("dsh", None)
     nb.metadata["dsh"] = index
     nbformat.validate(nb)
-    from ..storage import atomic_write_text
-
-    atomic_write_text(path, nbformat.writes(nb) + "\n")
     return index
 
 

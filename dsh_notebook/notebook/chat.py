@@ -517,7 +517,9 @@ def _relative(path: Path, location) -> str:
 
 
 def sessions_table(folder: Path) -> list[dict]:
-    """The chat sessions logged in ``folder``: id, name, preset, model, turns, last status."""
+    """The chat sessions logged in ``folder``, oldest first: id, name, title (the first user
+    message, on one line, at most 80 characters), preset, model, turns, last turn's status,
+    path, started and updated (the first and last events' ``ts``)."""
     out = []
     for p in Path(folder).glob("*.jsonl"):
         try:
@@ -526,8 +528,11 @@ def sessions_table(folder: Path) -> list[dict]:
             continue
         start = next((e for e in events if e.get("type") == "session/start"), {})
         ends = [e for e in events if e.get("type") == "turn/end"]
-        out.append({"id": p.stem, "name": start.get("name", ""), "preset": start.get("preset", ""),
+        first = next((e.get("text") for e in events if e.get("type") == "user/message"), None)
+        title = " ".join(first.split()) if isinstance(first, str) else ""
+        out.append({"id": p.stem, "name": start.get("name", ""),
+                    "title": title if len(title) <= 80 else title[:79] + "…", "preset": start.get("preset", ""),
                     "model": start.get("model", ""), "turns": sum(1 for e in events if e.get("type") == "turn/start"),
                     "last": ends[-1].get("status") if ends else "", "path": str(p),
-                    "started": start.get("ts", "")})
+                    "started": start.get("ts", ""), "updated": events[-1].get("ts", "") if events else ""})
     return sorted(out, key=lambda r: (r["started"], r["id"]))

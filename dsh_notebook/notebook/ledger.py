@@ -12,12 +12,16 @@ Shared by the magic, the command line and :class:`~dsh_notebook.widgets.LedgerEx
   and heads only in ``metadata.dsh``);
 * :func:`awaiting_person` says whether a decision awaits the person: a ``human-approval-requested``
   for its current revision and no human decision yet (fail closed);
+* :func:`record_decision` writes the person's ``human-decision-recorded``, refused unless the
+  decision awaits the person: the one writer behind the explorer's Confirm, ``dsh-notebook
+  ledger decide`` and the server's decision route;
 * :func:`evidence_markdown`, :func:`bibtex` and :func:`export` write the evidence table and the
   BibTeX of verified sources under the sidecar's ``exports/``;
 * :func:`graph_svg` draws decision -> claims -> sources as an inline SVG (no dependency).
 
-Nothing here creates a human actor: only the explorer's confirmed click and the terminal's
-confirmed ``dsh-notebook ledger decide`` call ``confirmed_actor``.
+Only :func:`record_decision` creates a human actor (``confirmed_actor``), and only its three
+callers reach it, each after the person's own action: the explorer's confirmed click, the
+terminal's confirmed ``dsh-notebook ledger decide`` and the server's authenticated POST.
 """
 
 from __future__ import annotations
@@ -44,6 +48,9 @@ MIME_LEDGER = "application/vnd.dsh.ledger+json"
 USAGE = ('%ledger show|explore|verify|export [--name NAME] [--format md|bibtex]\n'
          '%ledger ask "question" [--name NAME]')
 VERDICTS = ("approved", "rejected", "needs_revision")
+
+
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
 class LedgerUsageError(ValueError):
@@ -73,7 +80,7 @@ def parse(line: str) -> argparse.Namespace:
         raise LedgerUsageError('ask needs the question in quotes: %ledger ask "question"')
     if a.action != "ask" and a.question is not None:
         raise LedgerUsageError(f"unexpected argument {a.question!r}")
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", a.name):
+    if not NAME.fullmatch(a.name):
         raise LedgerUsageError(f"--name {a.name!r} is not a ledger name (letters, digits, _ . -)")
     return a
 
@@ -121,16 +128,23 @@ def kernel_ledger(shell, name: str = "main") -> Path:
     return Path(sidecar) / "ledger" / f"{name}.jsonl"
 
 
-def read_state(path: Path) -> tuple[LedgerState, list[dict]]:
-    """``(state, events)`` of the ledger at *path*, without creating it."""
+def reader(path: Path):
+    """A :class:`~dsh_notebook.research.Ledger` on *path* for reading (``events``, ``verify``)
+    that never writes: the constructor would write a header into a new file."""
     from ..research import Ledger
 
     path = Path(path)
+    led = Ledger.__new__(Ledger)
+    led.path, led.name, led.lock_timeout, led._cache = path, path.stem, 30.0, None
+    return led
+
+
+def read_state(path: Path) -> tuple[LedgerState, list[dict]]:
+    """``(state, events)`` of the ledger at *path*, without creating it."""
+    path = Path(path)
     if not path.exists():
         return fold([]), []
-    led = Ledger.__new__(Ledger)  # read only: the constructor would write a header
-    led.path, led.name, led.lock_timeout, led._cache = path, path.stem, 30.0, None
-    events = led.events()
+    events = reader(path).events()
     return fold(events), events
 
 
@@ -145,6 +159,40 @@ def awaiting_person(state: LedgerState, decision_id: str) -> bool:
         return False
     return decision_status(state, decision_id) == "awaiting_human" and \
         not state.human_decisions_for(decision_id, dec.revision)
+
+
+def record_decision(path: Path, decision_id: str, verdict: str, note: str = "", *, by: str, channel: str,
+                    revision: int | None = None) -> dict:
+    """Record the person's decision: ``human-decision-recorded`` with a human actor from
+    ``confirmed_actor(by, channel)``. Call it only after the person's own action (a confirmed
+    click, a confirmed terminal command, an authenticated POST). Refused, with nothing written,
+    unless the decision awaits the person (and, with *revision*, is still at that revision).
+    Returns the ledger's receipt, ``{"ok": True, "seq", "hash"}`` or ``{"ok": False, "code",
+    "error"}``; raises ``ValueError`` for an empty *by* or a channel that is not a person's."""
+    from ..research import LEDGER_REFERENCE, LEDGER_SCHEMA, LEDGER_STATE, Ledger
+    from ..research.human import confirmed_actor
+
+    path = Path(path)
+    if verdict not in VERDICTS:
+        return {"ok": False, "code": LEDGER_SCHEMA, "error": f"verdict {verdict!r}: expected one of "
+                                                             f"{', '.join(VERDICTS)}"}
+    if not path.exists():
+        return {"ok": False, "code": LEDGER_REFERENCE, "error": f"there is no ledger {path.name}"}
+    state, _events = read_state(path)
+    dec = state.decisions.get(decision_id)
+    if dec is None:
+        return {"ok": False, "code": LEDGER_REFERENCE, "error": f"decision {decision_id!r} is not in the ledger"}
+    if not awaiting_person(state, decision_id):
+        return {"ok": False, "code": LEDGER_STATE,
+                "error": f"decision {decision_id!r} does not await the person (status "
+                         f"{decision_status(state, decision_id)}); nothing was recorded"}
+    if revision is not None and dec.revision != revision:
+        return {"ok": False, "code": LEDGER_STATE,
+                "error": f"decision {decision_id!r} revision {revision} no longer awaits the person (it is at "
+                         f"revision {dec.revision} now); nothing was recorded"}
+    person = confirmed_actor(by, channel)
+    return Ledger(path).append("human-decision-recorded",
+                               {"decision_id": decision_id, "verdict": verdict, "note": note or ""}, person)
 
 
 def _pred(result: tuple[bool, str]) -> dict:

@@ -24,15 +24,27 @@ def table(rows: list[tuple], head: tuple) -> str:
     return "\n".join([fmt(head), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows])
 
 
+_SUMMARY_KEYS = ("id", "title", "status", "opened", "closed", "steps", "refused")
+
+
+def record_list(home) -> list[dict]:
+    """Every record in an engine folder, as ``dsh-notebook records list`` and the server's
+    ``/dsh/api/records`` show them: ``{id, title, status, opened, closed, steps, refused}``
+    (times in ms since the epoch; ``status`` closed, open, set aside or unreadable), closed
+    records oldest first, then the open one, the set-aside ones and the unreadable files (these
+    with ``error`` and ``None`` for what could not be read)."""
+    info = list_records(home)
+    found = info["closed"] + ([info["open"]] if info["open"] else []) + info["set_aside"]
+    out = [{k: s[k] for k in _SUMMARY_KEYS} for s in found]
+    out += [{"id": u["id"], "title": None, "status": "unreadable", "opened": None, "closed": None, "steps": None,
+             "refused": None, "error": u["reason"]} for u in info["unreadable"]]
+    return out
+
+
 def records_table(home) -> str | None:
     """Every record in an engine folder: id, title, status, steps, refused (``None`` if none)."""
-    info = list_records(home)
-    rows = [(s["id"], s["title"], "closed", s["steps"], s["refused"]) for s in info["closed"]]
-    if info["open"]:
-        s = info["open"]
-        rows.append((s["id"], s["title"], "open", s["steps"], s["refused"]))
-    rows += [(s["id"], s["title"], "set aside", s["steps"], s["refused"]) for s in info["set_aside"]]
-    rows += [(u["id"], u["reason"], "unreadable", "", "") for u in info["unreadable"]]
+    rows = [(r["id"], r["error"], r["status"], "", "") if r["status"] == "unreadable" else
+            (r["id"], r["title"], r["status"], r["steps"], r["refused"]) for r in record_list(home)]
     if not rows:
         return None
     return table(rows, ("id", "title", "status", "steps", "refused"))

@@ -9,8 +9,9 @@ notebook's (``<stem>.dsh/ledger/<name>.jsonl``, found as ``%reckon`` finds it) o
   eligibility) and its human decisions. Only a decision *awaiting the person* (a
   ``human-approval-requested`` for its current revision and no human decision yet) gets a note
   box and Approve / Reject / Needs revision buttons; a click asks for confirmation, and
-  Confirm calls ``confirmed_actor(getpass.getuser(), "explorer")`` and appends
-  ``human-decision-recorded``. The ledger's receipt is shown (a refusal with its code).
+  Confirm records ``human-decision-recorded`` through ``notebook.ledger.record_decision`` as
+  ``getpass.getuser()`` on the ``explorer`` channel. The ledger's receipt is shown (a refusal
+  with its code).
 * **Claims** (source, quote, verdicts, eligibility and why), **Sources** (verification,
   retraction and notices, fulltext), **Objections** (open / resolved), **Timeline** (every event
   with actor role and authority) and **Graph** (decision -> claims -> sources, an inline SVG).
@@ -28,8 +29,6 @@ import threading
 import ipywidgets as W
 
 from ..notebook import ledger as L
-from ..research import Ledger
-from ..research.human import confirmed_actor
 
 _LABELS = {"approved": "Approve", "rejected": "Reject", "needs_revision": "Needs revision"}
 _STYLES = {"approved": "success", "rejected": "danger", "needs_revision": "warning"}
@@ -265,27 +264,20 @@ class LedgerExplorer(W.VBox):
 
     def confirm(self) -> dict | None:
         """Confirm: the person's action. Appends ``human-decision-recorded`` with a human actor
-        from ``confirmed_actor(<user>, "explorer")``; returns the ledger's receipt."""
+        from ``confirmed_actor(<user>, "explorer")`` (``record_decision``); returns the ledger's receipt."""
         with self._lock:
             if self._pending is None:
                 self._say("Nothing to confirm: choose Approve, Reject or Needs revision first.", "#c62828")
                 return None
             did, verdict, rev = self._pending
             self._set_pending(None)
-            state, _events = L.read_state(self.path)
-            if not L.awaiting_person(state, did) or state.decisions[did].revision != rev:
-                self._say(f"Refused: decision {did!r} revision {rev} no longer awaits the person; nothing was "
-                          "recorded", "#c62828")
-                self.refresh()
-                return {"ok": False, "code": "LEDGER_STATE", "error": f"decision {did!r} does not await the person"}
             note = self.notes[did].value.strip() if did in self.notes else ""
-            person = confirmed_actor(L.person_name(), "explorer")
-            receipt = Ledger(self.path).append("human-decision-recorded",
-                                               {"decision_id": did, "verdict": verdict, "note": note}, person)
+            name = L.person_name()
+            receipt = L.record_decision(self.path, did, verdict, note, by=name, channel="explorer", revision=rev)
             if receipt["ok"]:
-                self._say(f"Recorded: decision {did} {verdict} by {person.by} (seq {receipt['seq']}).", "#1a7f37")
+                self._say(f"Recorded: decision {did} {verdict} by {name} (seq {receipt['seq']}).", "#1a7f37")
             else:
-                self._say(f"Refused by the ledger: {receipt['code']}: {receipt['error']}", "#c62828")
+                self._say(f"Refused: {receipt['code']}: {receipt['error']}", "#c62828")
             self.refresh()
             return receipt
 

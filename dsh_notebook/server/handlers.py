@@ -1,0 +1,196 @@
+"""The side panel's JSON routes as jupyter-server handlers (spec: storage.md "Routes for the
+side panel").
+
+* Every handler is an ``APIHandler``: ``@web.authenticated`` and ``@authorized`` (resource
+  ``contents``: GET reads, POST writes), so jupyter-server's own authentication, authorizer and
+  XSRF check (for cookie-authenticated POSTs) apply unchanged.
+* ``?notebook=PATH`` is resolved inside the server's ``root_dir`` by
+  :func:`~dsh_notebook.server.views.resolve_notebook`; the work is done by
+  :mod:`~dsh_notebook.server.views` in a worker thread (file locks never stall the server).
+* Errors are JSON with ``error`` (and the ledger's ``ok``/``code`` for a refused decision):
+  400 bad input, 403 outside the root, 404 unknown record or ledger, 409 refused by the ledger.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+from jupyter_server.auth.decorator import authorized
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.utils import url_path_join
+from tornado import web
+
+from . import views
+from .views import RouteError
+
+AUTH_RESOURCE = "contents"
+
+
+class _Handler(APIHandler):
+    auth_resource = AUTH_RESOURCE
+
+    def _root(self) -> Path:
+        return Path(os.path.expanduser(str(self.settings["server_root_dir"]))).resolve()
+
+    def _notebook(self) -> Path:
+        allow_hidden = bool(getattr(self.contents_manager, "allow_hidden", True))
+        return views.resolve_notebook(self._root(), self.get_query_argument("notebook", None),
+                                      allow_hidden=allow_hidden)
+
+    def _body(self):
+        raw = self.request.body
+        if not raw or not raw.strip():
+            raise RouteError(400, "the request has no body: send a JSON object")
+        try:
+            return json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise RouteError(400, f"the body is not JSON ({exc})") from None
+
+    async def _answer(self, fn, *args) -> None:
+        """Run ``fn(*args)`` off the event loop and write its JSON, or the refusal it raised."""
+        try:
+            result = await asyncio.to_thread(fn, *args)
+        except RouteError as exc:
+            self._refuse(exc)
+            return
+        self.finish(json.dumps(result, ensure_ascii=False, allow_nan=False))
+
+    def _refuse(self, exc: RouteError) -> None:
+        self.set_status(exc.status)
+        self.finish(json.dumps(exc.payload, ensure_ascii=False))
+
+    def write_error(self, status_code: int, **kwargs) -> None:
+        """jupyter-server's own refusals (403 unauthenticated or XSRF, 405) and unexpected
+        errors, as JSON with ``error`` too."""
+        exc = (kwargs.get("exc_info") or (None, None, None))[1]
+        message = self._reason
+        if isinstance(exc, web.HTTPError) and exc.log_message:
+            try:
+                message = exc.log_message % exc.args
+            except (TypeError, ValueError):
+                message = exc.log_message
+        elif exc is not None and not isinstance(exc, web.HTTPError):
+            message = f"{type(exc).__name__}: {exc}"
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps({"error": str(message), "reason": self._reason}, ensure_ascii=False))
+
+    def _person(self) -> str:
+        user = self.current_user
+        name = getattr(user, "username", None) or getattr(user, "name", None)
+        if not name and isinstance(user, str):
+            name = user
+        return str(name or "")
+
+
+class AcademicHandler(_Handler):
+    """``GET/POST /dsh/api/academic``."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        await self._answer(views.academic_status)
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        try:
+            body = self._body()
+        except RouteError as exc:
+            return self._refuse(exc)
+        await self._answer(views.academic_set, body)
+
+
+class _NotebookHandler(_Handler):
+    async def _for_notebook(self, fn, *args) -> None:
+        try:
+            notebook = self._notebook()
+        except RouteError as exc:
+            return self._refuse(exc)
+        await self._answer(fn, notebook, self._root(), *args)
+
+
+class RecordsHandler(_NotebookHandler):
+    """``GET /dsh/api/records?notebook=PATH``."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        await self._for_notebook(views.records)
+
+
+class RecordHandler(_NotebookHandler):
+    """``GET /dsh/api/records/ID?notebook=PATH``."""
+
+    @web.authenticated
+    @authorized
+    async def get(self, record_id: str) -> None:
+        await self._for_notebook(views.record, record_id)
+
+
+class SessionsHandler(_NotebookHandler):
+    """``GET /dsh/api/sessions?notebook=PATH``."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        await self._for_notebook(views.sessions)
+
+
+class ReviewsHandler(_NotebookHandler):
+    """``GET /dsh/api/reviews?notebook=PATH``."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        await self._for_notebook(views.reviews)
+
+
+class LedgersHandler(_NotebookHandler):
+    """``GET /dsh/api/ledgers?notebook=PATH``."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        await self._for_notebook(views.ledgers)
+
+
+class LedgerHandler(_NotebookHandler):
+    """``GET /dsh/api/ledgers/NAME?notebook=PATH``."""
+
+    @web.authenticated
+    @authorized
+    async def get(self, name: str) -> None:
+        await self._for_notebook(views.ledger, name)
+
+
+class DecisionHandler(_NotebookHandler):
+    """``POST /dsh/api/ledgers/NAME/decision?notebook=PATH`` ``{decision_id, verdict, note}``."""
+
+    @web.authenticated
+    @authorized
+    async def post(self, name: str) -> None:
+        try:
+            body = self._body()
+        except RouteError as exc:
+            return self._refuse(exc)
+        await self._for_notebook(views.decide, name, body, self._person())
+
+
+ROUTES = [
+    ("academic", AcademicHandler),
+    ("records", RecordsHandler),
+    ("records/([^/]+)", RecordHandler),
+    ("sessions", SessionsHandler),
+    ("reviews", ReviewsHandler),
+    ("ledgers", LedgersHandler),
+    ("ledgers/([^/]+)", LedgerHandler),
+    ("ledgers/([^/]+)/decision", DecisionHandler),
+]
+
+
+def handlers(base_url: str) -> list[tuple[str, type]]:
+    """``(pattern, handler)`` for every route under *base_url*."""
+    return [(url_path_join(base_url, "dsh", "api", route), handler) for route, handler in ROUTES]
