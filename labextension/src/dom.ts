@@ -1,0 +1,76 @@
+/**
+ * A tiny DOM builder for the panel and the record renderer: text always goes in as text
+ * nodes (never as HTML), so a title, a note or a server message cannot inject markup.
+ */
+
+export type Child = Node | string | number | null | undefined | false;
+
+export interface IAttrs {
+  [key: string]: string | number | boolean | null | undefined | EventListener;
+}
+
+/** `h('div', {class: 'x', 'data-testid': 'y', onclick: fn}, 'text', child)` */
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: IAttrs = {},
+  ...children: (Child | Child[])[]
+): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) {
+      continue;
+    }
+    if (key.startsWith('on') && typeof value === 'function') {
+      el.addEventListener(key.slice(2), value as EventListener);
+    } else if (value === true) {
+      el.setAttribute(key, '');
+    } else {
+      el.setAttribute(key, String(value));
+    }
+  }
+  append(el, ...children);
+  return el;
+}
+
+export function append(el: HTMLElement, ...children: (Child | Child[])[]): void {
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) {
+      continue;
+    }
+    el.appendChild(
+      child instanceof Node ? child : document.createTextNode(String(child))
+    );
+  }
+}
+
+/** Replace an element's children. */
+export function setChildren(el: HTMLElement, ...children: (Child | Child[])[]): void {
+  el.replaceChildren();
+  append(el, ...children);
+}
+
+/** `1795978924250` -> `2026-11-29 19:42 UTC`; `null` -> ''. */
+export function when(value: number | string | null | undefined): string {
+  if (value === null || value === undefined || value === '') {
+    return '';
+  }
+  const d = new Date(value);
+  if (isNaN(d.getTime())) {
+    return String(value);
+  }
+  return d.toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
+}
+
+/** A coloured yes/no. */
+export function yes(value: boolean): HTMLElement {
+  return h(
+    'span',
+    { class: value ? 'dsh-yes' : 'dsh-no' },
+    value ? 'yes' : 'no'
+  );
+}
+
+/** A small pill. */
+export function badge(text: string, kind = ''): HTMLElement {
+  return h('span', { class: `dsh-badge ${kind ? 'dsh-badge-' + kind : ''}` }, text);
+}

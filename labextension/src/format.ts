@@ -1,0 +1,140 @@
+/**
+ * Values of a record's rows as people read them (spec: reckoner.md; upstream-facts.md 3.5).
+ *
+ * - A stored value is tagged: `{num}`, `{re, im}`, `{mag, ang}`, `{array}` or `{object}`,
+ *   with `dim` the 7 SI exponents [m, kg, s, A, K, mol, cd].
+ * - A dimension with a named SI unit shows as its symbol (Ω, N, Pa, ...); any other as a
+ *   product of base units with superscript exponents. `s⁻¹` is never written Hz, as in
+ *   the notebook's own rendering.
+ */
+
+const BASE = ['m', 'kg', 's', 'A', 'K', 'mol', 'cd'];
+
+const NAMED: { [dim: string]: string } = {
+  '1,1,-2,0,0,0,0': 'N',
+  '-1,1,-2,0,0,0,0': 'Pa',
+  '2,1,-2,0,0,0,0': 'J',
+  '2,1,-3,0,0,0,0': 'W',
+  '0,0,1,1,0,0,0': 'C',
+  '2,1,-3,-1,0,0,0': 'V',
+  '-2,-1,4,2,0,0,0': 'F',
+  '2,1,-3,-2,0,0,0': 'Ω',
+  '-2,-1,3,2,0,0,0': 'S',
+  '2,1,-2,-2,0,0,0': 'H',
+  '2,1,-2,-1,0,0,0': 'Wb',
+  '0,1,-2,-1,0,0,0': 'T'
+};
+
+const SUP: { [ch: string]: string } = {
+  '-': '⁻',
+  '0': '⁰',
+  '1': '¹',
+  '2': '²',
+  '3': '³',
+  '4': '⁴',
+  '5': '⁵',
+  '6': '⁶',
+  '7': '⁷',
+  '8': '⁸',
+  '9': '⁹'
+};
+
+function sup(n: number): string {
+  return n === 1
+    ? ''
+    : String(n)
+        .split('')
+        .map(c => SUP[c] ?? c)
+        .join('');
+}
+
+/** `[2,1,-3,-2,0,0,0]` -> `Ω`; `[1,0,-1,0,0,0,0]` -> `m·s⁻¹`; dimensionless -> ''. */
+export function unitText(dim: unknown): string {
+  if (!Array.isArray(dim) || dim.length !== 7) {
+    return typeof dim === 'string' ? dim : '';
+  }
+  const key = dim.join(',');
+  if (NAMED[key]) {
+    return NAMED[key];
+  }
+  return dim
+    .map((e: number, i: number) => (e ? BASE[i] + sup(e) : ''))
+    .filter(Boolean)
+    .join('·');
+}
+
+/** A number in at most `digits` significant digits, without trailing zeros. */
+export function numText(x: unknown, digits = 6): string {
+  if (typeof x !== 'number') {
+    return x === null || x === undefined ? '' : String(x);
+  }
+  if (!isFinite(x)) {
+    return String(x);
+  }
+  if (x !== 0 && (Math.abs(x) >= 1e6 || Math.abs(x) < 1e-4)) {
+    const [m, e] = x.toExponential(digits - 1).split('e');
+    return `${trim(m)}×10${sup(Number(e))}`;
+  }
+  return trim(x.toPrecision(digits));
+}
+
+function trim(s: string): string {
+  return s.includes('.') ? s.replace(/0+$/, '').replace(/\.$/, '') : s;
+}
+
+function bare(v: any): string {
+  if (typeof v === 'number') {
+    return numText(v);
+  }
+  if (Array.isArray(v)) {
+    return '[' + v.map(bare).join(', ') + ']';
+  }
+  if (v && typeof v === 'object') {
+    if ('re' in v) {
+      return complexText(v.re, v.im);
+    }
+    if ('mag' in v) {
+      return `${numText(v.mag)}∠${numText(v.ang)} rad`;
+    }
+  }
+  return JSON.stringify(v);
+}
+
+function complexText(re: number, im: number): string {
+  const sign = im < 0 ? '−' : '+';
+  return `${numText(re)} ${sign} ${numText(Math.abs(im))}j`;
+}
+
+/** A tagged value as text: `26.45 Ω`, `[1, 2, 3] m`, `{a: 1 m, b: 2 s}`. */
+export function valueText(v: any): string {
+  if (v === null || v === undefined) {
+    return '(deleted)';
+  }
+  if (typeof v !== 'object') {
+    return String(v);
+  }
+  const unit = unitText(v.dim);
+  const u = unit ? ' ' + unit : '';
+  if ('num' in v) {
+    return numText(v.num) + u;
+  }
+  if ('re' in v) {
+    return (unit ? `(${complexText(v.re, v.im)})` : complexText(v.re, v.im)) + u;
+  }
+  if ('mag' in v) {
+    return `${numText(v.mag)}∠${numText(v.ang)} rad` + u;
+  }
+  if ('array' in v) {
+    return bare(v.array) + u;
+  }
+  if ('object' in v && v.object && typeof v.object === 'object') {
+    return (
+      '{' +
+      Object.entries(v.object)
+        .map(([k, x]) => `${k}: ${valueText(x)}`)
+        .join(', ') +
+      '}'
+    );
+  }
+  return JSON.stringify(v);
+}

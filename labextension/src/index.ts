@@ -1,0 +1,126 @@
+/**
+ * dsh-notebook's JupyterLab 4 extension (issue 8): the side panel and its wiring.
+ *
+ * - The panel (`DshPanel`) sits in the right sidebar behind the "DSH" icon; the command
+ *   `dsh-notebook:open-panel` (also in the command palette) opens it.
+ * - It follows the active notebook through the notebook tracker: the path it asks the
+ *   server about is the notebook's `context.path` (relative to the server root), kept up to
+ *   date on a rename, and it refreshes when that notebook is saved.
+ * - The record output renderer (`application/vnd.dsh.record+json`) is the separate mime
+ *   extension in `mime.ts`.
+ */
+
+import {
+  ILabShell,
+  ILayoutRestorer,
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { DocumentRegistry } from '@jupyterlab/docregistry';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { LabIcon } from '@jupyterlab/ui-components';
+
+import { DshApi } from './api';
+import { DshPanel } from './panel';
+
+export { DshApi } from './api';
+export { DshPanel } from './panel';
+
+const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 24 24">
+  <g class="jp-icon3" fill="#616161">
+    <path d="M3 3h11l4 4v4h-2V8h-3V5H5v14h6v2H3z"/>
+    <path d="M7 9h5v1.6H7zM7 12.5h4v1.6H7zM7 16h3v1.6H7z"/>
+    <path d="M17.5 12.5l4 4-5 5H12.5v-4zm0 2.3l-3.2 3.2v1.5h1.5l3.2-3.2z"/>
+  </g>
+</svg>`;
+
+export const dshIcon = new LabIcon({ name: 'dsh-notebook:icon', svgstr: ICON_SVG });
+
+const COMMAND = 'dsh-notebook:open-panel';
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: 'dsh-notebook:panel',
+  description:
+    'The dsh-notebook side panel: records, academic mode, reviewer and research ledger of the active notebook.',
+  autoStart: true,
+  requires: [INotebookTracker],
+  optional: [ILayoutRestorer, ILabShell, ICommandPalette],
+  activate: (
+    app: JupyterFrontEnd,
+    tracker: INotebookTracker,
+    restorer: ILayoutRestorer | null,
+    labShell: ILabShell | null,
+    palette: ICommandPalette | null
+  ) => {
+    const api = new DshApi(app.serviceManager.serverSettings);
+    const panel = new DshPanel(api);
+    panel.title.icon = dshIcon;
+    panel.title.caption = 'dsh-notebook (DSH): records, academic mode, reviewer, ledger';
+    app.shell.add(panel, 'right', { rank: 900 });
+    if (restorer) {
+      restorer.add(panel, 'dsh-notebook-panel');
+    }
+
+    let followed: NotebookPanel | null = null;
+    const onSaved = (
+      _ctx: DocumentRegistry.IContext<any>,
+      state: DocumentRegistry.SaveState
+    ) => {
+      if (state === 'completed') {
+        void panel.refresh();
+      }
+    };
+    // the path the routes want: relative to the server root, without a drive prefix (RTC:)
+    const serverPath = (nb: NotebookPanel) => app.serviceManager.contents.localPath(nb.context.path);
+    const onRenamed = () => {
+      panel.setNotebook(followed ? serverPath(followed) : null);
+    };
+    const follow = (nb: NotebookPanel | null) => {
+      if (nb === followed) {
+        return;
+      }
+      if (followed && !followed.isDisposed) {
+        followed.context.saveState.disconnect(onSaved);
+        followed.context.pathChanged.disconnect(onRenamed);
+      }
+      followed = nb;
+      if (nb) {
+        nb.context.saveState.connect(onSaved);
+        nb.context.pathChanged.connect(onRenamed);
+        void nb.context.ready.then(() => {
+          if (followed === nb) {
+            panel.setNotebook(serverPath(nb));
+          }
+        });
+        panel.setNotebook(serverPath(nb));
+      } else {
+        panel.setNotebook(null);
+      }
+    };
+    tracker.currentChanged.connect((_t, nb) => follow(nb));
+    tracker.widgetAdded.connect((_t, nb) => {
+      if (!followed) {
+        follow(nb);
+      }
+    });
+    follow(tracker.currentWidget);
+
+    app.commands.addCommand(COMMAND, {
+      label: 'Open the dsh-notebook panel',
+      caption: 'Records, academic mode, reviewer and research ledger of the active notebook',
+      execute: () => {
+        if (labShell) {
+          labShell.activateById(panel.id);
+        } else {
+          app.shell.activateById(panel.id);
+        }
+      }
+    });
+    if (palette) {
+      palette.addItem({ command: COMMAND, category: 'dsh-notebook' });
+    }
+  }
+};
+
+export default plugin;
