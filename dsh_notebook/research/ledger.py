@@ -14,26 +14,36 @@ Design:
   state (``LEDGER_STATE``). References and state are checked, and ``seq``/``prev`` computed,
   inside ``JsonlWriter.append_after``, under the file lock, so two processes never interleave
   or check against a stale state. A refused event writes nothing.
-- The state used for the checks is cached per process and keyed by the hash of the file's last
-  line; when another writer appended, the file is re-read, its chain checked, and refolded. An
-  existing ledger is only read at the first append or fold (lazily).
+- The state used for the checks is cached per ``Ledger`` object with the file's last line (its
+  hash and byte offset). When other writers appended after that line, only their lines are
+  read, their chain checked from that line on and folded in; when that line is no longer where
+  it was (or the new lines do not continue the chain), the whole file is re-read, its chain
+  checked and refolded. So an append costs the lines it has not seen, not the whole file;
+  ``verify()`` re-checks everything. An existing ledger is only read at the first append or fold
+  (lazily).
+- ``fold()`` and ``events()`` read the file once, decode line by line and (``fold``) fold each row
+  as it is decoded, without copying it (nobody else holds it) and with the cyclic garbage
+  collector paused meanwhile (the rows and the state form no cycles).
 - ``verify()`` re-reads everything and re-checks every line: decoding, seq contiguous from 0,
   the hash chain, and each event's schema, authority, references and state in order.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
-from ..storage import JsonlWriter, LockedError, StorageError, lock_path, read_jsonl
+from ..storage import JsonlWriter, LockedError, StorageError, lock_path
+from ..storage.jsonl import TORN, decode_line
 from .actors import Actor
 from .events import (
     AUTHORITIES,
@@ -43,7 +53,7 @@ from .events import (
     ROLE_AUTHORITY,
     short_type,
 )
-from .fold import LedgerState, apply, fold
+from .fold import LedgerState, apply, fold_owned
 from .human import is_confirmed
 from .predicates import can_request_human_approval
 
@@ -101,30 +111,82 @@ class _Exists(Exception):
 
 @dataclass
 class _Snapshot:
-    """Complete lines of a ledger file: ``(line_number, row, raw_bytes)`` and problems."""
+    """Complete lines of a ledger file: ``(line_number, row, raw_bytes)`` and problems; *end* is
+    the byte offset just after the last complete line."""
 
     entries: list[tuple[int, dict, bytes]]
     problems: list[tuple[int, str]]
+    end: int = 0
+
+
+@dataclass
+class _Cache:
+    """A writer's state after the file's line *line* (sha256 *head*, ``seq`` *seq*), which ends
+    at byte offset *end* (``None``: unknown, the next refresh re-reads the file)."""
+
+    head: str
+    line: bytes
+    seq: int
+    end: int | None
+    state: LedgerState
+
+
+def _lines(path: Path) -> list[bytes]:
+    """The file's bytes split at newlines; the last item follows the final newline (``b""``, or
+    an unterminated line: torn, not written)."""
+    return path.read_bytes().split(b"\n")
 
 
 def _read(path: Path) -> _Snapshot:
-    """Read *path* (its bytes for hashing, ``read_jsonl`` for decoding). Lines beyond the bytes
-    read (a writer appended meanwhile) are ignored; an unterminated last line is not written
-    (reported as torn), as the storage layer's writer treats it."""
-    raws = path.read_bytes().split(b"\n")
-    last = len(raws)  # 1-based number of the segment after the final newline
-    res = read_jsonl(path)
-    problems = [(p.line, p.reason) for p in res.problems if p.line <= last]
-    entries = []
-    for row, n in zip(res.rows, res.line_numbers):
-        if n > last:
-            break
-        if n == last:
-            problems.append((n, "torn last line (incomplete write)"))
+    """Read *path* once and decode its complete lines strictly (``storage.decode_line``); an
+    unterminated last line is not written (reported as torn), as the storage layer's writer
+    treats it."""
+    lines = _lines(path)
+    entries, problems = [], []
+    end = 0
+    for i in range(len(lines) - 1):
+        end += len(lines[i]) + 1
+        raw = lines[i]
+        if not raw.strip():
             continue
-        entries.append((n, row, raws[n - 1] + b"\n"))
-    problems.sort()
-    return _Snapshot(entries, problems)
+        row, reason = decode_line(raw, i + 1)
+        if reason is None:
+            entries.append((i + 1, row, raw + b"\n"))
+        else:
+            problems.append((i + 1, reason))
+    if lines[-1].strip():
+        problems.append((len(lines), TORN))
+    return _Snapshot(entries, problems, end)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a whole ledger is decoded and folded.
+
+    Reading creates many containers and frees most of them at once (reference counting); the
+    ones that stay (the state, or the rows) form no cycles. While they pile up, the collector
+    would walk the growing heap again and again (about a third of the time for a big ledger);
+    afterwards they are collected like any object. Only re-enabled if it was enabled."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _event_rows(path: Path) -> Iterator[dict]:
+    """The decodable event lines of *path* (header, torn and undecodable lines skipped), as
+    ``_read`` would give them, without keeping the lines' bytes."""
+    lines = _lines(path)
+    del lines[-1]
+    for i, raw in enumerate(lines, 1):
+        if raw.strip():
+            row, reason = decode_line(raw, i)
+            if reason is None and "type" in row:
+                yield row
 
 
 # --------------------------------------------------------------------------- checks
@@ -282,7 +344,7 @@ class Ledger:
         self.path = Path(path)
         self.name = self.path.stem
         self.lock_timeout = lock_timeout
-        self._cache: tuple[str, LedgerState] | None = None  # (hash of last line, state after it)
+        self._cache: _Cache | None = None  # the state after the last line this object has seen
 
         def header(last: Any, last_line: bytes | None) -> dict:
             if last is not None or self.path.stat().st_size > 0:
@@ -322,7 +384,9 @@ class Ledger:
             _check_stateful(t, d, state)
             line = {"seq": last["seq"] + 1, "ts": _now(), "type": EVENT_PREFIX + t, "actor": actor_dict,
                     "prev": _sha(last_line), "data": d}
-            written["line"], written["state"] = line, state
+            # the new line starts at the current end (unless a torn tail is closed off first: then
+            # the offset is wrong, and the next refresh notices and re-reads the file)
+            written["line"], written["state"], written["at"] = line, state, self.path.stat().st_size
             return line
 
         try:
@@ -335,9 +399,11 @@ class Ledger:
             return {"ok": False, "code": LEDGER_SCHEMA, "error": f"data cannot be written as strict JSON: {e}"}
         except OSError as e:
             return {"ok": False, "code": LEDGER_IO, "error": f"cannot write {self.path}: {e}"}
-        head = _sha(raw)
-        self._cache = (head, apply(written["state"], written["line"]))
-        return {"ok": True, "seq": written["line"]["seq"], "hash": head}
+        head, line = _sha(raw), written["line"]
+        self._cache = None
+        state = fold_owned([line], written["state"])  # the line's data is this call's own
+        self._cache = _Cache(head, raw, line["seq"], written["at"] + len(raw), state)
+        return {"ok": True, "seq": line["seq"], "hash": head}
 
     def _precheck(self, type_: Any, data: Any, actor: Any) -> tuple[str, dict, dict]:
         """Schema and authority (no file access)."""
@@ -357,32 +423,80 @@ class Ledger:
         return t, d, actor_dict
 
     def _state_for(self, last: Any, last_line: bytes | None) -> LedgerState:
-        """The state after the file's last line (called under the lock)."""
+        """The state after the file's last line (called under the lock). The cached state is
+        used as is when the file still ends with the line it was folded to; when other writers
+        appended after that line (still at its offset), only their lines are read, their chain
+        checked from that line on, and folded in; otherwise the whole file is re-read, its chain
+        checked and folded."""
         if last is None or last_line is None:
             raise _Refused(LEDGER_STATE, f"{self.path} has no ledger header line; it is not a ledger")
         head = _sha(last_line)
-        if self._cache is not None and self._cache[0] == head:
-            return self._cache[1]
-        snap = _read(self.path)
+        c = self._cache
+        if c is not None and (c.head == head or self._catch_up(c, head, last_line)):
+            return c.state
+        self._cache = None
+        with _collector_paused():
+            snap = _read(self.path)
         broken = _chain_problems(snap, decoding=False)  # a torn or undecodable line is "not written"
         if broken:
             line, problem = broken[0]
             raise _Refused(LEDGER_STATE, f"ledger {self.path} is damaged at line {line} ({problem}); "
                                          "nothing more is appended until it is repaired: run verify()")
-        state = fold(row for _, row, _ in snap.entries)
-        self._cache = (head, state)
+        state = fold_owned(row for _, row, _ in snap.entries)
+        n, row, raw = snap.entries[-1]
+        end = snap.end if raw == last_line else None
+        self._cache = _Cache(head, raw, row.get("seq"), end, state)
         return state
+
+    def _catch_up(self, c: _Cache, head: str, last_line: bytes) -> bool:
+        """Fold into *c* the lines appended after its line, if that line is still where it was
+        and every later line continues the chain (seq + 1, prev = sha256 of the line before; an
+        undecodable line is not written) up to *last_line*. False (nothing changed): re-read."""
+        if c.end is None or not isinstance(c.seq, int):
+            return False
+        start = c.end - len(c.line)
+        with open(self.path, "rb") as f:
+            f.seek(start)
+            chunk = f.read()
+        if not chunk.startswith(c.line):
+            return False
+        complete = chunk.rfind(b"\n") + 1  # an unterminated tail is not written
+        prev_raw, prev_seq, rows = c.line, c.seq, []
+        for raw in chunk[len(c.line):complete].split(b"\n")[:-1]:
+            if not raw.strip():
+                continue
+            row, reason = decode_line(raw, 2)
+            if reason is not None:
+                continue
+            raw += b"\n"
+            if row.get("seq") != prev_seq + 1 or row.get("prev") != _sha(prev_raw) or type(row["seq"]) is not int:
+                return False
+            rows.append(row)
+            prev_raw, prev_seq = raw, row["seq"]
+        if prev_raw != last_line:
+            return False
+        self._cache = None  # until the fold is through
+        fold_owned(rows, c.state)
+        c.head, c.line, c.seq, c.end = head, prev_raw, prev_seq, start + complete
+        self._cache = c
+        return True
 
     # -- reading
     def events(self) -> list[dict]:
         """Every event line (header excluded) in ledger order; torn or undecodable lines are skipped."""
         if not self.path.exists():
             return []
-        return [row for _, row, _ in _read(self.path).entries if "type" in row]
+        with _collector_paused():
+            return list(_event_rows(self.path))
 
     def fold(self) -> LedgerState:
-        """``fold(self.events())``: a fresh ``LedgerState`` (see ``research.fold``)."""
-        return fold(self.events())
+        """``fold(self.events())``: a fresh ``LedgerState`` (see ``research.fold``). The lines are
+        decoded and folded one by one; the state keeps parts of the decoded rows, which nobody
+        else holds, instead of copies (``fold_owned``)."""
+        if not self.path.exists():
+            return LedgerState()
+        with _collector_paused():
+            return fold_owned(_event_rows(self.path))
 
     def verify(self, expected_head: str | None = None) -> dict:
         """Re-check the whole file: ``{"ok": bool, "problems": [{"line": N, "problem": "..."}],

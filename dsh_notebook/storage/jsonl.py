@@ -36,6 +36,7 @@ __all__ = [
     "LockedError",
     "Problem",
     "StorageError",
+    "decode_line",
     "dumps_line",
     "is_locked",
     "lock_if_free",
@@ -372,6 +373,10 @@ def _finite_float(text: str) -> float:
     return value
 
 
+# one strict decoder for every line (``json.loads`` with hooks builds a decoder per call)
+_RAW = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float).raw_decode
+
+
 def _decode(raw: bytes, lineno: int) -> tuple[Any, str | None]:
     """Return ``(value, None)`` or ``(None, reason)`` for one line."""
     try:
@@ -381,12 +386,24 @@ def _decode(raw: bytes, lineno: int) -> tuple[Any, str | None]:
     if lineno == 1:
         text = text.removeprefix("\ufeff")
     try:
-        obj = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        try:  # fast path: a line as our writers write it (no surrounding whitespace)
+            obj, end = _RAW(text)
+        except ValueError:
+            end = -1
+        if end != len(text):  # anything else: json.loads decides (and words the error)
+            obj = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except (ValueError, RecursionError) as e:
         return None, f"invalid JSON: {e}"
     if not isinstance(obj, dict):
         return None, f"not a JSON object (got {type(obj).__name__})"
     return obj, None
+
+
+def decode_line(raw: bytes, lineno: int = 0) -> tuple[Any, str | None]:
+    """One line as ``read_jsonl`` decodes it (strict UTF-8 and JSON, an object, no NaN/Infinity;
+    a BOM is dropped on line 1): ``(row, None)`` or ``(None, reason)``; never raises for content.
+    For readers that need the line's bytes too (hash chains) and read the file only once."""
+    return _decode(raw, lineno)
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> JsonlRead:
