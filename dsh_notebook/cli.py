@@ -416,8 +416,13 @@ def ledger_subparsers(sub) -> "argparse._SubParsersAction":
 
 
 def _ledger_file(args, verb: str) -> Path | None:
-    from .notebook.ledger import resolve_ledger
+    from .notebook.ledger import NAME, resolve_ledger
 
+    if not NAME.fullmatch(args.name or ""):
+        print(f"dsh-notebook ledger {verb}: --name {args.name!r} is not a ledger name: letters, digits, _ . - "
+              "starting with a letter or digit (the file <stem>.dsh/ledger/NAME.jsonl); nothing was read or written",
+              file=sys.stderr)
+        return None
     path = resolve_ledger(args.notebook, args.name)
     if not path.is_file():
         print(f"dsh-notebook ledger {verb}: no ledger {args.name!r} for {args.notebook} (looked for {path})",
@@ -555,10 +560,24 @@ def _add_ledger_view_commands(ls) -> None:
 
 def cmd_ledger_check_source(args) -> int:
     """``ledger check-source IDENTIFIER``: the bibliographic verifier alone (research.md). Exit 0
-    with the verdict (any verdict, inconclusive included), 2 for a malformed identifier."""
+    with the verdict (any verdict, inconclusive included), 2 for a malformed identifier or an empty
+    claimed value (``--title ""``, ``--authors ";;"``)."""
     import logging
 
-    from .research.bibliographic import IdentifierError, check_source, checks_table
+    from .research.bibliographic import (
+        IdentifierError,
+        _split_authors,
+        check_source,
+        checks_table,
+    )
+
+    empty = [f"--{k}" for k, v in (("title", args.title), ("year", args.year)) if v is not None and not v.strip()]
+    if args.authors is not None and not _split_authors(args.authors):
+        empty.append("--authors")
+    if empty:
+        print(f"dsh-notebook ledger check-source: {' and '.join(empty)} {'is' if len(empty) == 1 else 'are'} empty: "
+              "give the claimed value (authors separated by ';') or leave the option out", file=sys.stderr)
+        return 2
 
     log = logging.getLogger("dsh_notebook.research.bibliographic")
     handler = logging.StreamHandler(sys.stderr)  # logs to stderr only: stdout is the verdict

@@ -98,6 +98,38 @@ def test_normalize_refuses(text, why):
     assert why in str(err.value) and "\n" not in str(err.value)
 
 
+def test_normalize_caps_the_length_before_any_request():
+    with pytest.raises(IdentifierError) as err:
+        normalize("10.1063/" + "a" * 100_000)
+    assert "100,008 characters long (at most 2,000)" in str(err.value) and "\n" not in str(err.value)
+    assert normalize("10.1063/" + "a" * 1_992)["kind"] == "doi"  # 2,000 exactly is accepted
+
+
+@pytest.mark.parametrize("text", ["10.48550/arXiv.", "10.48550/arXiv", "doi:10.48550/ARXIV.", "https://doi.org/10.48550/arXiv."])
+def test_normalize_datacite_prefix_without_an_id_is_refused(text):
+    with pytest.raises(IdentifierError) as err:
+        normalize(text)
+    assert "no arXiv id after it" in str(err.value)
+
+
+def test_normalize_is_nfkc_then_ascii_digits():
+    """A full-width DOI reads as its ASCII form; a digit of another script is refused everywhere,
+    a non-ASCII suffix letter accepted everywhere (the rule no longer depends on where it sits)."""
+    assert normalize("10.1063/\uff11.4938384")["identifier"] == "10.1063/1.4938384"
+    assert normalize("10.\uff11\uff10\uff16\uff13/1.4938384")["identifier"] == "10.1063/1.4938384"
+    assert normalize("\uff44\uff4f\uff49:10.1063/1.4938384")["identifier"] == "10.1063/1.4938384"
+    assert normalize("10.1063/\u00fcn\u00efc\u00f8d\u00e9")["identifier"] == "10.1063/\u00fcn\u00efc\u00f8d\u00e9"
+    with pytest.raises(IdentifierError) as err:
+        normalize("10.1/\u00fcn\u00efc\u00f8d\u00e9")
+    assert "registrant code after '10.' must be 4 to 9 digits" in str(err.value)
+    for text in ("10.\u0661\u0660\u0666\u0663/x", "\u0661\u0662\u0663", "pmid:\u0661\u0662\u0663"):
+        with pytest.raises(IdentifierError):
+            normalize(text)
+    with pytest.raises(IdentifierError) as err:
+        normalize("10.1063/1.4938384\u200b")
+    assert "U+200B" in str(err.value)
+
+
 def test_kind_forced():
     assert normalize("https://doi.org/10.1063/1.4938384", kind="doi")["identifier"] == "10.1063/1.4938384"
     with pytest.raises(IdentifierError):
@@ -469,8 +501,40 @@ def test_cli_malformed_identifier(srv):
 def test_cli_network_failure_is_inconclusive(tmp_path):
     env = {**os.environ, "DSH_CROSSREF_URL": "http://127.0.0.1:9"}
     p = subprocess.run([sys.executable, "-m", "dsh_notebook.cli", "ledger", "check-source", "10.1063/1.4938384",
-                        "--json"], env=env, capture_output=True, text=True, timeout=60)
+                        "--json", "--no-cache"], env=env, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and json.loads(p.stdout)["verdict"] == "inconclusive"
+    # the connection failure is reported once per lookup, with the number of attempts (not once per retry)
+    lines = [x for x in p.stderr.splitlines() if "127.0.0.1:9" in x]
+    assert len(lines) == 1 and "(after 3 attempts)" in lines[0], p.stderr
+
+
+def _plain_cli(*args):
+    return subprocess.run([sys.executable, "-m", "dsh_notebook.cli", "ledger", "check-source", *args],
+                          env={**os.environ, "DSH_CROSSREF_URL": "http://127.0.0.1:9"}, capture_output=True,
+                          text=True, timeout=60)
+
+
+@pytest.mark.parametrize("args, named", [
+    (("--title", ""), "--title is empty"),
+    (("--title", "   "), "--title is empty"),
+    (("--authors", ";;;"), "--authors is empty"),
+    (("--year", ""), "--year is empty"),
+    (("--title", "", "--authors", " ; "), "--title and --authors are empty"),
+])
+def test_cli_refuses_empty_claimed_values(args, named):
+    p = _plain_cli("10.1063/1.4938384", *args)
+    assert p.returncode == 2 and p.stdout == ""
+    assert len(p.stderr.strip().splitlines()) == 1 and named in p.stderr and "leave the option out" in p.stderr
+
+
+@pytest.mark.parametrize("identifier, why", [
+    ("10.1063/" + "a" * 100_000, "characters long (at most 2,000)"),
+    ("10.48550/arXiv.", "no arXiv id after it"),
+])
+def test_cli_malformed_identifier_is_exit_2_without_a_lookup(identifier, why):
+    p = _plain_cli(identifier, "--json")
+    assert p.returncode == 2 and p.stdout == "" and why in p.stderr
+    assert "Traceback" not in p.stderr and "127.0.0.1:9" not in p.stderr  # refused before any request
 
 
 def test_cli_cache_in_notebook_sidecar(srv, tmp_path):

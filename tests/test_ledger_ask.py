@@ -328,3 +328,106 @@ def test_budget_spent_between_two_cited_claim_reruns_blocks_the_decision(env, mo
     state = led.fold()
     assert [(e.subject, e.reason) for e in state.escalations] == [({"kind": "question", "id": "q1"}, "budget")]
     assert not state.reviews and not state.approvals
+
+
+# --------------------------------------------------------------------------- refused before anything is written
+
+
+def test_ask_without_an_api_key_writes_nothing(env, monkeypatch):
+    tmp, paper, _resolver = env
+    monkeypatch.delenv("DEEPSEEK_API_KEY")
+    led = Ledger(ledger_path(tmp / "nb.ipynb"))
+    with ScriptedServer(script(paper)) as srv:
+        res = run_ask(led, tmp, srv, monkeypatch)
+        assert srv.requests == []
+    assert res["status"] == "refused" and res["question_id"] is None
+    assert "MISSING_CREDENTIAL" in res["message"] and "DEEPSEEK_API_KEY" in res["message"]
+    assert "nothing was recorded" in res["message"]
+    assert led.events() == [] and not led.fold().questions
+    # the retry, once the key is set, starts from a clean ledger: q1 is the only question
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "test-key-not-real")
+    with ScriptedServer(script(paper)) as srv:
+        res = run_ask(led, tmp, srv, monkeypatch)
+    assert res["status"] == "awaiting_person" and list(led.fold().questions) == ["q1"]
+
+
+def test_ledger_ask_magic_without_an_api_key_creates_no_ledger(sh, env, monkeypatch):  # noqa: F811
+    monkeypatch.delenv("DEEPSEEK_API_KEY")
+    r, _cap = sh.run(f'%ledger ask "{QUESTION}"')
+    assert r.error_in_exec is not None
+    msg = str(r.error_in_exec)
+    assert "MISSING_CREDENTIAL" in msg and "nothing was recorded" in msg and len(msg.splitlines()) == 1
+    assert not (sh.sidecar / "ledger" / "main.jsonl").exists()
+
+
+def test_ask_refuses_a_question_over_the_cap(env, sh, monkeypatch):  # noqa: F811
+    tmp, _paper, _resolver = env
+    led = Ledger(ledger_path(tmp / "nb.ipynb"))
+    res = ask(led, "why? " * 1_000, sidecar=tmp / "nb.dsh")
+    assert res["status"] == "refused" and "4,999 characters long (at most 4,000)" in res["message"]
+    assert led.events() == []
+    r, _cap = sh.run('%ledger ask "' + "x" * 4_001 + '"')
+    assert r.error_in_exec is not None and "at most 4,000" in str(r.error_in_exec)
+    assert led.events() == []
+
+
+# --------------------------------------------------------------------------- the lead's invalid decision
+
+
+def test_invalid_decision_is_retried_once_on_the_strong_tier(env, monkeypatch):
+    tmp, paper, _resolver = env
+    led = Ledger(ledger_path(tmp / "nb.ipynb"))
+    base = script(paper)
+    bad = turn({"statement": "Yes", "claim_ids": [123, None], "confidence": 7, "limitations": ["a"]})
+    good = turn({"statement": "Daily walking lowered systolic pressure by 5 mmHg in one trial.",
+                 "claim_ids": [ONE], "confidence": "medium", "limitations": "One trial."}, STRONG)
+    with ScriptedServer(base[:3] + [bad, good] + base[4:]) as srv:
+        res = run_ask(led, tmp, srv, monkeypatch)
+        assert len(srv.requests) == 7 and srv.mismatches == []
+        retry = srv.requests[4]["body"]["messages"]
+    assert res["status"] == "awaiting_person", res
+    assert retry[-1]["role"] == "user" and "claim_ids.0: Input should be a valid string" in retry[-1]["content"]
+    notes = res["stages"][6]["notes"]
+    assert notes[0].startswith("the lead's reply was not a valid decision (claim_ids.0:")
+    assert "retried once on the strong tier" in notes[0]
+
+
+def test_invalid_decision_twice_stops_with_a_one_line_reason(env, monkeypatch):
+    tmp, paper, _resolver = env
+    led = Ledger(ledger_path(tmp / "nb.ipynb"))
+    base = script(paper)
+    bad = turn({"statement": "Yes", "claim_ids": [123, None], "confidence": 7})
+    with ScriptedServer(base[:3] + [bad, {**bad, "expect": {"stream": False, "model": STRONG}}]) as srv:
+        res = run_ask(led, tmp, srv, monkeypatch)
+        assert len(srv.requests) == 5 and srv.mismatches == []  # one retry, then stop: no third call
+    assert res["status"] == "stopped" and res["decision_id"] is None
+    msg = res["message"]
+    assert "\n" not in msg and "errors.pydantic.dev" not in msg
+    assert msg.startswith("no decision proposed: the lead's reply was not a valid decision twice (claim_ids.0:")
+    assert "confidence: Input should be 'low', 'medium' or 'high'" in msg
+    state = led.fold()
+    assert not state.decisions
+    assert [(e.subject, e.reason) for e in state.escalations] == [({"kind": "question", "id": "q1"},
+                                                                    "invalid_output")]
+
+
+# --------------------------------------------------------------------------- the scout's locator
+
+
+def test_scout_locator_outside_the_notebook_folder_is_refused(env, monkeypatch):
+    tmp, paper, _resolver = env
+    secret = "sk-SCOUT-LOCATOR-SECRET-42"
+    monkeypatch.setenv("DSH_TEST_SECRET", secret)
+    led = Ledger(ledger_path(tmp / "nb.ipynb"))
+    replies = script(paper)
+    replies[0] = turn({"sources": [{"kind": "doi", "identifier": DOI, "title": "Daily walking and blood pressure",
+                                    "authors": ["Ann Lee"], "year": 2020, "locator": "/proc/self/environ"}]})
+    with ScriptedServer(replies[:1]) as srv:
+        res = run_ask(led, tmp, srv, monkeypatch)
+        assert len(srv.requests) == 1  # no extractor call: nothing was linked
+        assert all(secret not in json.dumps(q["body"]) for q in srv.requests)
+    assert res["status"] == "stopped" and "no verified source had a full text" in res["message"]
+    note = res["stages"][3]["notes"][0]
+    assert "skipped" in note and "outside the notebook's folder" in note
+    assert led.fold().sources["q1-t1-s1"].fulltext is None
+    assert not (tmp / "nb.dsh" / "fulltext").exists()

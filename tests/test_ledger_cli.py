@@ -89,3 +89,19 @@ def test_export(tmp_path):
     assert bib.startswith("@article{rothwell2010,") and "10.1016/S0140-6736(10)61543-7" in bib
     r = cli("export", nb, "--format", "md", "--name", "other")
     assert r.returncode == 2 and "no ledger 'other'" in r.stderr
+
+
+def test_name_is_checked_before_it_becomes_a_path(tmp_path):
+    """``--name ../ledger/main`` (which joined unchecked names the real ledger through ``..``, or any
+    name with a slash) is refused with exit 2, nothing read or written."""
+    nb = tmp_path / "nb.ipynb"
+    led = build(nb)
+    before = led.path.read_bytes()
+    for name in ("../ledger/main", "../../nb.dsh/ledger/main", "/etc/passwd", ".hidden", ""):
+        for verb, extra in (("show", ()), ("verify", ()), ("export", ()),
+                            ("decide", ("--decision", "d1", "--verdict", "approved"))):
+            r = cli(verb, tmp_path / "nb.dsh", "--name", name, *extra, input="yes\n")
+            assert r.returncode == 2, (verb, name, r.stdout, r.stderr)
+            assert f"--name {name!r} is not a ledger name" in r.stderr and r.stdout == ""
+    assert led.path.read_bytes() == before
+    assert not (tmp_path / "nb.dsh" / "exports").exists()

@@ -78,7 +78,7 @@ def test_link_fulltext_copies_the_bytes_and_records_the_hash(home, led):
     assert r["ok"] is False and r["code"] == "FULLTEXT_FETCH" and len(led.events()) == before
 
 
-def test_link_fulltext_fetches_a_url(home, led):
+def test_link_fulltext_fetches_a_url(home, led, monkeypatch):
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -98,6 +98,10 @@ def test_link_fulltext_fetches_a_url(home, led):
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{httpd.server_address[1]}/paper"
+        # a loopback address is refused unless a test opts in (tests/test_fulltext.py has the rules)
+        r = link_fulltext(led, "s1", url, actor=Actor("lead"), sidecar=home / "nb.dsh")
+        assert r["ok"] is False and r["code"] == "FULLTEXT_REFUSED" and "loopback" in r["error"]
+        monkeypatch.setenv("DSH_FULLTEXT_ALLOW_PRIVATE", "1")
         r = link_fulltext(led, "s1", url, actor=Actor("lead"), sidecar=home / "nb.dsh")
     finally:
         httpd.shutdown()

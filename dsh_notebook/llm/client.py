@@ -336,6 +336,11 @@ class ChatClient:
         body["messages"] = ([{"role": "system", "content": text}] if text else []) + body["messages"]
         return body, notes
 
+    def check_credentials(self) -> None:
+        """Raise ``MISSING_CREDENTIAL`` now (no request) when the provider's key cannot be found,
+        so a caller can refuse before it writes anything."""
+        api_key(self.provider_id, self.provider)
+
     def _headers(self) -> dict:
         return {"Authorization": f"Bearer {api_key(self.provider_id, self.provider)}",
                 "Content-Type": "application/json"}

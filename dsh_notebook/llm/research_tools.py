@@ -11,7 +11,9 @@ the roles").
   lead's ``synthesis`` authority; every cited claim must be eligible for synthesis.
 * ``research_request_approval`` {decision_id}: ``human-approval-requested`` for the current
   revision (the writer refuses it while objections are open).
-* ``research_link_fulltext`` {source_id, locator}: stores the bytes under the sidecar folder.
+* ``research_link_fulltext`` {source_id, locator}: stores the bytes under the sidecar folder
+  (``research.fulltext.link_fulltext``: public http(s) URLs and files inside the notebook's
+  folder only; the tool has no way to lift those rules, ``allow_private`` is not an argument).
 
 Nothing here can make a human actor: the model-facing tools only ever write as the lead or
 through ``run_role``.
@@ -148,8 +150,8 @@ def research_tools(ledger: Ledger, *, sidecar: str | Path | None = None,
              "while objections are open). Only the person decides.",
              {"type": "object", "properties": {"decision_id": s}, "required": ["decision_id"],
               "additionalProperties": False}, request),
-        Tool("research_link_fulltext", "Store a source's full text (a URL or a local file) beside the notebook "
-             "and record its sha256.",
+        Tool("research_link_fulltext", "Store a source's full text (a public http(s) URL, or a file inside the "
+             "notebook's folder) beside the notebook and record its sha256.",
              {"type": "object", "properties": {"source_id": s, "locator": s}, "required": ["source_id", "locator"],
               "additionalProperties": False}, link),
     ]

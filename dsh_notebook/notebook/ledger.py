@@ -599,11 +599,26 @@ class AskProgress:
                 prog.bar_style = "success"
 
 
-def run_ask(path: Path, question: str, *, client_factory=None, progress=None, router=None) -> dict:
-    """Open (or create) the ledger at *path* and run the ``ask`` pipeline on *question*."""
-    from ..research import Ledger
-    from ..research.pipeline import ask
+class AskRefused(ValueError):
+    """``%ledger ask`` cannot start (a question over the length cap, no usable model credentials);
+    nothing was written, not even a new ledger file."""
 
+
+def run_ask(path: Path, question: str, *, client_factory=None, progress=None, router=None) -> dict:
+    """Open (or create) the ledger at *path* and run the ``ask`` pipeline on *question*. Raises
+    :class:`AskRefused` before anything is created when the question or the model access is not
+    usable (``pipeline.check_question``, ``pipeline.preflight``)."""
+    from ..research import Ledger
+    from ..research.pipeline import ask, check_question, preflight
+    from ..research.router import Router
+
+    router = router or Router()
+    why = check_question(question)
+    if why:
+        raise AskRefused(why)
+    why = preflight(client_factory, router)
+    if why:
+        raise AskRefused(f"no model can be asked, so nothing was recorded: {why}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     return ask(Ledger(path), question, client_factory=client_factory, sidecar=sidecar_of(path),

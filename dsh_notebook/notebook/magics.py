@@ -444,7 +444,7 @@ class LedgerMagics(Magics):
         if opts.action == "ask":
             try:
                 result = LG.run_ask(path, opts.question, progress=LG.AskProgress(display))
-            except ValueError as exc:  # the research settings (tiers, budget) are not usable
+            except ValueError as exc:  # AskRefused (question, credentials) or unusable research settings
                 raise UsageError(f"%ledger ask: {exc}") from None
             data, md = LG.ask_bundle(path, result)
             display(data, raw=True, metadata=md)

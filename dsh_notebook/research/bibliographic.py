@@ -3,13 +3,17 @@
 ``check_source(identifier, claimed=None, *, cache_dir=None, settings=None) -> dict`` normalises
 the identifier, resolves it with httpx, compares the claimed metadata and reads the notices:
 
-* **Identifiers** (:func:`normalize`): DOI (bare, ``doi:`` prefix, ``doi.org`` URLs, percent-encoded
+* **Identifiers** (:func:`normalize`): the text is NFKC-normalised first (so a full-width
+  ``１`` is the digit ``1`` and ``ｄｏｉ:`` the prefix ``doi:``), then read with ASCII-only digit
+  rules (a digit of another script, or an invisible control or format character such as a
+  zero-width space, is refused); an identifier over ``MAX_IDENTIFIER`` (2,000) characters is
+  refused before any request. DOI (bare, ``doi:`` prefix, ``doi.org`` URLs, percent-encoded
   slashes; kept lower case, DOIs are case-insensitive), arXiv ids new style (``1605.08386``,
   ``2104.12255v1``) and old style (``astro-ph/0601001v2``), with or without ``arXiv:`` or an
   ``arxiv.org/abs|pdf`` URL, PMID (``pmid:123``, ``pubmed.ncbi.nlm.nih.gov/123``, or 1-9 bare
   digits), ISBN-10/13 (checksum checked, kept as ISBN-13) and other http(s) URLs. arXiv's own
-  DataCite DOIs, ``10.48550/arXiv.<id>`` in any case and any of the DOI forms, are normalised to
-  the arXiv id (kind ``arxiv``, with ``doi`` and ``datacite`` kept) and resolved on arXiv, since
+  DataCite DOIs, ``10.48550/arXiv.<id>`` in any case and any of the DOI forms (an id is
+  required after the prefix), are normalised to the arXiv id (kind ``arxiv``, with ``doi`` and ``datacite`` kept) and resolved on arXiv, since
   Crossref does not hold DataCite DOIs and would answer a false "not found"; the result's checks
   say so (``datacite_doi``). Anything else raises :class:`IdentifierError` (a ``ValueError``)
   with one line saying why.
@@ -17,7 +21,8 @@ the identifier, resolves it with httpx, compares the claimed metadata and reads 
   settings goes in the query and the User-Agent), the arXiv API ``GET {arxiv_url}/api/query?id_list=``
   and PubMed E-utilities ``efetch.fcgi`` (``esearch.fcgi`` turns a DOI Crossref does not know into
   a PMID). A DOI Crossref answers 404 for is tried on PubMed before it is called not found.
-  Timeouts, and a 429/503 is retried (``Retry-After`` honoured up to ``max_retry_wait``).
+  Timeouts, and a 429/503 is retried (``Retry-After`` honoured up to ``max_retry_wait``); a
+  network failure is retried too and logged once per lookup, with the number of attempts.
 * **Verdicts**: ``verified`` (resolves, no notices, claimed metadata agrees or none was
   claimed), ``mismatch`` (title, authors or year disagree), ``inconclusive`` (not found, a
   service error, a network failure, an ISBN or plain URL: no resolver), ``retracted``,
@@ -93,22 +98,38 @@ class IdentifierError(ValueError):
     """A malformed identifier: the message is one line saying why."""
 
 
+#: the longest identifier accepted (a DOI has no length limit, but no real one comes near this)
+MAX_IDENTIFIER = 2000
+
+
 # --------------------------------------------------------------------------- identifiers
 
-_DOI = re.compile(r"^10\.\d{4,9}/\S+$")
-_ARXIV_NEW = re.compile(r"^(\d{4}\.\d{4,5})(v\d+)?$")
-_ARXIV_OLD = re.compile(r"^([a-z][a-z\-]*(?:\.[A-Z]{2})?/\d{7})(v\d+)?$", re.IGNORECASE)
+_DOI = re.compile(r"^10\.\d{4,9}/\S+$", re.ASCII)
+_ARXIV_NEW = re.compile(r"^(\d{4}\.\d{4,5})(v\d+)?$", re.ASCII)
+_ARXIV_OLD = re.compile(r"^([a-z][a-z\-]*(?:\.[A-Z]{2})?/\d{7})(v\d+)?$", re.IGNORECASE | re.ASCII)
 _PREFIX = re.compile(r"^(doi|arxiv|pmid|isbn)(?:\s*:\s*|\s+)(.*)$", re.IGNORECASE)
-#: arXiv's DataCite DOIs, ``10.48550/arXiv.<arXiv id>`` (any case)
-_DATACITE_ARXIV = re.compile(r"^10\.48550/arxiv\.(.+)$", re.IGNORECASE)
+#: arXiv's DataCite DOIs, ``10.48550/arXiv.<arXiv id>`` (any case; the id may be missing: refused)
+_DATACITE_ARXIV = re.compile(r"^10\.48550/arxiv(?:\.(.*))?$", re.IGNORECASE)
 
 
 def _doi(text: str, original: str) -> dict:
     doi = unquote(text.strip())
     if not _DOI.match(doi):
-        raise IdentifierError(f"{original!r} is not a DOI (10.<registrant>/<suffix>)")
+        prefix, slash, suffix = doi.partition("/")
+        if not prefix.startswith("10."):
+            why = "a DOI starts with '10.'"
+        elif not re.fullmatch(r"10\.\d{4,9}", prefix, re.ASCII):
+            why = "the registrant code after '10.' must be 4 to 9 digits (0-9)"
+        elif not slash or not suffix:
+            why = "the suffix after '/' is missing"
+        else:
+            why = "the suffix after '/' contains a space"
+        raise IdentifierError(f"{original!r} is not a DOI (10.<registrant>/<suffix>): {why}")
     m = _DATACITE_ARXIV.match(doi)
     if m:  # arXiv's own DOI, registered with DataCite: Crossref does not hold it, arXiv does
+        if not (m.group(1) or "").strip():
+            raise IdentifierError(f"{original!r} is an arXiv DOI prefix (10.48550/arXiv.<id>) with no arXiv id "
+                                  "after it (like 10.48550/arXiv.1605.08386)")
         try:
             out = _arxiv(m.group(1), original)
         except IdentifierError:
@@ -137,19 +158,19 @@ def _arxiv(text: str, original: str) -> dict:
 
 def _pmid(text: str, original: str) -> dict:
     t = text.strip()
-    if not re.fullmatch(r"\d{1,9}", t) or int(t) == 0:
+    if not re.fullmatch(r"\d{1,9}", t, re.ASCII) or int(t) == 0:
         raise IdentifierError(f"{original!r} is not a PMID (a positive whole number)")
     return {"kind": "pmid", "identifier": str(int(t))}
 
 
 def _isbn(text: str, original: str) -> dict:
     t = re.sub(r"[\s\-]", "", text).upper()
-    if re.fullmatch(r"\d{9}[\dX]", t):
+    if re.fullmatch(r"\d{9}[\dX]", t, re.ASCII):
         total = sum((10 - i) * (10 if c == "X" else int(c)) for i, c in enumerate(t))
         if total % 11:
             raise IdentifierError(f"{original!r}: the ISBN-10 check digit is wrong")
         core = "978" + t[:9]
-    elif re.fullmatch(r"97[89]\d{10}", t):
+    elif re.fullmatch(r"97[89]\d{10}", t, re.ASCII):
         core = t[:12]
         if _isbn13_check(core) != t[12]:
             raise IdentifierError(f"{original!r}: the ISBN-13 check digit is wrong")
@@ -186,8 +207,18 @@ def normalize(identifier: str, kind: str | None = None) -> dict:
     ``kind`` forces one of :data:`KINDS`. Raises :class:`IdentifierError` for malformed input."""
     if not isinstance(identifier, str) or not identifier.strip():
         raise IdentifierError("the identifier is empty")
+    if len(identifier) > MAX_IDENTIFIER:
+        raise IdentifierError(f"the identifier is {len(identifier):,} characters long (at most {MAX_IDENTIFIER:,}); "
+                              f"it starts {identifier[:40]!r}")
     original = identifier
-    text = identifier.strip()
+    text = unicodedata.normalize("NFKC", identifier).strip()
+    if len(text) > MAX_IDENTIFIER:
+        raise IdentifierError(f"the identifier is {len(text):,} characters long once normalised (at most "
+                              f"{MAX_IDENTIFIER:,}); it starts {text[:40]!r}")
+    hidden = next((c for c in text if unicodedata.category(c)[0] == "C"), None)
+    if hidden is not None:
+        raise IdentifierError(f"{original!r} contains an invisible control or format character "
+                              f"(U+{ord(hidden):04X}); type the identifier again without it")
     if kind is not None and kind not in KINDS:
         raise IdentifierError(f"unknown identifier kind {kind!r} (one of {', '.join(KINDS)})")
     m = _PREFIX.match(text)
@@ -215,9 +246,9 @@ def normalize(identifier: str, kind: str | None = None) -> dict:
         return _doi(text, original)
     if _ARXIV_NEW.match(text) or _ARXIV_OLD.match(text):
         return _arxiv(text, original)
-    if re.fullmatch(r"\d{1,9}", text):
+    if re.fullmatch(r"\d{1,9}", text, re.ASCII):
         return _pmid(text, original)
-    if re.fullmatch(r"[\d\-\s]{9,}[\dXx]", text):
+    if re.fullmatch(r"[\d\-\s]{9,}[\dXx]", text, re.ASCII):
         return _isbn(text, original)
     raise IdentifierError(f"{original!r} is not a DOI, arXiv id, PMID, ISBN or URL")
 
@@ -298,9 +329,12 @@ class _Fetcher:
             except httpx.HTTPError as exc:
                 out = {"url": shown, "status": None, "error": f"{type(exc).__name__}: {exc}".strip(": "),
                        "cached": False}
-                log.warning("%s %s: %s", service, shown, out["error"])
                 if attempt + 1 < attempts and isinstance(exc, (httpx.ConnectError, httpx.ReadTimeout)):
+                    log.info("%s %s: %s (attempt %d of %d, retrying)", service, shown, out["error"], attempt + 1,
+                             attempts)
                     continue
+                tries = f"{attempt + 1} attempt{'s' if attempt else ''}"
+                log.warning("%s %s: %s (after %s)", service, shown, out["error"], tries)
                 break
             fetched = datetime.now(timezone.utc).isoformat(timespec="seconds")
             out = {"url": shown, "status": resp.status_code, "content_type": resp.headers.get("content-type", ""),

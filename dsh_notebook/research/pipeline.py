@@ -3,6 +3,11 @@
 
 ``ask(ledger, question, *, client_factory, sidecar, progress=None, router=None)`` runs:
 
+0. before anything is written (``refused``, nothing in the ledger): the question must be
+   non-empty and at most ``MAX_QUESTION`` (4,000) characters (:func:`check_question`), and a
+   model client must be buildable for every route the run may take, with its credentials
+   resolvable (:func:`preflight`: ``ChatClient.check_credentials``, so a missing API key stops
+   with ``MISSING_CREDENTIAL`` instead of leaving an unanswered question behind);
 1. ``question-posed`` by the lead on the person's behalf;
 2. the scout (``run_role("scout")``) proposing sources;
 3. the bibliographic verifier (code; a strong-tier model judgment only when the code leaves the
@@ -15,8 +20,10 @@
    ``uncertain`` (the router sends the re-run to the strong tier, reason ``uncertain``); an
    ``uncertain`` from the code's quote check is not re-run, since a re-run cannot find a quote
    that is not in the text;
-7. a decision proposed by the lead from the eligible claims (one short model call), or a stop
-   with the reason when no claim is eligible; then each claim the decision cites that has no
+7. a decision proposed by the lead from the eligible claims (one short model call; a reply that
+   is not a valid decision is retried once on the strong tier with the one-line reason, then the
+   run stops with that reason and ``escalated`` {subject: the question, reason: invalid_output}),
+   or a stop with the reason when no claim is eligible; then each claim the decision cites that has no
    verdict from the strong tier (the fold's tasks: an ``ok`` claim-verifier task whose route's
    tier is ``strong``) is re-verified once on the strong tier (reason ``cited_by_decision``);
 8. the citation auditor on the decision, skipped when a re-verified claim is no longer eligible
@@ -60,7 +67,10 @@ from .predicates import can_request_human_approval, is_eligible_for_synthesis
 from .roles import PROMPT_VERSION, default_client_factory, run_role
 from .router import Router, over_budget
 
-__all__ = ["STAGES", "ask"]
+__all__ = ["MAX_QUESTION", "STAGES", "ask", "check_question", "preflight"]
+
+#: the longest question accepted (one ledger line, and part of every role's prompt)
+MAX_QUESTION = 4000
 
 STAGES: tuple[str, ...] = ("question", "scout", "bibliographic", "fulltext", "extract", "verify_claims",
                            "decision", "audit", "approval")
@@ -104,6 +114,52 @@ def _scout_locators(raw: str, task_id: str) -> dict[str, str]:
     return out
 
 
+def check_question(question: str | None) -> str | None:
+    """Why *question* cannot be posed (empty, or over ``MAX_QUESTION`` characters), or ``None``."""
+    q = (question or "").strip() if isinstance(question, str) or question is None else None
+    if q is None:
+        return f"the question must be text, not {type(question).__name__}"
+    if not q:
+        return "no question: write %ledger ask \"your question\""
+    if len(q) > MAX_QUESTION:
+        return f"the question is {len(q):,} characters long (at most {MAX_QUESTION:,}); ask it in fewer words"
+    return None
+
+
+def preflight(client_factory: Callable[[dict], Any] | None = None, router: Router | None = None) -> str | None:
+    """Why no model can be asked (``CODE: message``, e.g. ``MISSING_CREDENTIAL``), or ``None``:
+    a client is built for each distinct route of the run (cheap, strong, the lead's) and, when it
+    offers ``check_credentials()``, its key is looked up. No request is made."""
+    client_factory = client_factory or default_client_factory
+    router = router or Router()
+    routes = {}
+    for r in (router.route("scout"), router.route("scout", escalate_reason="invalid_output"), router.route("lead")):
+        routes.setdefault((r.get("provider"), r.get("model")), r)
+    for route in routes.values():
+        client = None
+        try:
+            client = client_factory(route)
+            check = getattr(client, "check_credentials", None)
+            if callable(check):
+                check()
+        except Exception as exc:  # LLMError (MISSING_CREDENTIAL, UNKNOWN_MODEL, SETTINGS) or a factory's own
+            code = getattr(exc, "code", type(exc).__name__)
+            return f"{code}: {getattr(exc, 'message', exc)}"
+        finally:
+            if client is not None and hasattr(client, "close"):
+                client.close()
+    return None
+
+
+def _one_line(exc: Exception) -> str:
+    """A reply's validation failure in one line (as ``roles._parse`` words it)."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"the reply is not a JSON object ({exc.msg} at position {exc.pos})"
+    if isinstance(exc, ValidationError):
+        return "; ".join(f"{'.'.join(map(str, e['loc'])) or '(reply)'}: {e['msg']}" for e in exc.errors())
+    return " ".join(str(exc).split())
+
+
 def _next_question_id(ledger: Ledger) -> str:
     have = ledger.fold().questions
     n = len(have) + 1
@@ -138,8 +194,10 @@ def ask(ledger: Ledger, question: str, *, client_factory: Callable[[dict], Any] 
     (uncertain or cited_by_decision), "tier", "reason" (the router's), "verdict", "status"}``);
     ``status`` is ``awaiting_person`` (approval requested), ``blocked`` (a decision the predicates,
     or the spent budget, keep from the person), ``stopped`` (no decision) or ``refused`` (the
-    question itself could not be recorded)."""
-    question = (question or "").strip()
+    question itself could not be recorded: empty, over ``MAX_QUESTION``, no usable model
+    credentials, or the ledger refused it; nothing was written)."""
+    refusal = check_question(question)
+    question = question.strip() if isinstance(question, str) else ""
     client_factory = client_factory or default_client_factory
     router = router or Router()
     sidecar = Path(sidecar) if sidecar is not None else None
@@ -309,25 +367,40 @@ def ask(ledger: Ledger, question: str, *, client_factory: Callable[[dict], Any] 
             {"claim_id": c, "text": state.claims[c].text, "quote": state.claims[c].span.get("quote"),
              "verdict": state.claims[c].verdict, "source_id": state.claims[c].source_id,
              "source_title": state.sources[state.claims[c].source_id].title} for c in eligible]}
-        route = router.route("lead")
-        client = client_factory(route)
-        try:
-            out = client.complete([{"role": "system", "content": f"{_LEAD_PROMPT}\n\n(prompt {PROMPT_VERSION})"},
-                                   {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}],
-                                  stream=False, reasoning_effort=route.get("effort") or None,
-                                  response_format={"type": "json_object"})
-        except Exception as exc:  # LLMError and transport failures
+        messages = [{"role": "system", "content": f"{_LEAD_PROMPT}\n\n(prompt {PROMPT_VERSION})"},
+                    {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}]
+        dec, why = None, ""
+        for attempt in (1, 2):  # an invalid reply is retried once, on the strong tier
+            route = router.route("lead", escalate_reason="invalid_output" if attempt == 2 else None)
+            client = client_factory(route)
+            try:
+                out = client.complete(messages, stream=False, reasoning_effort=route.get("effort") or None,
+                                      response_format={"type": "json_object"})
+            except Exception as exc:  # LLMError and transport failures
+                tick("decision", 1, 1)
+                return stop("stopped", f"no decision proposed: the lead's model call failed "
+                                       f"({getattr(exc, 'code', type(exc).__name__)}: {getattr(exc, 'message', exc)})")
+            finally:
+                if hasattr(client, "close"):
+                    client.close()
+            text = getattr(out, "text", "") or ""
+            try:
+                dec = _Decision.model_validate(json.loads(_text(text)))
+                break
+            except (json.JSONDecodeError, ValidationError) as exc:
+                why = _one_line(exc)
+                notes.append(f"the lead's reply was not a valid decision ({why})"
+                             + ("; retried once on the strong tier" if attempt == 1 else ""))
+                messages = messages + [{"role": "assistant", "content": text},
+                                       {"role": "user", "content": f"Your reply was invalid: {why}. Reply again with "
+                                                                  "one JSON object {\"statement\", \"claim_ids\", "
+                                                                  "\"confidence\", \"limitations\"} and nothing else."}]
+        if dec is None:
+            e = ledger.append("escalated", {"subject": {"kind": "question", "id": qid}, "reason": "invalid_output",
+                                            "to": "human"}, Actor("runtime"))
             tick("decision", 1, 1)
-            return stop("stopped", f"no decision proposed: the lead's model call failed "
-                                   f"({getattr(exc, 'code', type(exc).__name__)}: {getattr(exc, 'message', exc)})")
-        finally:
-            if hasattr(client, "close"):
-                client.close()
-        try:
-            dec = _Decision.model_validate(json.loads(_text(getattr(out, "text", "") or "")))
-        except (json.JSONDecodeError, ValidationError) as exc:
-            tick("decision", 1, 1)
-            return stop("stopped", f"no decision proposed: the lead's reply was not a valid decision ({exc})")
+            return stop("stopped", f"no decision proposed: the lead's reply was not a valid decision twice ({why})"
+                        + ("; escalated to the person" if e.get("ok") else ""))
         cited = [c for c in dec.claim_ids if c in eligible] or eligible
         did = f"{qid}-d1"
         r = ledger.append("decision-proposed", {"decision_id": did, "question_id": qid, "statement": dec.statement,
@@ -379,8 +452,11 @@ def ask(ledger: Ledger, question: str, *, client_factory: Callable[[dict], Any] 
     # 1. the question
     notes = stage("question")
     tick("question", 0, 1)
-    if not question:
-        return stop("refused", "no question: write %ledger ask \"your question\"")
+    if refusal:
+        return stop("refused", refusal)
+    refusal = preflight(client_factory, router)
+    if refusal:
+        return stop("refused", f"no model can be asked, so nothing was recorded: {refusal}")
     qid = _next_question_id(ledger)
     r = ledger.append("question-posed", {"question_id": qid, "text": question}, lead)
     tick("question", 1, 1)
