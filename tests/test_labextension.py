@@ -65,5 +65,7 @@ def test_jupyter_labextension_list_shows_it_enabled():
     out = subprocess.run([sys.executable, "-m", "jupyterlab.labextensions", "list"], capture_output=True, text=True,
                          timeout=120, env=env, check=False)
     text = out.stdout + out.stderr
-    line = next((ln for ln in text.splitlines() if "dsh-notebook" in ln), "")
+    # the extension's own line ("dsh-notebook v0.1.0 enabled OK ..."), not a path that happens to
+    # contain the name (a checkout in a folder called dsh-notebook)
+    line = next((ln for ln in text.splitlines() if ln.split()[:1] == ["dsh-notebook"]), "")
     assert "enabled" in line and "OK" in line, text
