@@ -445,12 +445,15 @@ def cmd_ledger_show(args) -> int:
 
 def cmd_ledger_verify(args) -> int:
     from .notebook import ledger as LG
-    from .research import Ledger
 
     path = _ledger_file(args, "verify")
     if path is None:
         return 2
-    result = Ledger(path).verify()
+    try:  # against the head `sync` sealed in the notebook, when it holds one
+        result = LG.verify_sealed(path)
+    except (OSError, ValueError) as exc:  # LedgerPathError: not a ledger file
+        print(f"dsh-notebook ledger verify: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:

@@ -7,9 +7,10 @@ import os
 import subprocess
 import sys
 
+from test_chat import sh  # noqa: F401 - fixture
 from test_ledger_explorer import build
 
-from dsh_notebook.research import decision_status
+from dsh_notebook.research import Actor, decision_status
 
 
 def cli(*args, input=None, cwd=None):
@@ -45,7 +46,8 @@ def test_decide_with_confirmation_on_stdin(tmp_path):
     assert "recorded: decision d1 needs_revision by ana" in r.stdout and "Type the decision id" in r.stderr
     last = led.events()[-1]
     assert last["actor"] == {"role": "human", "authority": "human_adjudication", "by": "ana", "channel": "terminal"}
-    assert last["data"] == {"decision_id": "d1", "verdict": "needs_revision", "note": "add a second cohort", "by": "ana"}
+    assert last["data"] == {"decision_id": "d1", "verdict": "needs_revision", "note": "add a second cohort", "by": "ana",
+                            "revision": 1}  # the revision shown in the confirmation prompt
     assert decision_status(led.fold(), "d1") == "needs_revision"
     # a second decision for the same revision is refused with the ledger's code
     r = cli("decide", nb, "--decision", "d1", "--verdict", "approved", input="yes\n")
@@ -105,3 +107,73 @@ def test_name_is_checked_before_it_becomes_a_path(tmp_path):
             assert f"--name {name!r} is not a ledger name" in r.stderr and r.stdout == ""
     assert led.path.read_bytes() == before
     assert not (tmp_path / "nb.dsh" / "exports").exists()
+
+
+def _synced(nb):
+    import nbformat
+
+    from dsh_notebook.notebook.artifact import sync
+
+    nbformat.write(nbformat.v4.new_notebook(), str(nb))
+    return sync(nb)["ledgers"]["main"]
+
+
+def test_verify_uses_the_head_sealed_by_sync(tmp_path):
+    """A deleted or edited last line leaves a valid chain; the head ``sync`` sealed in the
+    notebook catches it. Events appended after sync are reported, not failed."""
+    nb = tmp_path / "nb.ipynb"
+    led = build(nb)
+    sealed = _synced(nb)
+    r = cli("verify", nb)
+    assert r.returncode == 0 and "is the head sealed by sync" in r.stdout, r.stdout
+    good = led.path.read_bytes()
+    led.path.write_bytes(b"".join(good.splitlines(keepends=True)[:-1]))
+    for where in (nb, tmp_path / "nb.dsh", led.path):
+        r = cli("verify", where)
+        assert r.returncode == 1 and "the ledger ends before the head sealed by sync" in r.stdout, (where, r.stdout)
+    led.path.write_bytes(good.replace(b'"revision":1}', b'"revision":1 }'))
+    r = cli("verify", nb, "--json")
+    assert r.returncode == 1 and json.loads(r.stdout)["sealed"]["status"] == "differs"
+    led.path.write_bytes(good)
+    assert led.append("escalated", {"subject": {"kind": "decision", "id": "d1"}, "reason": "risk"}, Actor("runtime"))["ok"]
+    r = cli("verify", nb)
+    assert r.returncode == 0 and f"line {sealed['events'] + 1}; 1 event(s) were appended" in r.stdout, r.stdout
+
+
+def test_a_damaged_ledger_gives_clear_errors_never_a_traceback(tmp_path):
+    nb = tmp_path / "nb.ipynb"
+    led = build(nb)
+    with open(led.path, "ab") as f:
+        f.write(b"garbage\n")
+    r = cli("verify", nb)
+    assert r.returncode == 1 and "line 13: invalid JSON" in r.stdout and "Traceback" not in r.stderr
+    r = cli("decide", nb, "--decision", "d1", "--verdict", "approved", input="yes\n")
+    assert r.returncode == 1 and "LEDGER_STATE" in r.stderr and "damaged at line 13" in r.stderr
+    assert "Traceback" not in r.stderr
+    import nbformat
+
+    nbformat.write(nbformat.v4.new_notebook(), str(nb))
+    env = {**os.environ, "LOGNAME": "ana", "USER": "ana"}
+    r = subprocess.run([sys.executable, "-m", "dsh_notebook.cli", "verify", str(nb)], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert r.returncode == 1 and "not a readable notebook" not in r.stderr and "Traceback" not in r.stderr
+    assert "ledger/main.jsonl" in r.stdout and "line 13: invalid JSON" in r.stdout, r.stdout
+
+
+def test_ledger_magic_verify_uses_the_sealed_head(sh):  # noqa: F811
+    nb = sh.folder / "nb.ipynb"
+    led = build(nb)
+    _synced(nb)
+    r, cap = sh.run("%ledger verify")
+    out = [o for o in cap.outputs if "application/vnd.dsh.ledger+json" in o.data][-1]
+    assert r.error_in_exec is None and out.data["application/vnd.dsh.ledger+json"]["verify"]["ok"] is True
+    led.path.write_bytes(b"".join(led.path.read_bytes().splitlines(keepends=True)[:-1]))
+    r, cap = sh.run("%ledger verify")
+    out = [o for o in cap.outputs if "application/vnd.dsh.ledger+json" in o.data][-1]
+    assert out.data["application/vnd.dsh.ledger+json"]["verify"]["ok"] is False
+    assert "ends before the head sealed by sync" in out.data["text/plain"]
+    # a ledger path that cannot be a ledger: one clear line, no traceback
+    led.path.unlink()
+    led.path.mkdir()
+    r, cap = sh.run("%ledger verify")
+    assert r.error_in_exec is not None and "it is a folder, not a file" in str(r.error_in_exec)

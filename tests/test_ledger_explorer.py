@@ -107,7 +107,8 @@ def test_confirmed_click_records_the_human_decision_and_a_second_is_refused(tmp_
     last = led.events()[-1]
     assert last["type"] == "research/human-decision-recorded"
     assert last["actor"] == {"role": "human", "authority": "human_adjudication", "by": "ana", "channel": "explorer"}
-    assert last["data"] == {"decision_id": "d1", "verdict": "approved", "note": "checked the quote", "by": "ana"}
+    assert last["data"] == {"decision_id": "d1", "verdict": "approved", "note": "checked the quote", "by": "ana",
+                            "revision": 1}  # the revision the card showed
     assert decision_status(led.fold(), "d1") == "approved"
     assert "Recorded" in ex.message.value and ex.buttons == {}
     # the old button again: refused, nothing written

@@ -363,7 +363,7 @@ def test_the_decision_is_refused_unless_it_awaits_the_person(api, jp_root_dir, j
     nb = jp_root_dir / "early.ipynb"
     led = build(nb, request=False)
     n = len(led.events())
-    decision = {"decision_id": "d1", "verdict": "approved", "note": "looks right"}
+    decision = {"decision_id": "d1", "revision": 1, "verdict": "approved", "note": "looks right"}
     status, body = api("ledgers", "main", "decision", method="POST", body=decision, notebook="early.ipynb")
     assert status == 409 and body["ok"] is False and body["code"] == "LEDGER_STATE"
     assert "does not await the person" in body["error"]
@@ -376,25 +376,30 @@ def test_the_decision_is_refused_unless_it_awaits_the_person(api, jp_root_dir, j
 def test_the_decision_when_it_awaits_the_person(api, artifact, jp_serverapp):
     led: Ledger = artifact["ledger"]
     n = len(led.events())
-    for bad, words in (({"decision_id": "d1", "verdict": "maybe"}, "verdict"), ({"verdict": "approved"}, "decision_id"),
-                       ({"decision_id": "d1", "verdict": "approved", "note": 3}, "note"),
-                       ({"decision_id": "d1", "verdict": "approved", "by": "someone"}, "unknown field"),
+    for bad, words in (({"decision_id": "d1", "revision": 1, "verdict": "maybe"}, "verdict"),
+                       ({"verdict": "approved", "revision": 1}, "decision_id"),
+                       ({"decision_id": "d1", "revision": 1, "verdict": "approved", "note": 3}, "note"),
+                       ({"decision_id": "d1", "revision": 1, "verdict": "approved", "by": "someone"}, "unknown field"),
+                       ({"decision_id": "d1", "verdict": "approved"}, '"revision" is missing'),
+                       ({"decision_id": "d1", "revision": "1", "verdict": "approved"}, '"revision" must be'),
+                       ({"decision_id": "d1", "revision": True, "verdict": "approved"}, '"revision" must be'),
+                       ({"decision_id": "d1", "revision": 0, "verdict": "approved"}, '"revision" must be'),
                        ("not json", "not JSON")):
         status, body = api("ledgers", "main", "decision", method="POST", body=bad, notebook=NB)
         assert status == 400 and words in body["error"], (bad, body)
-    status, body = api("ledgers", "nope", "decision", method="POST", body={"decision_id": "d1", "verdict": "approved"},
-                       notebook=NB)
+    status, body = api("ledgers", "nope", "decision", method="POST",
+                       body={"decision_id": "d1", "revision": 1, "verdict": "approved"}, notebook=NB)
     assert status == 404
     assert len(led.events()) == n
 
-    decision = {"decision_id": "d1", "verdict": "needs_revision", "note": "add a second cohort"}
+    decision = {"decision_id": "d1", "revision": 1, "verdict": "needs_revision", "note": "add a second cohort"}
     status, receipt = api("ledgers", "main", "decision", method="POST", body=decision, notebook=NB)
     assert status == 200 and receipt["ok"] is True and receipt["seq"] == n + 1 and len(receipt["hash"]) == 64
     last = led.events()[-1]
     assert last["type"] == "research/human-decision-recorded"
     assert last["actor"]["role"] == "human" and last["actor"]["channel"] == "server" and last["actor"]["by"]
     assert last["data"] == {"decision_id": "d1", "verdict": "needs_revision", "note": "add a second cohort",
-                            "by": last["actor"]["by"]}
+                            "by": last["actor"]["by"], "revision": 1}
     assert led.verify()["ok"] is True
     # the same decision again: no longer awaiting the person
     status, body = api("ledgers", "main", "decision", method="POST", body=decision, notebook=NB)
@@ -463,3 +468,93 @@ def test_a_pre_save_hook_of_the_user_is_kept(tmp_path):
     cm.save({"type": "notebook", "format": "json", "content": json.loads(nbformat.writes(nb))}, "x.ipynb")
     assert seen == ["x.ipynb"]
     assert nbformat.read(str(tmp_path / "x.ipynb"), as_version=4).metadata["dsh"]["records"] == {}
+
+
+# ----------------------------------------------------------------------------- the tester's findings
+
+
+def test_a_click_on_an_older_revision_never_approves_the_new_one(api, jp_root_dir, jp_serverapp):
+    """The person looks at revision 1; meanwhile the lead revises and requests approval of
+    revision 2; the click on revision 1's card arrives: refused (409, reload), nothing written."""
+    from dsh_notebook.research import Actor
+
+    led = build(jp_root_dir / "race.ipynb")
+    lead = Actor("lead")
+    assert led.append("decision-revised", {"decision_id": "d1", "revision": 2, "statement": "No: the opposite",
+                                           "claim_ids": ["c1"], "confidence": "high"}, lead)["ok"]
+    assert led.append("review-verdict-recorded", {"decision_id": "d1", "revision": 2, "verdict": "pass"},
+                      Actor("citation_auditor"))["ok"]
+    assert led.append("human-approval-requested", {"decision_id": "d1", "revision": 2}, lead)["ok"]
+    n = len(led.events())
+    click = {"decision_id": "d1", "revision": 1, "verdict": "approved", "note": "looks right"}
+    status, body = api("ledgers", "main", "decision", method="POST", body=click, notebook="race.ipynb")
+    assert status == 409 and body["code"] == "LEDGER_STATE", body
+    assert "decision d1 is at revision 2; you decided on revision 1: reload" in body["error"]
+    status, body = api("ledgers", "main", "decision", method="POST", body={k: v for k, v in click.items()
+                                                                          if k != "revision"}, notebook="race.ipynb")
+    assert status == 400 and '"revision" is missing' in body["error"]
+    assert len(led.events()) == n
+    status, receipt = api("ledgers", "main", "decision", method="POST", body={**click, "revision": 2},
+                          notebook="race.ipynb")
+    assert status == 200 and receipt["ok"]
+    assert led.fold().human_decisions_for("d1")[0].revision == 2
+
+
+def test_the_anonymous_token_user_is_recorded_as_the_system_user(api, artifact, jp_serverapp):
+    """Under token login jupyter-server makes up a random hex username per browser; the decision
+    names the operating-system user who runs the server instead."""
+    from dsh_notebook.notebook.ledger import person_name
+
+    decision = {"decision_id": "d1", "revision": 1, "verdict": "approved", "note": ""}
+    status, receipt = api("ledgers", "main", "decision", method="POST", body=decision, notebook=NB)
+    assert status == 200, receipt
+    last = artifact["ledger"].events()[-1]
+    assert last["actor"]["by"] == last["data"]["by"] == f"{person_name()} (JupyterLab)"
+
+
+def test_person_for_keeps_a_real_identity():
+    from jupyter_server.auth.identity import IdentityProvider, User
+
+    from dsh_notebook.notebook.ledger import person_name
+    from dsh_notebook.server.handlers import is_anonymous, person_for
+
+    provider = IdentityProvider()
+
+    class Handler:  # what generate_anonymous_user needs
+        class log:
+            debug = staticmethod(lambda *a: None)
+
+    anon = provider.generate_anonymous_user(Handler())
+    assert is_anonymous(anon, provider) and person_for(anon, provider) == f"{person_name()} (JupyterLab)"
+    hub_user = User("alice", name="Alice Example")
+    assert person_for(hub_user, provider) == "alice"
+
+    class HubProvider:  # another identity provider: its users are never taken for anonymous
+        pass
+
+    HubProvider.__module__ = "jupyterhub.singleuser"
+    assert not is_anonymous(anon, HubProvider()) and person_for(anon, HubProvider()) == anon.username
+    assert person_for(User("0123456789abcdef0123456789abcdef", name="Bob"), provider) == "0123456789abcdef0123456789abcdef"
+
+
+def test_intact_uses_the_head_sealed_in_the_notebook(api, artifact):
+    """A ledger whose last line was deleted keeps a valid chain; the head sealed by sync (in the
+    notebook's metadata) shows it is not intact. Events appended after the seal are fine."""
+    from dsh_notebook.notebook.artifact import sync
+    from dsh_notebook.research import Actor
+
+    led: Ledger = artifact["ledger"]
+    sync(artifact["notebook"])
+    status, body = api("ledgers", notebook=NB)
+    assert status == 200 and body[0]["intact"] is True
+    good = led.path.read_bytes()
+    led.path.write_bytes(b"".join(good.splitlines(keepends=True)[:-1]))
+    status, body = api("ledgers", notebook=NB)
+    assert body[0]["intact"] is False
+    status, one = api("ledgers", "main", notebook=NB)
+    assert one["intact"] is False and "ends before the head sealed by sync" in one["verify"]["problems"][0]["problem"]
+    led.path.write_bytes(good)
+    assert led.append("escalated", {"subject": {"kind": "decision", "id": "d1"}, "reason": "risk"},
+                      Actor("runtime"))["ok"]
+    status, one = api("ledgers", "main", notebook=NB)
+    assert one["intact"] is True and one["verify"]["sealed"]["status"] == "appended"

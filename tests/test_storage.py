@@ -351,3 +351,56 @@ def test_append_after_numbers_lines_across_processes(tmp_path):
     line = w.append_after(lambda last, raw: {"seq": last["seq"] + 1, "prev_len": len(raw)})
     w.close()
     assert json.loads(line)["seq"] == 601
+
+
+def test_append_after_sets_a_torn_tail_aside_for_chained_files(tmp_path):
+    """``torn="set_aside"``: a crashed writer's fragment is moved to ``<path>.torn-<time>`` and cut
+    off (never closed off and chained over); the writer reports the file it made."""
+    from dsh_notebook.storage import set_aside_torn
+
+    p = tmp_path / "chain.jsonl"
+    p.write_bytes(b'{"seq":0}\n{"seq":1,"x":"hal')
+    w = JsonlWriter(p, hold_lock=False)
+    try:
+        seen = []
+        w.append_after(lambda last, line: seen.append((last, line)) or {"seq": last["seq"] + 1}, torn="set_aside")
+    finally:
+        w.close()
+    assert seen == [({"seq": 0}, b'{"seq":0}\n')]
+    assert p.read_bytes() == b'{"seq":0}\n{"seq":1}\n'
+    assert w.set_aside is not None and w.set_aside.name.startswith("chain.jsonl.torn-")
+    assert w.set_aside.read_bytes() == b'{"seq":1,"x":"hal'
+    assert w.stat_after is not None and w.stat_after.st_size == p.stat().st_size
+    assert set_aside_torn(p) is None  # nothing torn now
+
+
+def test_set_aside_refuses_a_whole_object_missing_its_newline(tmp_path):
+    from dsh_notebook.storage import UnterminatedLineError, set_aside_torn
+
+    p = tmp_path / "chain.jsonl"
+    p.write_bytes(b'{"seq":0}\n{"seq":1}')
+    with pytest.raises(UnterminatedLineError, match="line 2"):
+        set_aside_torn(p)
+    assert p.read_bytes() == b'{"seq":0}\n{"seq":1}' and not list(tmp_path.glob("*.torn-*"))
+
+
+@pytest.mark.parametrize("last", [b"garbage\n", b"\xff\xfe{}\n", b"[1,2]\n", b'{"x":NaN}\n', b"   \n"])
+def test_append_after_never_raises_for_an_undecodable_last_line(tmp_path, last):
+    """The last line is handed over raw; its decoding is ``None`` when it is not a strict JSON
+    object (the caller decides), never a JSONDecodeError or UnicodeDecodeError."""
+    p = tmp_path / "x.jsonl"
+    p.write_bytes(b'{"seq":0}\n' + last)
+    seen = []
+    with JsonlWriter(p, hold_lock=False) as w:
+        w.append_after(lambda row, line: seen.append((row, line)) or {"seq": 9})
+    assert seen == [(None, last)]
+
+
+def test_set_aside_leaves_a_file_without_any_newline_alone(tmp_path):
+    from dsh_notebook.storage import UnterminatedLineError, set_aside_torn
+
+    p = tmp_path / "notes.jsonl"
+    p.write_bytes(b"some text, not lines")
+    with pytest.raises(UnterminatedLineError, match="no complete line"):
+        set_aside_torn(p)
+    assert p.read_bytes() == b"some text, not lines" and not list(tmp_path.glob("*.torn-*"))

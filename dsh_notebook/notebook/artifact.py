@@ -57,6 +57,32 @@ class Finding:
         return asdict(self)
 
 
+def sealed_ledger(ledger_file) -> dict | None:
+    """The head ``sync`` sealed for the ledger ``<stem>.dsh/ledger/<name>.jsonl``, read from the
+    notebook ``<stem>.ipynb`` beside its sidecar folder: ``{"head", "events", "notebook"}``, or
+    ``None`` when there is no such notebook, it cannot be read, or it holds no sealed head for
+    that ledger (never synced). For ``dsh-notebook ledger verify``, ``%ledger verify`` and the
+    server's ledger routes, which pass it to ``Ledger.verify(expected_head=...)``."""
+    f = Path(ledger_file)
+    sidecar = f.parent.parent
+    if f.parent.name != "ledger" or sidecar.suffix != ".dsh":
+        return None
+    notebook = sidecar.with_name(sidecar.stem + ".ipynb")
+    try:
+        with open(notebook, encoding="utf-8") as fh:
+            nb = json.load(fh)
+    except (OSError, ValueError, RecursionError):
+        return None
+    meta = nb.get("metadata") if isinstance(nb, dict) else None
+    dsh = meta.get("dsh") if isinstance(meta, dict) else None
+    ledgers = dsh.get("ledgers") if isinstance(dsh, dict) else None
+    held = ledgers.get(f.stem) if isinstance(ledgers, dict) else None
+    if not isinstance(held, dict) or not isinstance(held.get("head"), str):
+        return None
+    events = held.get("events")
+    return {"head": held["head"], "events": events if type(events) is int else None, "notebook": notebook}
+
+
 def sha256_file(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
@@ -154,9 +180,12 @@ def sync_node(nb, notebook) -> dict:
             index["sessions"].append(old_sessions[sid])
     ledger_dir = sidecar_for(path) / "ledger"
     for f in sorted(ledger_dir.glob("*.jsonl")) if ledger_dir.is_dir() else []:
-        from ..research import Ledger
+        from ..research import Ledger, LedgerPathError
 
-        result = Ledger(f).verify()
+        try:
+            result = Ledger(f).verify()
+        except LedgerPathError:  # not a ledger file (a folder named *.jsonl): verify reports it
+            continue
         if result["ok"]:  # a damaged ledger is never sealed: verify keeps reporting it
             index["ledgers"][f.stem] = {"head": result["head"], "events": result["events"]}
     old_reviews = {e.get("file"): e for e in (nb.metadata.get("dsh") or {}).get("reviews") or [] if isinstance(e, dict)}
@@ -287,19 +316,24 @@ def _check_sessions(nb, meta: dict, sidecar: Path) -> list[Finding]:
 def _check_ledger(f: Path, held) -> list[Finding]:
     """Check 3 for one ledger: the hash chain, seq and every event replayed in order
     (schema, authority, references, state), the head sealed by ``sync``, and the fold."""
-    from ..research import Ledger
+    from ..research import Ledger, LedgerPathError
 
     head = held.get("head") if isinstance(held, dict) and isinstance(held.get("head"), str) else None
-    ledger = Ledger(f)
-    result = ledger.verify(expected_head=head)
+    events = held.get("events") if isinstance(held, dict) and type(held.get("events")) is int else None
+    name = f"ledger/{f.name}"
+    try:
+        ledger = Ledger(f)
+        result = ledger.verify(expected_head=head, expected_events=events)
+    except (LedgerPathError, OSError, ValueError) as exc:  # reported against the ledger, never the notebook
+        return [Finding(3, False, name, f"cannot be read as a ledger: {exc}")]
     if not result["ok"]:
-        return [Finding(3, False, f.name, f"line {p['line']}: {p['problem']}") for p in result["problems"]]
+        return [Finding(3, False, name, f"line {p['line']}: {p['problem']}") for p in result["problems"]]
     try:
         ledger.fold()
     except Exception as exc:  # noqa: BLE001 - reported, never a crash of verify
-        return [Finding(3, False, f.name, f"the fold failed: {type(exc).__name__}: {exc}")]
+        return [Finding(3, False, name, f"the fold failed: {type(exc).__name__}: {exc}")]
     sealed = " and its head matches the sealed one" if head else ""
-    return [Finding(3, True, f.name, f"{result['events']} events, chain intact, every event re-checked{sealed}")]
+    return [Finding(3, True, name, f"{result['events']} events, chain intact, every event re-checked{sealed}")]
 
 
 def _check_reviews(nb, meta: dict, sidecar: Path) -> list[Finding]:

@@ -166,10 +166,19 @@ def record_decision(path: Path, decision_id: str, verdict: str, note: str = "", 
     """Record the person's decision: ``human-decision-recorded`` with a human actor from
     ``confirmed_actor(by, channel)``. Call it only after the person's own action (a confirmed
     click, a confirmed terminal command, an authenticated POST). Refused, with nothing written,
-    unless the decision awaits the person (and, with *revision*, is still at that revision).
+    unless the decision awaits the person and, with *revision* (the revision the person saw),
+    is still at that revision: the revision goes into the event, and the ledger's writer checks
+    it again under its lock, so a revision that lands meanwhile is never the one approved.
     Returns the ledger's receipt, ``{"ok": True, "seq", "hash"}`` or ``{"ok": False, "code",
     "error"}``; raises ``ValueError`` for an empty *by* or a channel that is not a person's."""
-    from ..research import LEDGER_REFERENCE, LEDGER_SCHEMA, LEDGER_STATE, Ledger
+    from ..research import (
+        LEDGER_IO,
+        LEDGER_REFERENCE,
+        LEDGER_SCHEMA,
+        LEDGER_STATE,
+        Ledger,
+        LedgerPathError,
+    )
     from ..research.human import confirmed_actor
 
     path = Path(path)
@@ -182,17 +191,23 @@ def record_decision(path: Path, decision_id: str, verdict: str, note: str = "", 
     dec = state.decisions.get(decision_id)
     if dec is None:
         return {"ok": False, "code": LEDGER_REFERENCE, "error": f"decision {decision_id!r} is not in the ledger"}
+    if revision is not None and dec.revision != revision:
+        return {"ok": False, "code": LEDGER_STATE,
+                "error": f"decision {decision_id} is at revision {dec.revision}; you decided on revision {revision}: "
+                         "reload; nothing was recorded"}
     if not awaiting_person(state, decision_id):
         return {"ok": False, "code": LEDGER_STATE,
                 "error": f"decision {decision_id!r} does not await the person (status "
                          f"{decision_status(state, decision_id)}); nothing was recorded"}
-    if revision is not None and dec.revision != revision:
-        return {"ok": False, "code": LEDGER_STATE,
-                "error": f"decision {decision_id!r} revision {revision} no longer awaits the person (it is at "
-                         f"revision {dec.revision} now); nothing was recorded"}
     person = confirmed_actor(by, channel)
-    return Ledger(path).append("human-decision-recorded",
-                               {"decision_id": decision_id, "verdict": verdict, "note": note or ""}, person)
+    data = {"decision_id": decision_id, "verdict": verdict, "note": note or ""}
+    if revision is not None:  # the writer re-checks it under the ledger's lock (a revision may land meanwhile)
+        data["revision"] = revision
+    try:
+        ledger = Ledger(path)
+    except LedgerPathError as exc:
+        return {"ok": False, "code": LEDGER_IO, "error": f"{exc}; nothing was recorded"}
+    return ledger.append("human-decision-recorded", data, person)
 
 
 def _pred(result: tuple[bool, str]) -> dict:
@@ -340,9 +355,36 @@ def show_bundle(path: Path, state: LedgerState) -> tuple[dict, dict]:
     return {MIME_LEDGER: s, "text/markdown": md, "text/plain": plain}, meta
 
 
+def verify_sealed(path: Path) -> dict:
+    """``Ledger(path).verify()``, against the head ``dsh-notebook sync`` sealed in the notebook
+    beside the ledger's sidecar when it holds one (``artifact.sealed_ledger``): a deleted or
+    edited last line is then found too. Events appended after the sealed head are not a
+    problem here (a live ledger goes on after each save); the result's ``sealed`` says how many.
+    Raises ``LedgerPathError`` (one line) for a path that cannot be a ledger file."""
+    from ..research import Ledger
+    from .artifact import sealed_ledger
+
+    sealed = sealed_ledger(path)
+    led = Ledger(path)
+    if sealed is None:
+        return led.verify()
+    return led.verify(sealed["head"], expected_events=sealed["events"], appended_ok=True)
+
+
+def _sealed_note(result: dict) -> str:
+    sealed = result.get("sealed") or {}
+    if sealed.get("status") == "matches":
+        return " Its last line is the head sealed by sync."
+    if sealed.get("status") == "appended":
+        return (f" The head sealed by sync is line {sealed['line']}; {sealed['appended']} event(s) were appended "
+                "after it (dsh-notebook sync seals them).")
+    return ""
+
+
 def verify_bundle(path: Path, result: dict) -> tuple[dict, dict]:
     if result["ok"]:
-        text = f"Ledger {Path(path).name}: intact ({result.get('events', 0)} event(s), chain and replay checked)."
+        text = (f"Ledger {Path(path).name}: intact ({result.get('events', 0)} event(s), chain and replay checked)."
+                + _sealed_note(result))
         md = text
     else:
         lines = [f"line {p['line']}: {p['problem']}" for p in result["problems"]]

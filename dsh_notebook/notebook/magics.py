@@ -461,9 +461,11 @@ class LedgerMagics(Magics):
             state, _events = LG.read_state(path)
             data, md = LG.show_bundle(path, state)
         elif opts.action == "verify":
-            from ..research import Ledger
-
-            data, md = LG.verify_bundle(path, Ledger(path).verify())
+            try:  # against the head `sync` sealed in the notebook file on disk, when it holds one
+                result = LG.verify_sealed(path)
+            except (OSError, ValueError) as exc:  # LedgerPathError: not a ledger file
+                raise UsageError(f"%ledger verify: {exc}") from None
+            data, md = LG.verify_bundle(path, result)
         else:
             state, _events = LG.read_state(path)
             formats = (opts.format,) if opts.format else ("md", "bibtex")

@@ -25,6 +25,7 @@ from .ledger import (
     LEDGER_SCHEMA,
     LEDGER_STATE,
     Ledger,
+    LedgerPathError,
     ledger_path,
 )
 from .predicates import (
@@ -48,6 +49,7 @@ __all__ = [
     "ROLE_AUTHORITY",
     "Actor",
     "Ledger",
+    "LedgerPathError",
     "LedgerState",
     "can_request_human_approval",
     "decision_status",

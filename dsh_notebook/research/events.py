@@ -5,7 +5,23 @@ Design:
 
 - One pydantic model per event type: the 16 core types and the 3 supplementary ones, with the
   spec's field names; enumerations are ``Literal``; unknown fields are refused
-  (``extra="forbid"``), NaN/Infinity too. ``EVENT_MODELS`` maps the short type name
+  (``extra="forbid"``). Values are never converted silently: strings and integers are strict
+  (``"2015"`` or ``2015.0`` is not an integer, ``b"x"`` not a string, ``True`` not a number),
+  integers fit in 64 bits, years lie in 1000..2200, NaN/Infinity are refused everywhere.
+  Free-form fields (``task-delegated`` ``inputs``, ``source-verified`` ``checks`` and
+  ``metadata``) must hold JSON and nothing else: objects with string keys, arrays (lists or
+  tuples), strings, finite numbers, booleans and null, nested at most ``MAX_DEPTH`` levels and
+  without circular references; a set, bytes, an arbitrary object, NaN or an integer too large
+  for JSON readers is refused with the place named (``inputs.x``), never turned into something
+  else (numpy scalars become plain numbers).
+- Extension of the spec's schema: ``human-decision-recorded`` takes an optional ``revision``,
+  the revision of the decision the person saw when deciding. When present the writer refuses
+  the event unless it equals the decision's current revision (``LEDGER_STATE``: "decision d1 is
+  at revision 2; you decided on revision 1: reload"), checked under the ledger's lock, so an
+  approval can never land on a revision the person did not see. Every channel that records the
+  person's decision sends it (the explorer, ``dsh-notebook ledger decide``, the server route,
+  which requires it); lines without it (older ledgers) stay valid.
+- ``EVENT_MODELS`` maps the short type name
   (``"claim-extracted"``) to its model; lines carry ``"research/<name>"``.
 - ``AUTHORITIES`` maps an authority to the types it may write, ``ROLE_AUTHORITY`` a role to its
   authority. The table is code: the writer refuses an event outside its actor's authority.
@@ -16,9 +32,17 @@ Design:
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    model_validator,
+)
 
 __all__ = [
     "AUTHORITIES",
@@ -30,14 +54,99 @@ __all__ = [
     "CORE_TYPES",
     "SUPPLEMENTARY_TYPES",
     "short_type",
+    "json_value",
+    "MAX_DEPTH",
 ]
 
 EVENT_PREFIX = "research/"
 
-Id = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/\-]{0,127}$")]
-Text = Annotated[str, Field(min_length=1)]
-Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
-Number = Union[int, float]
+#: the deepest nesting a free-form value may have (a circular reference is refused before)
+MAX_DEPTH = 100
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+
+Str = Annotated[str, Strict()]
+Id = Annotated[str, Strict(), Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/\-]{0,127}$")]
+Text = Annotated[str, Strict(), Field(min_length=1)]
+Sha256 = Annotated[str, Strict(), Field(pattern=r"^[0-9a-f]{64}$")]
+Int = Annotated[int, Strict(), Field(ge=INT_MIN, le=INT_MAX)]
+Float = Annotated[float, Strict()]  # an int is accepted (as a float); a bool or a string is not
+Number = Union[Int, Float]
+Year = Annotated[int, Strict(), Field(ge=1000, le=2200)]
+
+
+class _NotJson(ValueError):
+    def __init__(self, message: str) -> None:
+        where, sep, rest = message.partition(" is ")
+        if sep and len(where) > 100:  # a deep path: keep its start and end
+            message = f"{where[:50]}…{where[-40:]} is {rest}"
+        super().__init__(message)
+
+
+def _json(value: Any, where: str, depth: int, active: set[int]) -> Any:
+    if value is None or value is True or value is False or type(value) is str:
+        if type(value) is str:
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise _NotJson(f"{where} is a string that is not valid Unicode (a lone surrogate?)") from None
+        return value
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        if not INT_MIN <= value <= INT_MAX:
+            raise _NotJson(f"{where} is an integer that does not fit in 64 bits; JSON readers cannot hold it "
+                           "exactly: store it as a string")
+        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _NotJson(f"{where} is {value!r}; strict JSON has no NaN or Infinity")
+        return float(value)
+    if isinstance(value, str):
+        return _json(str(value), where, depth, active)
+    if isinstance(value, (dict, list, tuple)):
+        if depth >= MAX_DEPTH:
+            raise _NotJson(f"{where} is nested deeper than {MAX_DEPTH} levels")
+        if id(value) in active:
+            raise _NotJson(f"{where} refers back to a value that contains it (a circular reference)")
+        active.add(id(value))
+        try:
+            if isinstance(value, dict):
+                out = {}
+                for k, v in value.items():
+                    if not isinstance(k, str):
+                        raise _NotJson(f"{where} has the key {k!r} ({type(k).__name__}); JSON object keys are strings")
+                    out[str(k)] = _json(v, f"{where}.{k}", depth + 1, active)
+                return out
+            return [_json(v, f"{where}[{i}]", depth + 1, active) for i, v in enumerate(value)]
+        finally:
+            active.discard(id(value))
+    try:  # numpy scalars: plain numbers and booleans
+        import numpy as np
+
+        if isinstance(value, (np.bool_, np.integer, np.floating)):
+            return _json(value.item(), where, depth, active)
+    except ImportError:  # pragma: no cover - numpy is a dependency
+        pass
+    kind = {set: "a set", frozenset: "a set", bytes: "bytes", bytearray: "bytes"}.get(type(value))
+    raise _NotJson(f"{where} is {kind or 'a value of type ' + type(value).__name__}; ledger data must be JSON "
+                   "(objects, arrays, strings, finite numbers, true, false, null)")
+
+
+def json_value(value: Any, where: str = "value") -> Any:
+    """*value* as plain JSON data (lists for tuples, numbers for numpy scalars), or ``ValueError``
+    naming the first place that is not JSON: a set, bytes, another object, NaN/Infinity, an
+    integer beyond 64 bits, a non-string key, nesting deeper than ``MAX_DEPTH``, a cycle."""
+    return _json(value, where, 0, set())
+
+
+def _free_form(field: str):
+    def check(value: Any) -> Any:
+        return json_value(value, field)
+    return BeforeValidator(check)
+
+
+def _JsonObject(field: str):
+    return Annotated[dict[str, Any], _free_form(field)]
 
 
 class _Event(BaseModel):
@@ -50,16 +159,16 @@ class _Event(BaseModel):
 class Route(_Event):
     """Where a task runs: ``{tier, provider, model, effort}``."""
 
-    tier: str
-    provider: str = ""
-    model: str = ""
-    effort: str = ""
+    tier: Str
+    provider: Str = ""
+    model: Str = ""
+    effort: Str = ""
 
 
 class Span(_Event):
     """Evidence span: ``{locator, quote, fulltext_sha256}`` (hash of the linked fulltext, if any)."""
 
-    locator: str
+    locator: Str
     quote: Text
     fulltext_sha256: Sha256 | None = None
 
@@ -84,8 +193,8 @@ class Subject(_Event):
 class QuestionPosed(_Event):
     question_id: Id
     text: Text
-    scope: str = ""
-    acceptance: str | list[str] = ""
+    scope: Str = ""
+    acceptance: Str | list[Str] = ""
 
 
 class PlanRecorded(_Event):
@@ -103,7 +212,7 @@ class TaskDelegated(_Event):
     task_id: Id
     role: TaskRole
     duty: Text
-    inputs: dict[str, Any] = Field(default_factory=dict)
+    inputs: _JsonObject("inputs") = Field(default_factory=dict)
     route: Route
     budget: dict[str, Annotated[Number, Field(ge=0)]] = Field(default_factory=dict)
 
@@ -118,10 +227,10 @@ class SourceProposed(_Event):
     source_id: Id
     kind: Literal["doi", "arxiv", "pmid", "isbn", "url"]
     identifier: Text
-    title: str = ""
-    authors: list[str] = Field(default_factory=list)
-    year: int | None = None
-    query: str = ""
+    title: Str = ""
+    authors: list[Str] = Field(default_factory=list)
+    year: Year | None = None
+    query: Str = ""
 
 
 SourceVerdict = Literal["verified", "mismatch", "inconclusive", "retracted", "corrected", "expression_of_concern"]
@@ -130,17 +239,17 @@ SourceVerdict = Literal["verified", "mismatch", "inconclusive", "retracted", "co
 class SourceVerified(_Event):
     source_id: Id
     verdict: SourceVerdict
-    checks: dict[str, Any] | list[Any] = Field(default_factory=dict)
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    resolver: str = ""
+    checks: Annotated[dict[str, Any] | list[Any], _free_form("checks")] = Field(default_factory=dict)
+    metadata: _JsonObject("metadata") = Field(default_factory=dict)
+    resolver: Str = ""
 
 
 class FulltextLinked(_Event):
     source_id: Id
     locator: Text
     sha256: Sha256
-    bytes: Annotated[int, Field(ge=0)]
-    media_type: str = "application/octet-stream"
+    bytes: Annotated[Int, Field(ge=0)]
+    media_type: Str = "application/octet-stream"
 
 
 class ClaimExtracted(_Event):
@@ -153,10 +262,10 @@ class ClaimExtracted(_Event):
 class ClaimVerified(_Event):
     claim_id: Id
     verdict: Literal["supported", "partially_supported", "unsupported", "contradicted", "uncertain"]
-    rationale: str = ""
+    rationale: Str = ""
 
 
-Confidence = Union[Annotated[float, Field(ge=0, le=1)], Literal["low", "medium", "high"]]
+Confidence = Union[Annotated[float, Strict(), Field(ge=0, le=1)], Literal["low", "medium", "high"]]
 
 
 class DecisionProposed(_Event):
@@ -165,18 +274,18 @@ class DecisionProposed(_Event):
     statement: Text
     claim_ids: Annotated[list[Id], Field(min_length=1)]
     confidence: Confidence
-    limitations: str | list[str] = ""
+    limitations: Str | list[Str] = ""
 
 
 class DecisionRevised(_Event):
     """``revision`` counts from 1 (the proposal); the first revision is 2."""
 
     decision_id: Id
-    revision: Annotated[int, Field(ge=2)]
+    revision: Annotated[Int, Field(ge=2)]
     statement: Text
     claim_ids: Annotated[list[Id], Field(min_length=1)]
     confidence: Confidence
-    limitations: str | list[str] = ""
+    limitations: Str | list[Str] = ""
     answers: list[Id] = Field(default_factory=list)
 
 
@@ -195,7 +304,7 @@ class ObjectionAnswered(_Event):
 class AdjudicationRecorded(_Event):
     objection_id: Id
     verdict: Literal["upheld", "dismissed"]
-    rationale: str = ""
+    rationale: Str = ""
 
 
 class Escalated(_Event):
@@ -207,8 +316,10 @@ class Escalated(_Event):
 class HumanDecisionRecorded(_Event):
     decision_id: Id
     verdict: Literal["approved", "rejected", "needs_revision"]
-    note: str = ""
+    note: Str = ""
     by: Text
+    #: extension (see the module docstring): the revision the person saw; must be the current one
+    revision: Annotated[Int, Field(ge=1)] | None = None
 
 
 # ----------------------------------------------------------------------------- supplementary (3)
@@ -218,23 +329,23 @@ class ExperimentExtracted(_Event):
     experiment_id: Id
     source_id: Id
     design: Text
-    population: str = ""
-    n: Annotated[int, Field(ge=0)] | None = None
-    intervention: str = ""
-    outcome: str = ""
-    effect: Number | str | None = None
+    population: Str = ""
+    n: Annotated[Int, Field(ge=0)] | None = None
+    intervention: Str = ""
+    outcome: Str = ""
+    effect: Number | Str | None = None
     interval: tuple[Number, Number] | None = None
     span: Span
 
 
 class HumanApprovalRequested(_Event):
     decision_id: Id
-    revision: Annotated[int, Field(ge=1)]
+    revision: Annotated[Int, Field(ge=1)]
 
 
 class ReviewVerdictRecorded(_Event):
     decision_id: Id
-    revision: Annotated[int, Field(ge=1)]
+    revision: Annotated[Int, Field(ge=1)]
     verdict: Literal["pass", "objections"]
     objection_ids: list[Id] = Field(default_factory=list)
 

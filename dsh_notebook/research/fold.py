@@ -11,6 +11,12 @@ Design:
 - The state keeps history, not statuses: every source and claim verdict, every decision
   revision, every objection answer and adjudication. "Latest" values are properties; what is
   allowed next is decided by the explicit predicates in ``predicates``, never by ordering statuses.
+- Lookups by decision (``reviews_for``, ``approvals_for``, ``human_decisions_for``) and
+  objections by target (``objections_about``) go through indexes the state keeps beside its
+  lists (not compared, not shown), brought up to date from the lists' new items on each lookup:
+  the writer's checks and ``verify()`` stay linear in the number of events, not quadratic.
+  They follow appends to the lists (the fold only appends); a list changed otherwise is
+  re-indexed when it got shorter.
 - ``apply(state, event)`` is the single step (the ledger uses it to keep its cache current); it
   assumes the event passed the writer's checks and skips one that refers to nothing it knows.
 """
@@ -18,6 +24,7 @@ Design:
 from __future__ import annotations
 
 import copy
+import itertools
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -207,16 +214,41 @@ class LedgerState:
     skipped: list[int] = field(default_factory=list)  # seqs of events that referred to nothing known
     head_seq: int = 0
     events: int = 0
+    # name -> [items indexed, {key: [items]}]; derived from the lists above (see the module docstring)
+    _index: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def _indexed(self, name: str) -> dict:
+        items = getattr(self, name)
+        entry = self._index.get(name)
+        if entry is None or len(items) < entry[0]:
+            entry = self._index[name] = [0, {}]
+        done, by = entry
+        if len(items) > done:
+            if name == "objections":
+                for o in itertools.islice(items.values(), done, None):
+                    target = o.target if isinstance(o.target, dict) else {}
+                    by.setdefault((target.get("kind"), target.get("id")), []).append(o)
+            else:
+                for item in items[done:]:
+                    by.setdefault(item.decision_id, []).append(item)
+            entry[0] = len(items)
+        return by
 
     def reviews_for(self, decision_id: str, revision: int | None = None) -> list[Review]:
-        return [r for r in self.reviews if r.decision_id == decision_id and (revision is None or r.revision == revision)]
+        found = self._indexed("reviews").get(decision_id, ())
+        return [r for r in found if revision is None or r.revision == revision]
 
     def approvals_for(self, decision_id: str, revision: int | None = None) -> list[Approval]:
-        return [a for a in self.approvals if a.decision_id == decision_id and (revision is None or a.revision == revision)]
+        found = self._indexed("approvals").get(decision_id, ())
+        return [a for a in found if revision is None or a.revision == revision]
 
     def human_decisions_for(self, decision_id: str, revision: int | None = None) -> list[HumanDecision]:
-        return [h for h in self.human_decisions
-                if h.decision_id == decision_id and (revision is None or h.revision == revision)]
+        found = self._indexed("human_decisions").get(decision_id, ())
+        return [h for h in found if revision is None or h.revision == revision]
+
+    def objections_about(self, kind: str, id_: str) -> list[Objection]:
+        """The objections whose target is ``{kind, id}``, in ledger order."""
+        return list(self._indexed("objections").get((kind, id_), ()))
 
     def usage_total(self) -> dict[str, float]:
         """Sum of every completed task's ``usage`` by key (e.g. tokens)."""

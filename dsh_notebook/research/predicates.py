@@ -49,8 +49,9 @@ def _objections_on(state: LedgerState, decision_id: str) -> list[Objection]:
     dec = state.decisions[decision_id]
     claims = set(dec.claim_ids)
     sources = {state.claims[c].source_id for c in claims if c in state.claims}
-    wanted = {("decision", decision_id)} | {("claim", c) for c in claims} | {("source", s) for s in sources}
-    return [o for o in state.objections.values() if (o.target["kind"], o.target["id"]) in wanted]
+    wanted = [("decision", decision_id)] + [("claim", c) for c in claims] + [("source", s) for s in sources]
+    found = {id(o): o for kind, id_ in wanted for o in state.objections_about(kind, id_)}
+    return sorted(found.values(), key=lambda o: o.seq)  # in ledger order
 
 
 def unresolved_objections(state: LedgerState, decision_id: str) -> list[tuple[str, str]]:

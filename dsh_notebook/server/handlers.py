@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 from pathlib import Path
 
 from jupyter_server.auth.decorator import authorized
@@ -78,11 +79,44 @@ class _Handler(APIHandler):
         self.finish(json.dumps({"error": str(message), "reason": self._reason}, ensure_ascii=False))
 
     def _person(self) -> str:
-        user = self.current_user
-        name = getattr(user, "username", None) or getattr(user, "name", None)
-        if not name and isinstance(user, str):
-            name = user
-        return str(name or "")
+        return person_for(self.current_user, getattr(self, "identity_provider", None))
+
+
+_HEX_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def is_anonymous(user, provider=None) -> bool:
+    """True for the random user jupyter-server's own identity provider makes up for a request
+    that proves only the shared token (or no login at all): ``IdentityProvider.
+    generate_anonymous_user`` gives ``username = uuid4().hex`` and ``name = display_name =
+    "Anonymous <moon of Jupyter>"``. A user from another identity provider (JupyterHub's, a
+    deployment's own) is never taken for anonymous."""
+    if provider is not None and not type(provider).__module__.startswith("jupyter_server."):
+        return False
+    username, name = getattr(user, "username", None), getattr(user, "name", None)
+    if not isinstance(username, str) or not _HEX_ID.fullmatch(username) or not isinstance(name, str):
+        return False
+    try:
+        from jupyter_server.auth.utils import moons_of_jupyter
+    except ImportError:  # pragma: no cover - older jupyter-server
+        moons_of_jupyter = None
+    moon = name.removeprefix("Anonymous ")
+    return name.startswith("Anonymous ") and (moons_of_jupyter is None or moon in moons_of_jupyter)
+
+
+def person_for(user, provider=None) -> str:
+    """The name recorded as ``by`` for a decision posted by *user*: the identity jupyter-server
+    knows (a JupyterHub user, a configured provider's name); for its anonymous token user (a
+    random hex id, see :func:`is_anonymous`) the operating-system user running the server,
+    ``"alice (JupyterLab)"``: whoever holds the token acts as that user."""
+    if is_anonymous(user, provider):
+        from ..notebook.ledger import person_name
+
+        return f"{person_name()} (JupyterLab)"
+    name = getattr(user, "username", None) or getattr(user, "name", None)
+    if not name and isinstance(user, str):
+        name = user
+    return str(name or "")
 
 
 class AcademicHandler(_Handler):
@@ -167,7 +201,8 @@ class LedgerHandler(_NotebookHandler):
 
 
 class DecisionHandler(_NotebookHandler):
-    """``POST /dsh/api/ledgers/NAME/decision?notebook=PATH`` ``{decision_id, verdict, note}``."""
+    """``POST /dsh/api/ledgers/NAME/decision?notebook=PATH`` ``{decision_id, revision, verdict, note}``
+    (``revision``: the one the person saw; required)."""
 
     @web.authenticated
     @authorized

@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from ..notebook.paths import sidecar_for
 
 ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
-DECISION_FIELDS = ("decision_id", "verdict", "note")
+DECISION_FIELDS = ("decision_id", "revision", "verdict", "note")
 
 
 class RouteError(Exception):
@@ -216,9 +216,18 @@ def _ledger_file(notebook: Path, root: Path, name: str) -> Path:
 
 
 def _brief(path: Path) -> tuple[dict, object, list[dict], dict]:
+    """``intact`` is ``verify()`` with the head ``dsh-notebook sync`` (or the pre-save hook)
+    sealed in the notebook, when there is one: a ledger whose sealed last lines were deleted or
+    edited is not intact; events appended since the last save are (the panel polls a live
+    ledger; the result's ``sealed`` says how many came after the seal)."""
     from ..notebook import ledger as LG
+    from ..notebook.artifact import sealed_ledger
 
-    checked = LG.reader(path).verify()
+    sealed = sealed_ledger(path)
+    if sealed is None:
+        checked = LG.reader(path).verify()
+    else:
+        checked = LG.reader(path).verify(sealed["head"], expected_events=sealed["events"], appended_ok=True)
     try:
         state, events = LG.read_state(path)
     except Exception as exc:  # noqa: BLE001 - a damaged ledger is reported, never a crash of the route
@@ -263,13 +272,16 @@ def ledger(notebook: Path, root: Path, name: str) -> dict:
 
 
 def decide(notebook: Path, root: Path, name: str, body, user: str) -> dict:
-    """The person's decision through the server: ``{decision_id, verdict, note}`` -> the ledger's
-    receipt ``{ok, seq, hash}``, recorded as *user* on the ``server`` channel. Refused (409 with
-    the ledger's ``code``) unless the decision awaits the person."""
+    """The person's decision through the server: ``{decision_id, revision, verdict, note}`` -> the
+    ledger's receipt ``{ok, seq, hash}``, recorded as *user* on the ``server`` channel.
+    ``revision`` (required) is the revision the person saw on the card: the ledger's writer
+    refuses the decision (409 ``LEDGER_STATE``, "reload") when the decision has moved on to
+    another revision meanwhile, so an approval never lands on a revision nobody showed the
+    person. Refused (409 with the ledger's ``code``) unless the decision awaits the person."""
     from ..notebook import ledger as LG
 
     if not isinstance(body, dict):
-        raise RouteError(400, 'the body must be a JSON object {"decision_id": "...", "verdict": '
+        raise RouteError(400, 'the body must be a JSON object {"decision_id": "...", "revision": N, "verdict": '
                               '"approved|rejected|needs_revision", "note": "..."}')
     extra = sorted(set(body) - set(DECISION_FIELDS))
     if extra:
@@ -280,13 +292,20 @@ def decide(notebook: Path, root: Path, name: str, body, user: str) -> dict:
         raise RouteError(400, f'"decision_id" must be the decision\'s id (a non-empty string), not {did!r}')
     if verdict not in LG.VERDICTS:
         raise RouteError(400, f'"verdict" is {verdict!r}; it must be one of {", ".join(LG.VERDICTS)}')
+    if "revision" not in body:
+        raise RouteError(400, 'the field "revision" is missing: send the revision of the decision the person saw '
+                              '(the card\'s "revision"), so the decision is recorded on that revision only')
+    revision = body["revision"]
+    if type(revision) is not int or revision < 1:
+        raise RouteError(400, f'"revision" must be the decision\'s revision the person saw (a whole number from 1), '
+                              f"not {revision!r}")
     if note is None:
         note = ""
     if not isinstance(note, str):
         raise RouteError(400, f'"note" must be a string, not {type(note).__name__}')
     path = _ledger_file(notebook, root, name)
     try:
-        receipt = LG.record_decision(path, did, verdict, note.strip(), by=user, channel="server")
+        receipt = LG.record_decision(path, did, verdict, note.strip(), by=user, channel="server", revision=revision)
     except ValueError as exc:  # no usable name for the server's user
         raise RouteError(403, f"the decision cannot be attributed to a person: {exc}") from None
     if not receipt["ok"]:

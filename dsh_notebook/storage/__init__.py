@@ -10,11 +10,13 @@ from .jsonl import (
     LockedError,
     Problem,
     StorageError,
+    UnterminatedLineError,
     dumps_line,
     is_locked,
     lock_if_free,
     lock_path,
     read_jsonl,
+    set_aside_torn,
 )
 
 __all__ = [
@@ -23,6 +25,7 @@ __all__ = [
     "LockedError",
     "Problem",
     "StorageError",
+    "UnterminatedLineError",
     "atomic_rename",
     "atomic_write_bytes",
     "atomic_write_text",
@@ -32,4 +35,5 @@ __all__ = [
     "lock_if_free",
     "lock_path",
     "read_jsonl",
+    "set_aside_torn",
 ]

@@ -10,7 +10,11 @@ Design:
   once (nothing is buffered in Python), so a kernel crash loses nothing acknowledged. The lock
   (filelock, ``<path>.lock``) is held from open to close (``hold_lock=True``: open record, chat
   session) or taken around each append (``hold_lock=False``: ledgers, reviews), so two kernels
-  never interleave lines. A torn last line left by a crash is closed off with ``\\n`` first.
+  never interleave lines. A torn last line left by a crash (bytes after the last newline) is
+  closed off with ``\\n`` first, or, for hash-chained files (``append_after(...,
+  torn="set_aside")``), moved into ``<path>.torn-<UTC time>`` and cut off the file
+  (``set_aside_torn``), so the chain never passes over a fragment; a complete JSON object
+  without its newline (an editor removed it) is refused instead (``UnterminatedLineError``).
 - ``read_jsonl`` never raises on content: torn last lines, invalid UTF-8 (P11), non-JSON,
   non-objects and NaN/Infinity are reported as ``Problem(line, reason)`` and the rest loads.
 - Nothing here knows about notebooks; the engines build ``seq``/``ts``/``type`` themselves.
@@ -36,12 +40,14 @@ __all__ = [
     "LockedError",
     "Problem",
     "StorageError",
+    "UnterminatedLineError",
     "decode_line",
     "dumps_line",
     "is_locked",
     "lock_if_free",
     "lock_path",
     "read_jsonl",
+    "set_aside_torn",
 ]
 
 TORN = "torn last line (incomplete write)"
@@ -53,6 +59,11 @@ class StorageError(ValueError):
 
 class LockedError(StorageError):
     """The file's lock is held by another writer (another kernel, process or open writer)."""
+
+
+class UnterminatedLineError(StorageError):
+    """The file's last line is a complete JSON object without its newline: not a torn write (a
+    writer writes the newline with the line), most likely an editor that removed it."""
 
 
 # --------------------------------------------------------------------------- encoding
@@ -181,6 +192,69 @@ def _ends_torn(path: Path) -> bool:
         return f.read(1) != b"\n"
 
 
+def _last_newline(f) -> int:
+    """Offset just after the last ``\\n`` of the open binary file *f* (0 if none)."""
+    end = f.seek(0, os.SEEK_END)
+    pos, size = end, 4096
+    while pos > 0:
+        start = max(0, pos - size)
+        f.seek(start)
+        chunk = f.read(pos - start)
+        cut = chunk.rfind(b"\n")
+        if cut >= 0:
+            return start + cut + 1
+        pos, size = start, size * 2
+    return 0
+
+
+def set_aside_torn(path: str | os.PathLike[str]) -> Path | None:
+    """Move a torn tail of *path* (the bytes after its last newline, left by a writer that
+    crashed mid-line: not written) into ``<path>.torn-<UTC time>``, written and fsynced first,
+    then cut it off *path* (truncate to its last newline, fsync). The caller holds the file's
+    lock. Returns the new file, or ``None`` when *path* ends with a newline (or is empty).
+    Raises ``UnterminatedLineError`` (nothing changed) when the tail is a complete JSON object
+    (a writer writes a line and its newline at once, so that is an edit, not a crash) or when
+    the file has no newline at all (not a file of lines: never emptied)."""
+    from datetime import datetime, timezone
+
+    path = Path(path)
+    with open(path, "r+b") as f:
+        size = f.seek(0, os.SEEK_END)
+        start = _last_newline(f)
+        if start >= size:
+            return None
+        if start == 0:  # no complete line at all: nothing to keep writing after; leave it alone
+            raise UnterminatedLineError(f"{path} has no complete line (no newline at all): it is not a file of "
+                                        "lines this writer appends to; nothing was changed")
+        f.seek(start)
+        tail = f.read()
+        _row, reason = _decode(tail, 0)
+        if reason is None:
+            f.seek(0)
+            line = f.read(start).count(b"\n") + 1
+            raise UnterminatedLineError(
+                f"{path}: line {line} (the last) is a complete JSON object without the newline that ends every "
+                "line (removed by an editor?); add the newline back at the end of the file")
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+        aside = path.with_name(f"{path.name}.torn-{stamp}")
+        n = 0
+        while True:
+            try:
+                fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                break
+            except FileExistsError:
+                n += 1
+                aside = path.with_name(f"{path.name}.torn-{stamp}-{n}")
+        with os.fdopen(fd, "wb") as out:
+            out.write(tail)
+            out.flush()
+            os.fsync(out.fileno())
+        f.truncate(start)
+        f.flush()
+        os.fsync(f.fileno())
+    return aside
+
+
 class JsonlWriter:
     """Append strict JSON lines to *path* (parents created, file opened in binary append mode).
 
@@ -204,6 +278,8 @@ class JsonlWriter:
         self.lock_timeout = lock_timeout
         self._mutex = threading.Lock()
         self._fh = None
+        self.set_aside: Path | None = None  # the torn tail the last append_after set aside
+        self.stat_after: os.stat_result | None = None  # the file after the last append_after
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = FileLock(lock_path(self.path), thread_local=False)
         if hold_lock:
@@ -280,24 +356,35 @@ class JsonlWriter:
         self._append_bytes(line)
         return line
 
-    def append_after(self, build: Callable[[Any, bytes | None], Any]) -> bytes:
+    def append_after(self, build: Callable[[Any, bytes | None], Any], *, torn: str = "close") -> bytes:
         """Append ``build(last_row, last_line)``: the object is computed from the file's last
-        complete line (``None`` for an empty file), read under the same lock as the write, so
-        no other writer can append in between. For sequence numbers (``seq`` = last + 1) and
-        hash chains (``prev`` = sha256 of ``last_line``) in files several kernels share.
-        Returns the bytes written; a refused value writes nothing."""
+        complete line, read under the same lock as the write, so no other writer can append in
+        between. For sequence numbers (``seq`` = last + 1) and hash chains (``prev`` = sha256 of
+        ``last_line``) in files several kernels share. ``last_line`` is ``None`` for a file with
+        no complete line; ``last_row`` is its strict decoding (``decode_line``), ``None`` when
+        there is none or it is not a JSON object (never an exception: check ``last_line``).
+
+        A torn tail is closed off with a newline first (``torn="close"``), or set aside
+        (``torn="set_aside"``: ``set_aside_torn``, the new file's path kept in
+        ``self.set_aside``; ``UnterminatedLineError`` when the tail is a whole JSON object).
+        Returns the bytes written; a refused value writes nothing. After the write, still under
+        the lock, ``self.stat_after`` holds the file's ``os.stat_result``."""
+        if torn not in ("close", "set_aside"):
+            raise ValueError(f"torn={torn!r}: expected 'close' or 'set_aside'")
         with self._mutex:
             if self.closed:
                 raise StorageError(f"writer for {self.path} is closed")
             if not self.hold_lock:
                 self._acquire(self.lock_timeout)
             try:
+                self.set_aside = set_aside_torn(self.path) if torn == "set_aside" else None
                 last_line = _last_line(self.path)
-                last = json.loads(last_line) if last_line else None
+                last = _decode(last_line.rstrip(b"\n"), 0)[0] if last_line else None
                 data = dumps_line(build(last, last_line))
-                if _ends_torn(self.path):
+                if torn == "close" and _ends_torn(self.path):
                     data = b"\n" + data
                 self._write(data)
+                self.stat_after = os.fstat(self._fh.fileno())
                 return data.lstrip(b"\n")
             finally:
                 if not self.hold_lock:

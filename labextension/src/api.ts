@@ -254,10 +254,15 @@ export class DshApi {
     });
   }
 
+  /**
+   * Record the person's decision on `revision`, the revision the card showed: the server
+   * refuses it (409, "reload") when the decision has moved on to another revision meanwhile.
+   */
   decide(
     notebook: string,
     name: string,
     decision_id: string,
+    revision: number,
     verdict: Verdict,
     note: string
   ): Promise<any> {
@@ -266,7 +271,7 @@ export class DshApi {
       { notebook },
       {
         method: 'POST',
-        body: JSON.stringify({ decision_id, verdict, note })
+        body: JSON.stringify({ decision_id, revision, verdict, note })
       }
     );
   }

@@ -815,7 +815,7 @@ export class DshPanel extends Widget {
     this._drawLedger(ledgers, fold, true);
     const note = this._notes.get(pend.decision)?.trim() ?? '';
     try {
-      const receipt = await this.api.decide(nb, name, pend.decision, pend.verdict, note);
+      const receipt = await this.api.decide(nb, name, pend.decision, pend.revision, pend.verdict, note);
       if (receipt && receipt.ok === false) {
         setChildren(
           this._ledgerMessage,
