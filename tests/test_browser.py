@@ -12,12 +12,23 @@
   Records tab lists exactly the notebook's records and that the academic toggle changes
   ``$DSH_NOTEBOOK_HOME/academic.json`` (and back). Screenshots go to ``test-artifacts/``
   (``DSH_TEST_ARTIFACTS`` overrides), kept after the run.
+* The ledger explorer widget as a person uses it (spec: research.md "The explorer"): a notebook
+  written into the server root builds a ledger up to ``human-approval-requested`` (the event
+  sequence of ``tests/test_ledger_explorer.py``'s ``build``) with the plain Python API in its
+  first cell, beside itself as the kernel locates it through ``JPY_SESSION_NAME``, and shows
+  ``LedgerExplorer(name="main")`` in its second. The test runs it with Run > Run All Cells,
+  checks the decision, the predicates' reasons and the Claims / Sources / Timeline / Graph tabs,
+  and, in a narrower window, that the graph and timeline scroll sideways and the buttons wrap
+  (no label cut, nothing sticking out); then clicks Approve with a note, then Confirm, and reads
+  the ledger file itself: one ``human-decision-recorded`` on the ``explorer`` channel (none
+  before), a chain that verifies, and the widget showing the decision approved without buttons.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -179,3 +190,207 @@ def test_the_panel_lists_the_records_and_switches_academic_mode(lab, page):
     toggle.click()
     page.wait_for_selector(f"[data-testid=dsh-academic-toggle][data-enabled={str(before).lower()}]")
     assert _academic_enabled(lab["home"]) is before
+
+
+# ----------------------------------------------------------------------------- the ledger explorer
+
+EXPLORER_NOTEBOOK = "ledger-explorer.ipynb"
+# Cell 1: the event sequence of tests/test_ledger_explorer.py's build(), through the plain Python
+# API, into the ledger beside the notebook as the kernel finds it (JPY_SESSION_NAME).
+BUILD_CELL = """\
+import hashlib
+from dsh_notebook.notebook.paths import locate
+from dsh_notebook.research import Actor, Ledger, ledger_path
+
+SCOUT, BIB, EXT, CV = Actor("scout"), Actor("bibliographic_verifier"), Actor("extractor"), Actor("claim_verifier")
+LEAD, AUDIT = Actor("lead"), Actor("citation_auditor")
+SHA = hashlib.sha256(b"Aspirin reduced the risk of colorectal cancer by 24% over 20 years.").hexdigest()
+led = Ledger(ledger_path(locate().notebook))
+
+
+def ok(receipt):
+    assert receipt["ok"], receipt
+
+
+if not led.events():
+    ok(led.append("question-posed", {"question_id": "q1", "text": "Does aspirin prevent colorectal cancer?"}, LEAD))
+    ok(led.append("source-proposed", {"source_id": "s1", "kind": "doi", "identifier": "10.1016/S0140-6736(10)61543-7",
+                                      "title": "Aspirin trial", "authors": ["Rothwell"], "year": 2010}, SCOUT))
+    ok(led.append("source-verified", {"source_id": "s1", "verdict": "verified", "resolver": "crossref",
+                                      "metadata": {"title": "Long-term effect of aspirin on colorectal cancer",
+                                                   "authors": ["Peter M Rothwell", "Michelle Wilson"],
+                                                   "year": 2010, "doi": "10.1016/S0140-6736(10)61543-7"}}, BIB))
+    ok(led.append("fulltext-linked", {"source_id": "s1", "locator": "fulltext/s1.txt", "sha256": SHA,
+                                      "bytes": 67, "media_type": "text/plain"}, LEAD))
+    ok(led.append("claim-extracted", {"claim_id": "c1", "source_id": "s1", "text": "Aspirin lowers CRC risk",
+                                      "span": {"locator": "p1", "quote": "reduced the risk | by 24%",
+                                               "fulltext_sha256": SHA}}, EXT))
+    ok(led.append("claim-verified", {"claim_id": "c1", "verdict": "supported", "rationale": "quote"}, CV))
+    ok(led.append("source-proposed", {"source_id": "s2", "kind": "arxiv", "identifier": "2101.00001",
+                                      "title": "A preprint", "authors": ["Doe"], "year": 2021}, SCOUT))
+    ok(led.append("source-verified", {"source_id": "s2", "verdict": "retracted", "resolver": "arxiv"}, BIB))
+    ok(led.append("decision-proposed", {"decision_id": "d1", "question_id": "q1", "statement": "Probably yes",
+                                        "claim_ids": ["c1"], "confidence": 0.7, "limitations": "one cohort"}, LEAD))
+    ok(led.append("review-verdict-recorded", {"decision_id": "d1", "revision": 1, "verdict": "pass"}, AUDIT))
+    ok(led.append("human-approval-requested", {"decision_id": "d1", "revision": 1}, LEAD))
+print(led.path.relative_to(locate().notebook.parent), len(led.events()), "events")
+"""
+EXPLORER_CELL = 'from dsh_notebook.widgets import LedgerExplorer\nLedgerExplorer(name="main")'
+NOTE = "checked the quote in the browser"
+
+
+def _human_decisions(path: Path) -> list[dict]:
+    from dsh_notebook.research import Ledger
+
+    return [e for e in Ledger(path).events() if e["type"].endswith("human-decision-recorded")]
+
+
+# Layout checks, each a predicate on one element polled until it holds (lumino lays widgets out in
+# animation frames, so one reading right after a click or a resize could be a stale one).
+_WHOLE_LABEL = "e => e.scrollWidth <= e.clientWidth"  # not cut to an ellipsis
+# inside its row (the row's own scrollbar would be a poor way to reach a decision button)
+_INSIDE = "e => e.getBoundingClientRect().right <= e.parentElement.getBoundingClientRect().right + 0.5"
+# the ancestors, up to the output area, narrower than their content without letting the person
+# scroll to the rest (overflow auto or scroll): they cut it off
+_CUT_BY = """e => {
+  const cut = [];
+  for (let x = e.parentElement; x && !x.classList.contains('jp-OutputArea-output'); x = x.parentElement) {
+    const o = getComputedStyle(x).overflowX;
+    if (x.scrollWidth > x.clientWidth + 1 && o !== 'auto' && o !== 'scroll') cut.push(x.className + ' ' + o);
+  }
+  return cut;
+}"""
+_REACHABLE = f"e => ({_CUT_BY})(e).length === 0"
+
+
+def _holds(page, locator, predicate: str, what: str) -> None:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(predicate, arg=locator.element_handle(), timeout=10_000)
+    except PlaywrightTimeout:
+        text = " ".join((locator.text_content() or "").split())[:60]
+        pytest.fail(f"{text!r}: {what} (ancestors cutting it off: {locator.evaluate(_CUT_BY)})")
+
+
+def test_the_ledger_explorer_records_a_confirmed_approval(lab, page):
+    import nbformat
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import expect
+
+    from dsh_notebook.notebook.ledger import person_name
+    from dsh_notebook.research import Ledger
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(BUILD_CELL),
+                                         nbformat.v4.new_code_cell(EXPLORER_CELL)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nbformat.write(nb, lab["root"] / EXPLORER_NOTEBOOK)
+    ledger = lab["root"] / "ledger-explorer.dsh" / "ledger" / "main.jsonl"
+    assert not ledger.exists()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+
+    # a workspace of its own: the layout the other test left (its notebook, the side panel with
+    # its own Approve buttons) is not restored here
+    page.goto(f"{lab['url']}/lab/workspaces/ledger-explorer/tree/{EXPLORER_NOTEBOOK}?token={TOKEN}")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=60_000)
+    # the kernel connected (cells run before that are dropped by JupyterLab, outputs and all): the
+    # status bar goes "No Kernel | Initializing", "... | Connecting", "... | Busy", then "Idle"
+    expect(page.locator("#jp-main-statusbar")).to_contain_text("Python 3 (ipykernel) | Idle", timeout=60_000)
+    # Run > Run All Cells, as a person would
+    page.get_by_role("menuitem", name="Run", exact=True).click()
+    page.locator(".lm-Menu-item[data-command='runmenu:run-all']").click()
+
+    cells = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell")
+    widget = cells.nth(1).locator(".jp-OutputArea-output")
+    approve = widget.get_by_role("button", name="Approve", exact=True)
+    try:
+        approve.wait_for(state="visible", timeout=90_000)
+    except PlaywrightTimeout:
+        outputs = "\n---\n".join(page.locator(".jp-OutputArea").all_inner_texts())
+        pytest.fail(f"the explorer did not render; the notebook's outputs:\n{outputs}\n"
+                    f"server log:\n{lab['log'].read_text()[-3000:]}")
+    expect(cells.nth(0).locator(".jp-OutputArea-output")).to_contain_text(
+        "ledger-explorer.dsh/ledger/main.jsonl 11 events")
+    assert ledger.is_file(), "the kernel wrote its ledger somewhere else than beside the notebook"
+
+    # the decision awaiting the person, its three buttons and the predicates' reasons
+    buttons = [widget.get_by_role("button", name=n, exact=True) for n in ("Approve", "Reject", "Needs revision")]
+    for button in buttons:
+        expect(button).to_be_visible()
+        _holds(page, button, _WHOLE_LABEL, "the label is cut")
+    expect(widget).to_contain_text("Probably yes")
+    expect(widget).to_contain_text("awaiting_human")
+    expect(widget).to_contain_text("Awaiting your decision")
+    expect(widget).to_contain_text("can_request_human_approval")
+    expect(widget).to_contain_text("revision 1 already awaits the person")
+    expect(widget).to_contain_text("has no unresolved objections")
+    expect(widget).to_contain_text("verified source, linked fulltext, verdict 'supported'")
+    expect(widget).to_contain_text("11 event(s)")
+    assert _human_decisions(ledger) == []  # nothing decided before the click
+    widget.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "browser-explorer-decisions.png"))
+
+    # the other tabs: claims, sources, timeline, graph
+    tabs = {"Claims": ["Aspirin lowers CRC risk", "reduced the risk | by 24%", "supported"],
+            "Sources": ["10.1016/S0140-6736(10)61543-7", "verified", "retracted", "not linked"],
+            "Timeline": ["question-posed", "human-approval-requested", "citation_auditor"],
+            "Graph": ["d1", "c1", "s1", "s2", "awaiting_human", "eligible", "retracted"]}
+    for tab, texts in tabs.items():
+        widget.get_by_role("tab", name=tab, exact=True).click()
+        shown = widget.locator(".widget-tab-contents > :not(.lm-mod-hidden)")
+        for text in texts:
+            expect(shown).to_contain_text(text)
+        if tab == "Graph":
+            svg = shown.locator("svg[role=img]")
+            expect(svg).to_be_visible()
+            assert svg.locator("line, path").count() >= 2  # decision -> claim -> source edges
+        widget.screenshot(path=str(ARTIFACTS / f"browser-explorer-{tab.lower()}.png"))
+
+    # a narrower notebook: the graph and the timeline scroll sideways, the buttons wrap, nothing cut
+    page.set_viewport_size({"width": 1000, "height": 900})
+    for tab, inner in (("Graph", "svg[role=img]"), ("Timeline", "table")):
+        widget.get_by_role("tab", name=tab, exact=True).click()
+        content = widget.locator(f".widget-tab-contents > :not(.lm-mod-hidden) {inner}")
+        expect(content).to_be_visible()
+        _holds(page, content, _REACHABLE, "cut off without a scrollbar")
+        if tab == "Graph":
+            widget.screenshot(path=str(ARTIFACTS / "browser-explorer-graph-narrow.png"))
+    widget.get_by_role("tab", name="Decisions", exact=True).click()
+    expect(approve).to_be_visible()
+    for button in buttons:
+        _holds(page, button, _INSIDE, "sticks out of its row")
+        _holds(page, button, _WHOLE_LABEL, "the label is cut")
+    page.set_viewport_size({"width": 1400, "height": 900})
+
+    # Approve asks for confirmation; nothing is written until Confirm
+    widget.locator("input[placeholder='note (optional)']").fill(NOTE)
+    approve.click()
+    confirm = widget.get_by_role("button", name="Confirm", exact=True)
+    expect(confirm).to_be_visible()
+    expect(widget).to_contain_text(
+        f"Record approved for decision d1 revision 1 as {person_name()} with the note “{NOTE}”")
+    for button in (confirm, widget.get_by_role("button", name="Cancel", exact=True)):
+        _holds(page, button, _WHOLE_LABEL, "the label is cut")
+    assert _human_decisions(ledger) == []
+    page.screenshot(path=str(ARTIFACTS / "browser-explorer-confirm.png"))
+    confirm.click()
+
+    expect(widget).to_contain_text(f"Recorded: decision d1 approved by {person_name()} (seq 12)")
+    for name in ("Approve", "Reject", "Needs revision", "Confirm"):
+        expect(widget.get_by_role("button", name=name, exact=True)).to_have_count(0)
+    expect(widget).to_contain_text("revision 1 · approved")
+    expect(widget).to_contain_text(f"human decision, revision 1: approved by {person_name()} (explorer) — {NOTE}")
+    expect(widget).not_to_contain_text("Awaiting your decision")
+    page.screenshot(path=str(ARTIFACTS / "browser-explorer-approved.png"))
+    widget.get_by_role("tab", name="Timeline", exact=True).click()
+    row = rf"^12 .* human-decision-recorded d1 human human_adjudication {re.escape(person_name())} · explorer$"
+    expect(widget.get_by_role("row", name=re.compile(row))).to_be_visible()
+
+    recorded = _human_decisions(ledger)
+    assert len(recorded) == 1
+    assert recorded[0]["actor"] == {"role": "human", "authority": "human_adjudication", "by": person_name(),
+                                    "channel": "explorer"}
+    data = dict(recorded[0]["data"])
+    assert data.pop("revision", 1) == 1  # the revision the person saw, where the event carries it
+    assert data == {"decision_id": "d1", "verdict": "approved", "note": NOTE, "by": person_name()}
+    assert Ledger(ledger).verify()["ok"]

@@ -31,15 +31,25 @@ import ipywidgets as W
 from ..notebook import ledger as L
 
 _LABELS = {"approved": "Approve", "rejected": "Reject", "needs_revision": "Needs revision"}
+# buttons keep their width in a row beside long text (a flex item's default shrink cut
+# "Confirm" to "Con…" in JupyterLab)
+_BUTTON = {"width": "auto", "flex": "0 0 auto"}
 _STYLES = {"approved": "success", "rejected": "danger", "needs_revision": "warning"}
+
+
+def _wide() -> W.Layout:
+    return W.Layout(overflow="auto", max_width="100%")
 
 
 def _e(value) -> str:
     return html.escape("" if value is None else str(value))
 
 
-def _yes(value: bool) -> str:
-    return ("<span style='color:#1a7f37'>yes</span>" if value else "<span style='color:#c62828'>no</span>")
+def _yes(value: bool, good: bool = True) -> str:
+    """``yes`` / ``no``, green when *value* is the *good* answer and red otherwise (``no`` is the
+    good answer to ``has_unresolved_objections``)."""
+    colour = "#1a7f37" if bool(value) is good else "#c62828"
+    return f"<span style='color:{colour}'>{'yes' if value else 'no'}</span>"
 
 
 def _table(head: list[str], rows: list[list[str]]) -> str:
@@ -59,7 +69,8 @@ def decision_html(d: dict) -> str:
                      f"{_e(d.get('limitations'))}</div>")
     items = [f"<li><code>can_request_human_approval</code>: {_yes(p['can_request_human_approval']['value'])} — "
              f"{_e(p['can_request_human_approval']['reason'])}</li>",
-             f"<li><code>has_unresolved_objections</code>: {_yes(p['has_unresolved_objections']['value'])} — "
+             f"<li><code>has_unresolved_objections</code>: "
+             f"{_yes(p['has_unresolved_objections']['value'], good=False)} — "
              f"{_e(p['has_unresolved_objections']['reason'])}</li>"]
     for c in d["claims"]:
         items.append(f"<li>claim <code>{_e(c['claim_id'])}</code> eligible: {_yes(c['eligible'])} — "
@@ -141,18 +152,20 @@ class LedgerExplorer(W.VBox):
         self.summary: dict = {}
         self.header = W.HTML()
         self.message = W.HTML()
-        self.refresh_button = W.Button(description="Refresh", icon="refresh", layout=W.Layout(width="auto"))
+        self.refresh_button = W.Button(description="Refresh", icon="refresh", layout=W.Layout(**_BUTTON))
         self.refresh_button.on_click(lambda _b: self._guarded(self.refresh))
-        self.confirm_button = W.Button(description="Confirm", button_style="primary", layout=W.Layout(width="auto"))
-        self.cancel_button = W.Button(description="Cancel", layout=W.Layout(width="auto"))
+        self.confirm_button = W.Button(description="Confirm", button_style="primary", layout=W.Layout(**_BUTTON))
+        self.cancel_button = W.Button(description="Cancel", layout=W.Layout(**_BUTTON))
         self.confirm_button.on_click(lambda _b: self._guarded(self.confirm))
         self.cancel_button.on_click(lambda _b: self._guarded(self.cancel))
-        self.confirm_text = W.HTML()
+        self.confirm_text = W.HTML(layout=W.Layout(flex="1 1 auto"))
         self.confirm_box = W.HBox([self.confirm_text, self.confirm_button, self.cancel_button],
                                   layout=W.Layout(display="none"))
         self.decisions_box = W.VBox()
-        self.claims_html, self.sources_html = W.HTML(), W.HTML()
-        self.objections_html, self.timeline_html, self.graph_html = W.HTML(), W.HTML(), W.HTML()
+        # wide tables and the graph scroll sideways in a narrow notebook instead of being cut off
+        self.claims_html, self.sources_html = W.HTML(layout=_wide()), W.HTML(layout=_wide())
+        self.objections_html, self.timeline_html = W.HTML(layout=_wide()), W.HTML(layout=_wide())
+        self.graph_html = W.HTML(layout=_wide())
         self.tabs = W.Tab(children=[self.decisions_box, self.claims_html, self.sources_html,
                                     self.objections_html, self.timeline_html, self.graph_html])
         for i, t in enumerate(("Decisions", "Claims", "Sources", "Objections", "Timeline", "Graph")):
@@ -212,11 +225,11 @@ class LedgerExplorer(W.VBox):
                 row = [note]
                 for verdict in L.VERDICTS:
                     b = W.Button(description=_LABELS[verdict], button_style=_STYLES[verdict],
-                                 layout=W.Layout(width="auto"), tooltip=f"{_LABELS[verdict]} decision {did}")
+                                 layout=W.Layout(**_BUTTON), tooltip=f"{_LABELS[verdict]} decision {did}")
                     b.on_click(lambda _b, did=did, v=verdict: self._guarded(lambda: self.request(did, v)))
                     self.buttons[did][verdict] = b
                     row.append(b)
-                box.append(W.HBox(row))
+                box.append(W.HBox(row, layout=W.Layout(flex_flow="row wrap")))  # buttons wrap when narrow
             children.append(W.VBox(box, layout=W.Layout(border="1px solid #d0d7de", padding="4px", margin="3px 0")))
         if not children:
             children = [W.HTML("<i>No decisions yet.</i>")]
