@@ -23,7 +23,9 @@ _NEEDS_FIXTURES = ("evidence-review.ipynb",)
 def pytest_collection_modifyitems(config, items):
     import pytest
 
-    fixtures = os.environ.get("DSH_BIBLIOGRAPHIC_FIXTURES", _FIXTURES)
+    shared = os.environ.get("DSH_SHARED_DIR")
+    default = os.path.join(shared, "fixtures", "bibliographic") if shared else _FIXTURES
+    fixtures = os.environ.get("DSH_BIBLIOGRAPHIC_FIXTURES", default)
     if os.path.isfile(os.path.join(fixtures, "README.md")):
         return
     skip = pytest.mark.skip(reason=f"the recorded bibliographic responses are not at {os.path.abspath(fixtures)}")
