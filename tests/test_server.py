@@ -558,3 +558,19 @@ def test_intact_uses_the_head_sealed_in_the_notebook(api, artifact):
                       Actor("runtime"))["ok"]
     status, one = api("ledgers", "main", notebook=NB)
     assert one["intact"] is True and one["verify"]["sealed"]["status"] == "appended"
+
+
+def test_an_unknown_route_under_dsh_api_is_a_json_404(api, raw, artifact):
+    """``GET /dsh/api/nothing`` (and any other path or method there with no route) answers JSON
+    naming the path, not jupyter-server's HTML 404 page; without the token it is still refused."""
+    for method, route, body in (("GET", ("nothing",), None), ("GET", ("records", "1", "extra"), None),
+                                ("POST", ("nothing",), {"x": 1}), ("DELETE", ("ledgers", "main", "x"), None)):
+        status, answer = api(*route, method=method, body=body, notebook=NB)
+        assert status == 404, (method, route, status, answer)
+        assert answer["error"].startswith(f"no such route: {method} /dsh/api/{'/'.join(route)}"), answer
+        assert "/dsh/api/records" in answer["error"]  # it names the routes there are
+    status, answer = api()  # /dsh/api itself
+    assert status == 404 and answer["error"].startswith("no such route: GET /dsh/api")
+    assert api("records", notebook=NB)[0] == 200  # the real routes still come first
+    r = raw("dsh/api/nothing", follow_redirects=False)
+    assert r.code in (401, 403) and "error" in json.loads(r.body)

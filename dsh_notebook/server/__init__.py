@@ -7,7 +7,8 @@ panel", and "What goes into the notebook" for the index written on save).
 * Routes under the server's ``base_url`` (:mod:`.handlers`; shapes in :mod:`.views`):
   ``/dsh/api/academic`` (GET, POST), ``/dsh/api/records[/ID]``, ``/dsh/api/sessions``,
   ``/dsh/api/reviews``, ``/dsh/api/ledgers[/NAME]`` and ``POST /dsh/api/ledgers/NAME/decision``,
-  all behind jupyter-server's authentication, authorizer and XSRF check.
+  all behind jupyter-server's authentication, authorizer and XSRF check; any other path under
+  ``/dsh/api/`` gets a JSON 404 ``{"error": "no such route: ..."}`` (behind the same checks).
 * :func:`pre_save_hook` writes the ``metadata.dsh`` index into a notebook as it is saved, as
   ``dsh-notebook sync`` does (``notebook.artifact.sync_node``); it never stops a save.
 * Nothing here imports jupyter_server or tornado until the server loads the extension, so

@@ -9,6 +9,8 @@ side panel").
   :mod:`~dsh_notebook.server.views` in a worker thread (file locks never stall the server).
 * Errors are JSON with ``error`` (and the ledger's ``ok``/``code`` for a refused decision):
   400 bad input, 403 outside the root, 404 unknown record or ledger, 409 refused by the ledger.
+  Any other path under ``/dsh/api/`` reaches :class:`NoRouteHandler` last: a JSON 404 naming
+  the path (behind the same authentication), never jupyter-server's HTML page.
 """
 
 from __future__ import annotations
@@ -214,6 +216,45 @@ class DecisionHandler(_NotebookHandler):
         await self._for_notebook(views.decide, name, body, self._person())
 
 
+class NoRouteHandler(_Handler):
+    """Any other path under ``/dsh/api/`` (the last route): JSON 404 ``{"error": "no such route: ..."}``,
+    after the same authentication and authorization as the real routes."""
+
+    def _no_route(self) -> None:
+        path = self.request.path
+        path = path[path.find("/dsh/api"):] if "/dsh/api" in path else path  # without the server's base_url
+        self._refuse(RouteError(404, f"no such route: {self.request.method} {path}; the side panel's routes are "
+                                     f"{ROUTE_NAMES}"))
+
+    @web.authenticated
+    @authorized
+    async def get(self, *args) -> None:
+        self._no_route()
+
+    @web.authenticated
+    @authorized
+    async def post(self, *args) -> None:
+        self._no_route()
+
+    @web.authenticated
+    @authorized
+    async def put(self, *args) -> None:
+        self._no_route()
+
+    @web.authenticated
+    @authorized
+    async def patch(self, *args) -> None:
+        self._no_route()
+
+    @web.authenticated
+    @authorized
+    async def delete(self, *args) -> None:
+        self._no_route()
+
+
+ROUTE_NAMES = ("/dsh/api/academic, /dsh/api/records[/ID], /dsh/api/sessions, /dsh/api/reviews, "
+               "/dsh/api/ledgers[/NAME[/decision]] (each but academic with ?notebook=PATH)")
+
 ROUTES = [
     ("academic", AcademicHandler),
     ("records", RecordsHandler),
@@ -227,5 +268,7 @@ ROUTES = [
 
 
 def handlers(base_url: str) -> list[tuple[str, type]]:
-    """``(pattern, handler)`` for every route under *base_url*."""
-    return [(url_path_join(base_url, "dsh", "api", route), handler) for route, handler in ROUTES]
+    """``(pattern, handler)`` for every route under *base_url*, then the catch-all for any other
+    path under ``dsh/api`` (tornado takes the first pattern that matches)."""
+    routes = [(url_path_join(base_url, "dsh", "api", route), handler) for route, handler in ROUTES]
+    return [*routes, (url_path_join(base_url, "dsh", "api") + "(/.*)?", NoRouteHandler)]

@@ -75,7 +75,34 @@ export interface IInsight {
   check?: string;
 }
 
-/** A stored review (reviewer.md): the routes may wrap it as `{review: {...}}`. */
+/** One row of `GET /dsh/api/sessions?notebook=PATH` (`%chat list`). */
+export interface ISession {
+  id: string;
+  name?: string;
+  title?: string;
+  preset?: string;
+  model?: string;
+  turns?: number;
+  last?: string;
+  started?: string;
+  updated?: string;
+  file?: string;
+}
+
+/** A follow-up question asked about a review, with its answer (or the error it met). */
+export interface IReviewQuestion {
+  seq?: number;
+  ts?: string;
+  question?: string;
+  answer?: string | null;
+  error?: string | null;
+}
+
+/**
+ * A stored review (reviewer.md): the routes may wrap it as `{review: {...}}`. `target.path`
+ * is relative to the notebook's folder when the target lies inside it
+ * (`report.dsh/sessions/<id>.jsonl` for this notebook's chat).
+ */
 export interface IReview {
   id?: string;
   status?: string;
@@ -87,6 +114,7 @@ export interface IReview {
   model?: string;
   target?: { source?: string; path?: string; [key: string]: any };
   insights?: IInsight[];
+  questions?: IReviewQuestion[];
   [key: string]: any;
 }
 
@@ -238,6 +266,10 @@ export class DshApi {
       `records/${encodeURIComponent(id)}`,
       { notebook }
     );
+  }
+
+  sessions(notebook: string): Promise<ISession[]> {
+    return this.request<ISession[]>('sessions', { notebook });
   }
 
   reviews(notebook: string): Promise<IReview[]> {

@@ -74,3 +74,30 @@ export function yes(value: boolean): HTMLElement {
 export function badge(text: string, kind = ''): HTMLElement {
   return h('span', { class: `dsh-badge ${kind ? 'dsh-badge-' + kind : ''}` }, text);
 }
+
+/** Characters after which code may wrap in a narrow panel (never inside a name's letters). */
+const CODE_BREAK = /([_/*+^(,])/;
+
+/**
+ * A `<code>` element whose text may wrap after `_`, `/`, `*`, `+`, `^`, `(` and `,` (a
+ * `<wbr>` after each), so `can_request_human_approval` wraps at an underscore in a narrow
+ * sidebar instead of mid-word; text still goes in as text nodes.
+ */
+export function code(text: string, attrs: IAttrs = {}): HTMLElement {
+  const el = h('code', attrs);
+  for (const part of String(text).split(CODE_BREAK)) {
+    if (!part) {
+      continue;
+    }
+    el.appendChild(document.createTextNode(part));
+    if (CODE_BREAK.test(part) && part.length === 1) {
+      el.appendChild(document.createElement('wbr'));
+    }
+  }
+  return el;
+}
+
+/** `plural(1, 'reply', 'replies')` -> `1 reply`; `plural(2, 'line')` -> `2 lines`. */
+export function plural(n: number, one: string, many = one + 's'): string {
+  return `${n} ${n === 1 ? one : many}`;
+}

@@ -5,7 +5,9 @@
  *   `dsh-notebook:open-panel` (also in the command palette) opens it.
  * - It follows the active notebook through the notebook tracker: the path it asks the
  *   server about is the notebook's `context.path` (relative to the server root), kept up to
- *   date on a rename, and it refreshes when that notebook is saved.
+ *   date on a rename, and it refreshes when that notebook is saved. It also reads that
+ *   notebook's model to count its dsh outputs (`INotebookOutputs`), so it can tell a missing
+ *   sidecar folder from a notebook that never ran.
  * - The record output renderer (`application/vnd.dsh.record+json`) is the separate mime
  *   extension in `mime.ts`.
  */
@@ -22,7 +24,7 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { LabIcon } from '@jupyterlab/ui-components';
 
 import { DshApi } from './api';
-import { DshPanel } from './panel';
+import { DshPanel, INotebookOutputs } from './panel';
 
 export { DshApi } from './api';
 export { DshPanel } from './panel';
@@ -38,6 +40,29 @@ const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16"
 export const dshIcon = new LabIcon({ name: 'dsh-notebook:icon', svgstr: ICON_SVG });
 
 const COMMAND = 'dsh-notebook:open-panel';
+
+/** Counts a notebook's outputs by mimetype, from its model as it is now (no save needed). */
+function outputsOf(nb: NotebookPanel): INotebookOutputs {
+  return {
+    count: (mime, keep) => {
+      let n = 0;
+      const model = nb.isDisposed ? null : nb.model;
+      if (!model) {
+        return 0;
+      }
+      for (const cell of model.cells) {
+        const outputs = cell.type === 'code' ? (cell as any).outputs : null;
+        for (let i = 0; outputs && i < outputs.length; i++) {
+          const data = outputs.get(i)?.data;
+          if (data && mime in data && (!keep || keep(data[mime]))) {
+            n++;
+          }
+        }
+      }
+      return n;
+    }
+  };
+}
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'dsh-notebook:panel',
@@ -74,7 +99,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     // the path the routes want: relative to the server root, without a drive prefix (RTC:)
     const serverPath = (nb: NotebookPanel) => app.serviceManager.contents.localPath(nb.context.path);
     const onRenamed = () => {
-      panel.setNotebook(followed ? serverPath(followed) : null);
+      panel.setNotebook(followed ? serverPath(followed) : null, followed ? outputsOf(followed) : null);
     };
     const follow = (nb: NotebookPanel | null) => {
       if (nb === followed) {
@@ -90,10 +115,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
         nb.context.pathChanged.connect(onRenamed);
         void nb.context.ready.then(() => {
           if (followed === nb) {
-            panel.setNotebook(serverPath(nb));
+            panel.setNotebook(serverPath(nb), outputsOf(nb));
           }
         });
-        panel.setNotebook(serverPath(nb));
+        panel.setNotebook(serverPath(nb), outputsOf(nb));
       } else {
         panel.setNotebook(null);
       }

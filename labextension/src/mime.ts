@@ -1,6 +1,7 @@
 /**
  * The renderer for `application/vnd.dsh.record+json` (spec: storage.md "What goes into the
- * notebook"): a `%%reckon` output drawn as cards, one per step, refused steps in red. Hidden
+ * notebook"): a `%%reckon` output drawn with the side panel's timeline cards (records.ts
+ * `recordOutput`): writes and reads grouped, one card per formula, refused lines in red. Hidden
  * notes (`note!`) show behind a "show all" box. The bundle's Markdown, HTML and plain-text
  * renderings stay in the notebook for frontends without this extension.
  */
@@ -8,7 +9,7 @@
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
-import { h } from './dom';
+import { h, plural } from './dom';
 import { IRecordBundle, recordOutput } from './records';
 
 export const MIME_TYPE = 'application/vnd.dsh.record+json';
@@ -38,7 +39,7 @@ export class RecordRenderer extends Widget implements IRenderMime.IRenderer {
         this._draw();
       });
       this.node.appendChild(
-        h('label', { class: 'dsh-muted dsh-show-all-label' }, box, ` show all (${hidden} hidden note(s))`)
+        h('label', { class: 'dsh-muted dsh-show-all-label' }, box, ` show all (${plural(hidden, 'hidden note')})`)
       );
     }
   }
@@ -46,7 +47,7 @@ export class RecordRenderer extends Widget implements IRenderMime.IRenderer {
 
 const extension: IRenderMime.IExtension = {
   id: 'dsh-notebook:record-renderer',
-  description: 'Draws a %%reckon record output as cards.',
+  description: 'Draws a %%reckon record output as the side panel\'s step cards.',
   rendererFactory: {
     safe: true,
     mimeTypes: [MIME_TYPE],

@@ -9,6 +9,11 @@
  *   confirmation).
  * - It follows the notebook it is given (`setNotebook`, from the notebook tracker) and
  *   refreshes every 5 s while it is visible, when it is shown, and when the notebook is saved.
+ *   It also counts the notebook's own dsh outputs (`INotebookOutputs`), so a notebook whose
+ *   sidecar folder did not come with it says so instead of "No records yet".
+ * - Layout for a narrow sidebar: the header and the tab bar stay put while the content below
+ *   them is the only scroller; the tabs wrap onto a second row rather than overflow; nothing
+ *   inside may make the panel wider than the sidebar (code wraps at underscores).
  * - A view is redrawn only when its data changed, so open details, scroll position and a note
  *   being typed survive the polling.
  * - Every element a test needs has a stable `data-testid`.
@@ -27,12 +32,23 @@ import {
   IRecordDetail,
   IRecordSummary,
   IReview,
+  IReviewQuestion,
+  ISession,
   Verdict
 } from './api';
-import { badge, h, setChildren, when, yes } from './dom';
+import { badge, code, h, plural, setChildren, when, yes } from './dom';
 import { recordList, recordTimeline } from './records';
 
 export const POLL_MS = 5000;
+
+export const MIME_RECORD = 'application/vnd.dsh.record+json';
+export const MIME_REVIEW = 'application/vnd.dsh.review+json';
+
+/** What the panel can ask about the notebook's own outputs (the notebook model, in index.ts). */
+export interface INotebookOutputs {
+  /** How many outputs of the notebook's code cells carry `mime` (and pass `keep`). */
+  count(mime: string, keep?: (data: any) => boolean): number;
+}
 
 export type TabName = 'records' | 'academic' | 'reviewer' | 'ledger';
 
@@ -48,6 +64,14 @@ const VERDICTS: [Verdict, string, string][] = [
   ['rejected', 'Reject', 'dsh-btn-danger'],
   ['needs_revision', 'Needs revision', 'dsh-btn-warn']
 ];
+
+/** A review target's source as the notebook's reviewer widget names it (widgets/reviewer.py). */
+const SOURCE_LABELS: { [source: string]: string } = {
+  dsh: 'DeepSeek Harness session',
+  codex: 'Codex CLI conversation',
+  claude: 'Claude Code conversation',
+  chat: 'jupyter-ai chat'
+};
 
 const SHOW_ALL_KEY = 'dsh-notebook:records:showAll';
 const SEEN_KEY = 'dsh-notebook:reviewer:seen:';
@@ -71,16 +95,31 @@ function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** The academic toggle's tooltip, as the notebook widget writes it. */
+/** `0` -> `sent back no reply yet`; `1` -> `sent back 1 long reply for a verification log`. */
+export function gateText(count: number | null | undefined): string {
+  const n = count ?? 0;
+  return n
+    ? `sent back ${plural(n, 'long reply', 'long replies')} for a verification log`
+    : 'sent back no reply yet';
+}
+
+/** The academic label without CJK (which draws as boxes where no CJK font is installed). */
+export const ACADEMIC_LABEL = 'Academic mode';
+
+/**
+ * The academic toggle's tooltip: the notebook widget's (widgets/academic.py) with the mode's
+ * Chinese title up front (the button itself says "Academic mode") and "sent back 1 reply"
+ * for its "repl(ies)".
+ */
 export function academicTooltip(st: IAcademicStatus): string {
-  const parts = [st.enabled ? 'Academic mode is on' : 'Academic mode is off'];
+  const parts = [`${ACADEMIC_LABEL} (${st.title || '学术模式'}) is ${st.enabled ? 'on' : 'off'}`];
   const a = st.applied;
   if (a) {
     parts.push(
       `last shaped request: ${a.provider}/${a.model}, reasoning effort ${a.reasoningEffort || 'none'}, max_tokens ${a.maxTokens} (${a.at})`
     );
   }
-  parts.push(`delivery gate sent back ${st.gate?.count ?? 0} repl(ies)`);
+  parts.push(`delivery gate ${gateText(st.gate?.count)}`);
   if (st.lastError) {
     parts.push(`last error: ${st.lastError}`);
   }
@@ -96,6 +135,7 @@ function unwrapReview(x: any): IReview {
 
 export class DshPanel extends Widget {
   private _notebook: string | null = null;
+  private _outputs: INotebookOutputs | null = null;
   private _tab: TabName = 'records';
   private _timer: number | null = null;
   private _busy = false;
@@ -106,12 +146,14 @@ export class DshPanel extends Widget {
   private _views = new Map<TabName, HTMLElement>();
   private _where: HTMLElement;
   private _status: HTMLElement;
+  private _body: HTMLElement;
 
   // records
   private _record: string | null = null;
   private _showAll = store(SHOW_ALL_KEY) === 'true';
   // reviewer
   private _reviews: IReview[] = [];
+  private _sessions: ISession[] = [];
   private _reviewShown: string | null = null;
   // ledger
   private _ledger: string | null = null;
@@ -155,11 +197,11 @@ export class DshPanel extends Widget {
         })
       );
     }
+    // the header and the tabs stay put; the body below them is the only scroller
+    this._body = h('div', { class: 'dsh-body', 'data-testid': 'dsh-body' }, this._status, ...this._views.values());
     this.node.append(
-      h('div', { class: 'dsh-header' }, h('b', {}, 'dsh-notebook'), this._where),
-      bar,
-      this._status,
-      ...this._views.values()
+      h('div', { class: 'dsh-top' }, h('div', { class: 'dsh-header' }, h('b', {}, 'dsh-notebook'), this._where), bar),
+      this._body
     );
     this.showTab('records', false);
     this._drawWhere();
@@ -173,9 +215,17 @@ export class DshPanel extends Widget {
     return this._tab;
   }
 
-  /** Follow another notebook (its path relative to the server root), or none. */
-  setNotebook(path: string | null): void {
+  /**
+   * Follow another notebook (its path relative to the server root), or none; `outputs`
+   * counts that notebook's own dsh outputs.
+   */
+  setNotebook(path: string | null, outputs: INotebookOutputs | null = null): void {
+    const before = this._outputs;
+    this._outputs = path ? outputs : null;
     if (path === this._notebook) {
+      if (this._outputs !== before && path) {
+        void this.refresh(); // the notebook's model is ready now: its outputs can be counted
+      }
       return;
     }
     this._notebook = path;
@@ -183,6 +233,7 @@ export class DshPanel extends Widget {
     this._ledger = null;
     this._pending = null;
     this._reviews = [];
+    this._sessions = [];
     this._reviewShown = null;
     this._seen = {};
     this._ledgerMessage.replaceChildren();
@@ -268,6 +319,21 @@ export class DshPanel extends Widget {
     setChildren(this._views.get(view)!, ...content);
   }
 
+  /** How many of the followed notebook's outputs carry `mime` (0 when it cannot tell). */
+  private _countOutputs(mime: string, keep?: (data: any) => boolean): number {
+    try {
+      return this._outputs ? this._outputs.count(mime, keep) : 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** `work/report.ipynb` -> `report.dsh/` (the sidecar folder beside the notebook). */
+  private _sidecar(): string {
+    const name = (this._notebook ?? '').split('/').pop() ?? '';
+    return `${name.replace(/\.ipynb$/i, '')}.dsh/`;
+  }
+
   private _setBadge(tab: TabName, text: string, kind = 'new'): void {
     const el = this._tabButtons.get(tab)!.querySelector('.dsh-tab-badge') as HTMLElement;
     el.textContent = text;
@@ -283,13 +349,22 @@ export class DshPanel extends Widget {
       if (nb !== this._notebook || this._record !== null) {
         return;
       }
+      const shown = list.length ? 0 : this._countOutputs(MIME_RECORD);
       this._draw(
         'records',
-        `list:${nb}:${JSON.stringify(list)}`,
-        recordList(list, id => {
-          this._record = id;
-          void this.refresh();
-        })
+        `list:${nb}:${shown}:${JSON.stringify(list)}`,
+        recordList(
+          list,
+          id => {
+            this._record = id;
+            void this.refresh();
+          },
+          shown
+            ? `This notebook shows ${plural(shown, 'record output')}, but its sidecar folder ${this._sidecar()} ` +
+                'has no records (it was not copied with the notebook, or the notebook has not been run here): ' +
+                'run the notebook to write them.'
+            : null
+        )
       );
       return;
     }
@@ -365,7 +440,7 @@ export class DshPanel extends Widget {
         title: academicTooltip(st)
       },
       capIcon(),
-      ` ${st.title || '学术模式'} · Academic`,
+      ` ${ACADEMIC_LABEL}`,
       h('span', { class: 'dsh-academic-state' }, on ? 'on' : 'off')
     );
     button.addEventListener('click', async () => {
@@ -400,8 +475,9 @@ export class DshPanel extends Widget {
           : null,
         h(
           'div',
-          { class: 'dsh-muted' },
-          `Delivery gate sent back ${st.gate?.count ?? 0} repl(ies).`
+          { class: 'dsh-muted', 'data-testid': 'dsh-academic-gate' },
+          `Delivery gate ${gateText(st.gate?.count)}` +
+            (st.gate?.count && st.gate?.lastAt ? ` (last ${when(st.gate.lastAt)}).` : '.')
         ),
         st.lastError ? h('div', { class: 'dsh-error' }, `Last error: ${st.lastError}`) : null,
         error ? h('div', { class: 'dsh-error' }, error) : null
@@ -420,6 +496,18 @@ export class DshPanel extends Widget {
     this._reviews = (Array.isArray(raw) ? raw : [])
       .map(unwrapReview)
       .filter(r => r && (r.status === undefined || r.status === 'done'));
+    if (this._tab === 'reviewer' && this._reviews.some(r => this._sessionOf(r) !== null)) {
+      // the session's name and first message, to name the target as people know it
+      try {
+        const sessions = await this.api.sessions(nb);
+        if (nb !== this._notebook) {
+          return;
+        }
+        this._sessions = Array.isArray(sessions) ? sessions : [];
+      } catch {
+        this._sessions = [];
+      }
+    }
     const latest = this._reviews[0];
     const seen = store(SEEN_KEY + nb);
     if (latest && this._tab === 'reviewer') {
@@ -441,14 +529,23 @@ export class DshPanel extends Widget {
   private _drawReviewer(): void {
     const reviews = this._reviews;
     if (!reviews.length) {
+      const shown = this._countOutputs(MIME_REVIEW, d => !!d && typeof d === 'object' && !!d.verdict);
       this._draw(
         'reviewer',
-        `none:${this._notebook}`,
-        h(
-          'div',
-          { class: 'dsh-empty', 'data-testid': 'dsh-reviews-empty' },
-          'No review of this notebook’s chat yet: %review runs one.'
-        )
+        `none:${this._notebook}:${shown}`,
+        shown
+          ? h(
+              'div',
+              { class: 'dsh-notice', 'data-testid': 'dsh-reviews-empty' },
+              `This notebook shows ${plural(shown, 'review output')}, but its sidecar folder ${this._sidecar()} ` +
+                'has no review history (it was not copied with the notebook, or the notebook has not been run ' +
+                'here): run the notebook, or %review, to review its chat here.'
+            )
+          : h(
+              'div',
+              { class: 'dsh-empty', 'data-testid': 'dsh-reviews-empty' },
+              'No review of this notebook’s chat yet: %review runs one.'
+            )
       );
       return;
     }
@@ -470,9 +567,11 @@ export class DshPanel extends Widget {
     });
     shown = shown!;
     const insights = shown.insights || [];
+    const target = this._targetName(shown);
+    const questions = (shown.questions || []).filter(q => q && typeof q === 'object');
     this._draw(
       'reviewer',
-      `${reviewKey(shown)}:${reviews.length}:${JSON.stringify(shown)}`,
+      `${reviewKey(shown)}:${reviews.length}:${target.text}:${JSON.stringify(shown)}`,
       h(
         'div',
         { class: 'dsh-review', 'data-testid': 'dsh-review' },
@@ -485,15 +584,17 @@ export class DshPanel extends Widget {
           h(
             'div',
             { class: 'dsh-muted' },
-            [
-              shown.focus ? `focus ${shown.focus}` : '',
-              when(shown.at ?? null),
-              shown.model ?? '',
-              shown.target?.path ? `target ${String(shown.target.path).split('/').pop()}` : ''
-            ]
+            [shown.focus ? `focus ${shown.focus}` : '', when(shown.at ?? null), shown.model ?? '']
               .filter(Boolean)
               .join(' · ')
-          )
+          ),
+          target.text
+            ? h(
+                'div',
+                { class: 'dsh-muted', 'data-testid': 'dsh-review-target', title: target.title },
+                `Reviewed: ${target.text}`
+              )
+            : null
         ),
         insights.length
           ? insights.map((ins, i) =>
@@ -514,7 +615,7 @@ export class DshPanel extends Widget {
                     h(
                       'li',
                       {},
-                      h('code', {}, `[${e.marker ?? ''}]`),
+                      code(`[${e.marker ?? ''}]`),
                       ` “${e.quote ?? ''}”`,
                       e.verified === false
                         ? h('span', { class: 'dsh-warn' }, ' unverified: not found in the transcript')
@@ -527,9 +628,58 @@ export class DshPanel extends Widget {
                 h('div', {}, h('b', {}, 'Check: '), ins.check ?? '')
               )
             )
-          : h('div', { class: 'dsh-empty' }, 'This review has no insights.')
+          : h('div', { class: 'dsh-empty' }, 'This review has no insights.'),
+        questions.length ? questionList(questions) : null
       )
     );
+  }
+
+  /**
+   * The session id when `r` reviewed a chat in this notebook's sidecar folder: a `notebook`
+   * target whose path ends in `<stem>.dsh/sessions/<id>.jsonl`. The route names it relative
+   * to the notebook's folder; a notebook copied from elsewhere keeps the absolute path of the
+   * machine that ran it, so the last three parts decide (and `_targetName` checks the id
+   * against this notebook's sessions).
+   */
+  private _sessionOf(r: IReview): string | null {
+    const t = r.target;
+    if (!t || t.source !== 'notebook' || typeof t.path !== 'string') {
+      return null;
+    }
+    const parts = t.path.split(/[\\/]/);
+    const file = parts.pop() ?? '';
+    if (parts.pop() !== 'sessions' || parts.pop() + '/' !== this._sidecar()) {
+      return null;
+    }
+    return file.replace(/\.jsonl(\.zst)?$/, '');
+  }
+
+  /** The review's target as people know it, and the file it was read from (the tooltip). */
+  private _targetName(r: IReview): { text: string; title: string } {
+    const t = r.target;
+    if (!t || typeof t !== 'object') {
+      return { text: '', title: '' };
+    }
+    const path = typeof t.path === 'string' ? t.path : '';
+    const parts = path.split(/[\\/]/);
+    const file = parts[parts.length - 1];
+    const own = this._sessionOf(r);
+    const s = own === null ? undefined : this._sessions.find(x => x.id === own);
+    const absolute = /^([\\/]|[A-Za-z]:)/.test(path);
+    if (own !== null && (s || !absolute)) {
+      const name = s?.name ? `session “${s.name}”` : `session ${own}`;
+      const first = s?.title ? `, which starts “${s.title}”` : '';
+      const started = s?.started ? ` (started ${when(s.started)})` : '';
+      return { text: `this notebook’s chat, ${name}${started}${first}`, title: path };
+    }
+    if (t.source === 'notebook') {
+      // another notebook's chat: <other>.dsh/sessions/<id>.jsonl
+      const folder = parts.length >= 3 ? parts[parts.length - 3] : '';
+      const other = folder.endsWith('.dsh') ? folder.slice(0, -4) + '.ipynb' : folder || 'another notebook';
+      return { text: `${other}’s chat, session ${file.replace(/\.jsonl$/, '')}`, title: path };
+    }
+    const label = SOURCE_LABELS[String(t.source)] ?? `${t.source ?? 'unknown source'} conversation`;
+    return { text: `${label} ${file}`, title: path };
   }
 
   // ------------------------------------------------------------------------- ledger
@@ -588,7 +738,7 @@ export class DshPanel extends Widget {
     }
     const select = h('select', { 'data-testid': 'dsh-ledger-select' }) as HTMLSelectElement;
     for (const l of ledgers) {
-      const opt = h('option', { value: l.name }, `${l.name} (${l.events} event(s))`) as HTMLOptionElement;
+      const opt = h('option', { value: l.name }, `${l.name} (${l.events === null || l.events === undefined ? 'cannot be read' : plural(l.events, 'event')})`) as HTMLOptionElement;
       opt.selected = l.name === this._ledger;
       select.appendChild(opt);
     }
@@ -614,7 +764,7 @@ export class DshPanel extends Widget {
           h(
             'span',
             { class: 'dsh-muted' },
-            ` ${fold.events ?? 0} event(s) · ${decisions.length} decision(s) · ${claims.length} claim(s) · ${(fold.sources || []).length} source(s) · ${open} open objection(s)`
+            ` ${plural(fold.events ?? 0, 'event')} · ${plural(decisions.length, 'decision')} · ${plural(claims.length, 'claim')} · ${plural((fold.sources || []).length, 'source')} · ${plural(open, 'open objection')}`
           )
         ),
         this._ledgerMessage,
@@ -638,7 +788,7 @@ export class DshPanel extends Widget {
                   h(
                     'li',
                     { 'data-testid': 'dsh-claim' },
-                    h('code', {}, c.claim_id),
+                    code(c.claim_id),
                     ' ',
                     c.text,
                     c.quote ? h('div', { class: 'dsh-quote' }, `“${c.quote}” (${c.source_id})`) : null,
@@ -668,7 +818,7 @@ export class DshPanel extends Widget {
                   h(
                     'li',
                     { 'data-testid': 'dsh-objection' },
-                    h('code', {}, o.objection_id),
+                    code(o.objection_id),
                     ` on ${o.target?.kind ?? ''} ${o.target?.id ?? ''}: ${o.reason}`,
                     o.severity ? ` (${o.severity})` : '',
                     ' ',
@@ -688,10 +838,10 @@ export class DshPanel extends Widget {
   private _decisionCard(d: IDecisionView, ledgers: ILedgerSummary[], fold: ILedgerFold): HTMLElement {
     const p = d.predicates;
     const items = [
-      h('li', {}, h('code', {}, 'can_request_human_approval'), ': ', yes(p.can_request_human_approval.value), ` — ${p.can_request_human_approval.reason}`),
-      h('li', {}, h('code', {}, 'has_unresolved_objections'), ': ', yes(p.has_unresolved_objections.value), ` — ${p.has_unresolved_objections.reason}`),
+      h('li', {}, code('can_request_human_approval'), ': ', yes(p.can_request_human_approval.value), ` — ${p.can_request_human_approval.reason}`),
+      h('li', {}, code('has_unresolved_objections'), ': ', yes(p.has_unresolved_objections.value), ` — ${p.has_unresolved_objections.reason}`),
       ...d.claims.map(c =>
-        h('li', {}, 'claim ', h('code', {}, c.claim_id), ' eligible: ', yes(c.eligible), ` — ${c.reason}`)
+        h('li', {}, 'claim ', code(c.claim_id), ' eligible: ', yes(c.eligible), ` — ${c.reason}`)
       ),
       ...d.human_decisions.map(hd =>
         h(
@@ -898,6 +1048,33 @@ function capIcon(): HTMLElement {
   svg.appendChild(path);
   span.appendChild(svg);
   return span;
+}
+
+/** The follow-up questions asked about one review, with their answers, behind one expander. */
+function questionList(questions: IReviewQuestion[]): HTMLElement {
+  return h(
+    'details',
+    { class: 'dsh-questions', 'data-testid': 'dsh-review-questions' },
+    h('summary', {}, h('b', {}, `Follow-up questions (${questions.length})`)),
+    questions.map(q =>
+      h(
+        'div',
+        { class: 'dsh-question', 'data-testid': 'dsh-review-question' },
+        h(
+          'div',
+          {},
+          h('b', {}, 'Q: '),
+          q.question ?? '',
+          q.ts ? h('span', { class: 'dsh-muted' }, ` · ${when(q.ts)}`) : null
+        ),
+        q.answer
+          ? h('div', { class: 'dsh-answer' }, h('b', {}, 'A: '), q.answer)
+          : q.error
+            ? h('div', { class: 'dsh-error' }, `Not answered: ${q.error}`)
+            : h('div', { class: 'dsh-empty' }, 'No answer was recorded for this question.')
+      )
+    )
+  );
 }
 
 function reviewKey(r: IReview): string {

@@ -11,11 +11,15 @@
  *   chip that jumps to that slot's write, the result); markers are accent-striped cards; a
  *   lookup (`search`) has its own card with collapsible sources.
  * - Refused rows and hidden notes (`record_message` with `hide`) show only with "show all".
- * - The record output (`application/vnd.dsh.record+json`, `{title, status, steps}`) is drawn
- *   with the same cards, one per step, refused steps in red.
+ * - The record output (`application/vnd.dsh.record+json`, `{title, status, steps}`, one step
+ *   per line of the cell) is drawn with the same cards: consecutive `given` lines as "Writes",
+ *   shown values as "Reads", refused lines as red "Failed attempts", each formula its own card
+ *   (formula, values substituted, result), notes and the end as accent-striped cards.
+ * - Counts name what they count: the list's "N formulas evaluated" (the route's `steps`,
+ *   accepted evaluations) and "M refused", the timeline's rows, the output's lines.
  */
 
-import { badge, h, when } from './dom';
+import { badge, code, h, plural, when } from './dom';
 import { valueText } from './format';
 import type { IRecordDetail, IRecordRow, IRecordSummary } from './api';
 
@@ -40,15 +44,20 @@ export function sortRecords(records: IRecordSummary[]): IRecordSummary[] {
   });
 }
 
+/**
+ * The Records list. `empty` replaces the empty list's sentence ("No records yet") when the
+ * panel knows better (the notebook shows record outputs but its sidecar folder has none).
+ */
 export function recordList(
   records: IRecordSummary[],
-  onOpen: (id: string) => void
+  onOpen: (id: string) => void,
+  empty?: string | null
 ): HTMLElement {
   if (!records.length) {
     return h(
       'div',
-      { class: 'dsh-empty', 'data-testid': 'dsh-records-empty' },
-      'No records yet: a %%reckon cell writes one.'
+      { class: empty ? 'dsh-notice' : 'dsh-empty', 'data-testid': 'dsh-records-empty' },
+      empty || 'No records yet: a %%reckon cell writes one.'
     );
   }
   const rows = sortRecords(records).map(r => {
@@ -61,7 +70,7 @@ export function recordList(
     const counts =
       r.status === 'unreadable'
         ? (r.error ?? 'cannot be read')
-        : `${r.steps ?? 0} step(s)` +
+        : `${plural(r.steps ?? 0, 'formula')} evaluated` +
           (r.refused ? ` · ${r.refused} refused` : '') +
           ` · ${r.closed ? when(r.closed) : 'opened ' + when(r.opened)}`;
     return h(
@@ -150,7 +159,11 @@ export function recordTimeline(
   showAll: boolean
 ): HTMLElement {
   const rows = (detail.rows || []).filter(r => r && typeof r.tool === 'string');
-  const refused = rows.filter(r => !r.ok).length;
+  // as the Records list counts them (reckoner Record.summary): accepted evaluations, and
+  // refused engine calls (a lookup without an answer is an outcome of the lookup, not a refusal)
+  const evaluated = rows.filter(r => r.ok && r.tool === 'eval').length;
+  const refused = rows.filter(r => !r.ok && r.tool !== 'search').length;
+  const unanswered = rows.filter(r => !r.ok && r.tool === 'search').length;
   const hidden = rows.filter(hiddenNote).length;
   const shown = showAll ? rows : rows.filter(visibleRow);
   const end = [...rows].reverse().find(r => r.tool === 'record_end' && r.ok);
@@ -166,8 +179,11 @@ export function recordTimeline(
     h(
       'div',
       { class: 'dsh-muted' },
-      `record ${detail.id} · ${shown.length} of ${rows.length} row(s) shown · ${refused} refused` +
-        (hidden ? ` · ${hidden} hidden note(s)` : '') +
+      `record ${detail.id} · ${plural(evaluated, 'formula')} evaluated` +
+        (refused ? ` · ${refused} refused` : '') +
+        (unanswered ? ` · ${plural(unanswered, 'lookup')} without an answer` : '') +
+        ` · ${shown.length} of ${plural(rows.length, 'row')} shown` +
+        (hidden ? ` · ${plural(hidden, 'hidden note')}` : '') +
         ' · ',
       end
         ? `closed ${when(end.at ?? null)}`
@@ -208,7 +224,7 @@ export function recordTimeline(
                 { id: anchorId(r) },
                 seqChip(r),
                 ' ',
-                h('code', {}, String(r.content?.name ?? '')),
+                code(String(r.content?.name ?? '')),
                 ' = ',
                 valueText(r.content?.value)
               )
@@ -230,7 +246,7 @@ export function recordTimeline(
                 {},
                 seqChip(r),
                 ' ',
-                h('code', {}, String(r.content?.name ?? '')),
+                code(String(r.content?.name ?? '')),
                 ' → ',
                 valueText(r.content?.value)
               )
@@ -295,7 +311,7 @@ function singleCard(
         return h(
           'li',
           {},
-          h('code', {}, slot),
+          code(slot),
           ' = ',
           valueText(v),
           ' ',
@@ -317,14 +333,14 @@ function singleCard(
         [
           seqChip(r),
           ' ',
-          h('code', {}, `${c.target ?? ''} = ${c.formula ?? ''}`),
+          code(`${c.target ?? ''} = ${c.formula ?? ''}`),
           c.rev ? h('span', { class: 'dsh-muted' }, ` · rev ${c.rev}`) : ''
         ],
         reads.length ? h('ul', { class: 'dsh-kv' }, reads) : null,
         h(
           'div',
           { class: 'dsh-result' },
-          h('code', {}, String(c.target ?? '')),
+          code(String(c.target ?? '')),
           ' = ',
           h('b', {}, valueText(c.result))
         )
@@ -399,18 +415,21 @@ function singleCard(
 
 // ----------------------------------------------------------------------------- output
 
+/** One line of a `%%reckon` cell as its output bundle holds it (render.py `step_rows`). */
+export interface IRecordStep {
+  line?: number;
+  source?: string;
+  kind?: string;
+  ok?: boolean;
+  text?: string;
+  code?: string | null;
+  error?: string | null;
+}
+
 export interface IRecordBundle {
   title?: string;
   status?: string;
-  steps?: {
-    line?: number;
-    source?: string;
-    kind?: string;
-    ok?: boolean;
-    text?: string;
-    code?: string | null;
-    error?: string | null;
-  }[];
+  steps?: IRecordStep[];
 }
 
 const STATUS_WORD: { [s: string]: string } = {
@@ -419,9 +438,68 @@ const STATUS_WORD: { [s: string]: string } = {
   refused: 'refused'
 };
 
-/** A `%%reckon` output as cards; hidden notes (`note!`) only with `showAll`. */
+function lineChip(s: IRecordStep): HTMLElement {
+  return h('span', { class: 'dsh-seq', title: `line ${s.line ?? '?'} of the cell` }, `L${s.line ?? ''}`);
+}
+
+/** How a line of the cell groups, as the timeline groups its rows (set, get, refused). */
+function stepKind(s: IRecordStep): 'writes' | 'reads' | 'failed' | 'single' {
+  if (!s.ok) {
+    return 'failed';
+  }
+  if (s.kind === 'given' || s.kind === 'delete') {
+    return 'writes';
+  }
+  return s.kind === 'show' ? 'reads' : 'single';
+}
+
+/** `tau = @R*@C = (10000 Ω)·(0.00047 F) = 4.7 s` -> name, formula, substituted, result. */
+function splitEval(text: string): { name: string; formula: string; values: string; result: string } | null {
+  const parts = text.split(' = ');
+  if (parts.length < 3) {
+    return null;
+  }
+  return {
+    name: parts[0],
+    formula: parts[1],
+    values: parts.slice(2, -1).join(' = '),
+    result: parts[parts.length - 1]
+  };
+}
+
+function stepCard(s: IRecordStep): HTMLElement {
+  const text = s.text ?? '';
+  switch (s.kind) {
+    case 'eval': {
+      const e = splitEval(text);
+      if (!e) {
+        return card('dsh-card-eval', [lineChip(s), ' ', code(text)]);
+      }
+      return card(
+        'dsh-card-eval',
+        [lineChip(s), ' ', code(`${e.name} = ${e.formula}`)],
+        e.values ? h('div', { class: 'dsh-muted' }, '= ', code(e.values)) : null,
+        h('div', { class: 'dsh-result' }, code(e.name), ' = ', h('b', {}, e.result))
+      );
+    }
+    case 'note':
+      return card('dsh-card-marker', [lineChip(s), ' note'], text);
+    case 'note!':
+      return card('dsh-card-marker dsh-card-hidden', [lineChip(s), ' hidden note (for the article writer)'], text);
+    case 'end':
+      return card('dsh-card-marker', [lineChip(s), ' end'], text);
+    default:
+      return card('', [lineChip(s), ' ', code(text || s.source || '')]);
+  }
+}
+
+/**
+ * A `%%reckon` output as the timeline's cards; hidden notes (`note!`) only with `showAll`.
+ * The header counts the cell's lines (the bundle's steps), not the record's rows.
+ */
 export function recordOutput(data: IRecordBundle, showAll: boolean): HTMLElement {
-  const steps = Array.isArray(data.steps) ? data.steps : [];
+  const steps = Array.isArray(data.steps) ? data.steps.filter(s => s && typeof s === 'object') : [];
+  const refused = steps.filter(s => !s.ok).length;
   const root = h('div', { class: 'dsh-record-output', 'data-testid': 'dsh-record-output' });
   const status = data.status ?? '';
   root.appendChild(
@@ -437,39 +515,64 @@ export function recordOutput(data: IRecordBundle, showAll: boolean): HTMLElement
           STATUS_WORD[status] ?? status,
           status === 'closed' ? 'ok' : status === 'open' ? 'warn' : 'error'
         ),
-        ` · ${steps.length} step(s)`
+        ` · ${plural(steps.length, 'line')}` + (refused ? ` · ${refused} refused` : '')
       )
     )
   );
-  for (const s of steps) {
-    if (s.kind === 'note!' && s.ok && !showAll) {
-      continue;
+  const shown = steps.filter(s => showAll || !(s.kind === 'note!' && s.ok));
+  // consecutive lines of one kind share a card, as consecutive rows do in the timeline
+  const groups: { kind: ReturnType<typeof stepKind>; steps: IRecordStep[] }[] = [];
+  for (const s of shown) {
+    const kind = stepKind(s);
+    const last = groups[groups.length - 1];
+    if (kind !== 'single' && last && last.kind === kind) {
+      last.steps.push(s);
+    } else {
+      groups.push({ kind, steps: [s] });
     }
-    const line = h('span', { class: 'dsh-seq' }, `${s.line ?? ''}`);
-    if (!s.ok) {
+  }
+  for (const g of groups) {
+    if (g.kind === 'writes' || g.kind === 'reads') {
       root.appendChild(
-        h(
-          'div',
-          { class: 'dsh-card dsh-card-failed', 'data-testid': 'dsh-step-card' },
-          h('div', { class: 'dsh-card-title' }, line, ' ✗ ', h('code', {}, s.source ?? '')),
-          h('div', {}, h('b', {}, s.code ?? ''), ': ', s.error ?? '')
+        card(
+          g.kind === 'writes' ? 'dsh-card-writes' : 'dsh-card-reads',
+          [`${g.kind === 'writes' ? 'Writes' : 'Reads'} (${g.steps.length})`],
+          h(
+            'ul',
+            { class: 'dsh-kv' },
+            g.steps.map(s => h('li', { title: s.source ?? '' }, lineChip(s), ' ', code(s.text ?? '')))
+          )
         )
       );
-      continue;
+    } else if (g.kind === 'failed') {
+      root.appendChild(
+        card(
+          'dsh-card-failed',
+          [`Failed attempts (${g.steps.length})`],
+          h(
+            'ul',
+            { class: 'dsh-kv' },
+            g.steps.map(s =>
+              h(
+                'li',
+                { 'data-testid': 'dsh-refused-row' },
+                lineChip(s),
+                ' ',
+                code(s.source ?? ''),
+                h('div', {}, h('b', {}, s.code ?? 'refused'), ': ', s.error ?? '')
+              )
+            )
+          )
+        )
+      );
+    } else {
+      for (const s of g.steps) {
+        root.appendChild(stepCard(s));
+      }
     }
-    const marker =
-      s.kind === 'note' || s.kind === 'note!' || s.kind === 'end' || s.kind === 'delete';
-    root.appendChild(
-      h(
-        'div',
-        {
-          class: `dsh-card ${marker ? 'dsh-card-marker' : 'dsh-card-eval'} ${s.kind === 'note!' ? 'dsh-card-hidden' : ''}`,
-          'data-testid': 'dsh-step-card',
-          title: s.source ?? ''
-        },
-        h('div', { class: 'dsh-card-row' }, line, ' ', marker ? h('i', {}, s.text ?? '') : h('code', {}, s.text ?? ''))
-      )
-    );
+  }
+  if (!shown.length) {
+    root.appendChild(h('div', { class: 'dsh-empty' }, 'No lines to show.'));
   }
   return root;
 }
