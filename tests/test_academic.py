@@ -285,7 +285,7 @@ def test_the_magic_and_the_widget_share_the_state(home, tmp_path, monkeypatch):
         while not toggle.button.value and time.monotonic() < deadline:
             time.sleep(0.05)
         assert toggle.button.value is True and "dsh-academic-on" in toggle.button._dom_classes
-        assert toggle.button.tooltip.startswith("Academic mode is on")
+        assert toggle.button.tooltip.startswith("Academic mode (学术模式) is on")
         toggle.button.value = False  # a click
         assert state.status()["enabled"] is False
         with capture_output() as cap:

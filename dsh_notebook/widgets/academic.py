@@ -29,13 +29,15 @@ button.dsh-academic-toggle.dsh-academic-on {border-color: #0b1f4d; color: #fff;
 
 def tooltip(st: dict) -> str:
     """The toggle's tooltip for a status object."""
-    head = "Academic mode is on" if st["enabled"] else "Academic mode is off"
+    head = (f"Academic mode ({state.TITLE}) is on" if st["enabled"] else f"Academic mode ({state.TITLE}) is off")
     parts = [head]
     a = st.get("applied")
     if a:
         parts.append(f"last shaped request: {a.get('provider')}/{a.get('model')}, reasoning effort "
                      f"{a.get('reasoningEffort') or 'none'}, max_tokens {a.get('maxTokens')} ({a.get('at')})")
-    parts.append(f"delivery gate sent back {(st.get('gate') or {}).get('count', 0)} repl(ies)")
+    n = (st.get("gate") or {}).get("count", 0)
+    parts.append("delivery gate sent back no reply yet" if not n else
+                 f"delivery gate sent back {n} long repl{'y' if n == 1 else 'ies'} for a verification log")
     if st.get("lastError"):
         parts.append(f"last error: {st['lastError']}")
     return " · ".join(parts)
@@ -48,7 +50,7 @@ class AcademicToggle(W.VBox):
         if not isinstance(poll, (int, float)) or isinstance(poll, bool) or not poll > 0:
             raise ValueError(f"poll must be a positive number of seconds, not {poll!r}")
         st = state.status()
-        self.button = W.ToggleButton(value=st["enabled"], description=f"{state.TITLE} · Academic",
+        self.button = W.ToggleButton(value=st["enabled"], description="Academic mode",  # 学术模式 in the tooltip: many systems lack a CJK font
                                      icon="graduation-cap", layout=W.Layout(width="auto"))
         self.button.add_class("dsh-academic-toggle")
         self.output = W.Output()
