@@ -67,7 +67,11 @@ def decision_html(d: dict) -> str:
     if d.get("confidence") is not None or d.get("limitations"):
         parts.append(f"<div style='color:#57606a'>confidence {_e(d.get('confidence'))}; limitations: "
                      f"{_e(d.get('limitations'))}</div>")
-    items = [f"<li><code>can_request_human_approval</code>: {_yes(p['can_request_human_approval']['value'])} — "
+    # once the request is made (or decided) for this revision, "cannot request" is expected, not a fault
+    asked = d["awaiting_person"] or any(h.get("revision") == d["revision"] for h in d["human_decisions"])
+    can = p["can_request_human_approval"]["value"]
+    can_html = "<span style='color:#57606a'>no</span>" if asked and not can else _yes(can)
+    items = [f"<li><code>can_request_human_approval</code>: {can_html} — "
              f"{_e(p['can_request_human_approval']['reason'])}</li>",
              f"<li><code>has_unresolved_objections</code>: "
              f"{_yes(p['has_unresolved_objections']['value'], good=False)} — "
