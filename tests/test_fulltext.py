@@ -140,6 +140,94 @@ def test_unsaved_notebook_reads_from_the_working_directory(tmp_path, monkeypatch
     assert r["ok"] is False and "file system's root" in r["error"] and len(led.events()) == n
 
 
+def test_a_folder_swapped_for_a_symlink_after_the_check_is_not_followed(nb, monkeypatch):
+    """The race: ``sub/`` passes the checks, then becomes a symlink out of the folder before the
+    open (made deterministic with the hook between them); the openat walk refuses it."""
+    work, led = nb
+    outside = work.parent / "outside"
+    outside.mkdir()
+    (outside / "environ").write_text(f"KEY={SECRET}\n")
+    (work / "sub").mkdir()
+    (work / "sub" / "environ").write_bytes(TEXT)
+
+    def swap(real):
+        (work / "sub").rename(work.parent / "sub-away")
+        (work / "sub").symlink_to(outside)
+
+    monkeypatch.setattr(FT, "_checked", swap)
+    err = refused(led, work, "sub/environ")
+    assert "symlink" in err and SECRET not in err
+    # a file replaced by another one (no symlink) between the check and the open: not the same inode
+    (work / "sub").unlink()
+    (work.parent / "sub-away").rename(work / "sub")
+
+    def replace(real):
+        (work / "sub" / "new").write_text(f"KEY={SECRET}\n")
+        os.replace(work / "sub" / "new", real)
+
+    monkeypatch.setattr(FT, "_checked", replace)
+    assert "changed between the check and the open" in refused(led, work, "sub/environ")
+
+
+def test_the_openat_walk_refuses_every_symlinked_component(nb):
+    work, _led = nb
+    (work / "sub").mkdir()
+    (work / "sub" / "paper.txt").write_bytes(TEXT)
+    (work / "alias").symlink_to(work / "sub")  # inside the folder, but a symlink
+    fd = FT._open_nofollow((work / "sub" / "paper.txt").resolve())
+    try:
+        assert os.read(fd, 100) == TEXT
+        assert FT._fd_path(fd) in (None, (work / "sub" / "paper.txt").resolve())
+    finally:
+        os.close(fd)
+    with pytest.raises(OSError):
+        FT._open_nofollow(work.resolve() / "alias" / "paper.txt")
+    with pytest.raises(OSError):
+        FT._open_nofollow(work.resolve() / "alias")
+
+
+def test_hard_links_and_the_sidecar_folder_are_refused(nb):
+    work, led = nb
+    (work.parent / "outside.txt").write_text(f"KEY={SECRET}\n")
+    os.link(work.parent / "outside.txt", work / "hard.txt")
+    err = refused(led, work, "hard.txt")
+    assert "2 hard links" in err and SECRET not in err
+    for locator in ("nb.dsh/ledger/main.jsonl", str(work / "nb.dsh" / "ledger" / "main.jsonl")):
+        assert "sidecar folder nb.dsh/" in refused(led, work, locator)
+
+
+def test_no_local_file_when_the_folder_is_the_home_directory(tmp_path, monkeypatch):
+    """An unsaved notebook whose kernel runs in ~ (or a notebook saved in ~ itself, or a kernel in
+    DSH_NOTEBOOK_HOME) would open every non-hidden file under ~ to a model's locator."""
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "notes.txt").write_bytes(TEXT)
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.setenv("DSH_NOTEBOOK_HOME", str(user / ".dsh-notebook"))
+    assert Path.home() == user
+    led = Ledger(user / ".dsh-notebook" / "unsaved" / "kernel-1.dsh" / "ledger" / "main.jsonl")
+    assert led.append("source-proposed", {"source_id": "s1", "kind": "doi", "identifier": "10.1000/walk"},
+                      Actor("scout"))["ok"]
+    monkeypatch.chdir(user)
+    r = link_fulltext(led, "s1", "notes.txt", actor=Actor("lead"))
+    assert r["ok"] is False and r["code"] == "FULLTEXT_REFUSED"
+    assert "your home directory" in r["error"] and "save the notebook in a project folder first" in r["error"]
+    (user / ".dsh-notebook" / "x.txt").write_bytes(TEXT)
+    monkeypatch.chdir(user / ".dsh-notebook")
+    r = link_fulltext(led, "s1", "x.txt", actor=Actor("lead"))
+    assert r["ok"] is False and "DSH_NOTEBOOK_HOME" in r["error"] and "project folder" in r["error"]
+    saved = Ledger(ledger_path(user / "nb.ipynb"))  # a notebook saved in ~ itself
+    assert saved.append("source-proposed", {"source_id": "s1", "kind": "doi", "identifier": "10.1000/walk"},
+                        Actor("scout"))["ok"]
+    r = link_fulltext(saved, "s1", "notes.txt", actor=Actor("lead"))
+    assert r["ok"] is False and "your home directory" in r["error"]
+    (user / "project").mkdir()  # a project folder under ~ is fine
+    (user / "project" / "paper.txt").write_bytes(TEXT)
+    monkeypatch.chdir(user / "project")
+    assert link_fulltext(led, "s1", "paper.txt", actor=Actor("lead"))["ok"]
+    assert led.events()[-1]["type"].endswith("fulltext-linked")
+
+
 # --------------------------------------------------------------------------- stored only when recorded
 
 
@@ -256,6 +344,54 @@ def test_empty_response_is_refused(nb, server, monkeypatch):
     work, led = nb
     monkeypatch.setenv("DSH_FULLTEXT_ALLOW_PRIVATE", "1")
     assert "empty full text" in refused(led, work, server.url("/empty"))
+
+
+def test_the_embedded_ipv4_of_6to4_and_teredo_addresses_is_checked(nb):
+    import ipaddress
+
+    work, led = nb
+    err = refused(led, work, "http://[2002:7f00:1::]/paper")  # 6to4 of 127.0.0.1
+    assert "loopback" in err and "127.0.0.1" in err
+    assert "private" in refused(led, work, "http://[2002:a00:1::]/paper")  # 6to4 of 10.0.0.1
+    assert FT._address_rule(ipaddress.ip_address("2002:808:808::")) is None  # 6to4 of 8.8.8.8: public
+
+
+def test_a_trickling_host_is_cut_off_by_the_overall_deadline(nb):
+    """Each byte comes within the read timeout, but the whole fetch has a deadline too."""
+    import time
+
+    work, led = nb
+
+    class Trickle(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            for _ in range(40):
+                try:
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                except OSError:
+                    return
+                time.sleep(0.2)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}/slow"
+    try:
+        t = time.monotonic()
+        err = refused(led, work, url, code="FULLTEXT_FETCH", allow_private=True, timeout=1, deadline=1.0)
+        assert "1-second deadline for the whole fetch" in err and time.monotonic() - t < 3
+        t = time.monotonic()  # the default deadline is 3 x the timeout (at most DEADLINE)
+        err = refused(led, work, url, code="FULLTEXT_FETCH", allow_private=True, timeout=0.5)
+        assert "1.5-second deadline" in err and time.monotonic() - t < 4
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
 
 
 # --------------------------------------------------------------------------- the lead's tool

@@ -371,6 +371,34 @@ def test_ask_refuses_a_question_over_the_cap(env, sh, monkeypatch):  # noqa: F81
     assert led.events() == []
 
 
+def test_ledger_line_length_is_checked_before_expansion_and_parsing(env, sh, monkeypatch):  # noqa: F811
+    """A huge line is refused at once: IPython's {var} expansion and shlex are quadratic on it."""
+    import time
+
+    tmp, _paper, _resolver = env
+    led = Ledger(ledger_path(tmp / "nb.ipynb"))
+    asked = []
+    monkeypatch.setattr(LG, "run_ask", lambda path, question, **kw: asked.append(question) or {})
+    monkeypatch.setattr(LG, "ask_bundle", lambda path, result: ({"text/plain": "asked"}, {}))
+    t = time.monotonic()
+    r, _cap = sh.run('%ledger ask "' + "y" * 1_000_000 + '"')  # a literal: took minutes before
+    assert r.error_in_exec is not None
+    assert "1,000,006 characters long (at most 4,000)" in str(r.error_in_exec)
+    sh.ns["big"] = "x" * 1_000_000  # expanded from a variable: refused after the expansion
+    r, _cap = sh.run("%ledger ask {big}")
+    assert r.error_in_exec is not None and "(at most 4,000)" in str(r.error_in_exec)
+    r, _cap = sh.run("%ledger show " + "z" * 10_000)
+    assert r.error_in_exec is not None and "the line is 10,005 characters long" in str(r.error_in_exec)
+    assert time.monotonic() - t < 5 and asked == [] and led.events() == []
+    # {var} and $var are still expanded, from the user's namespace and from a function's locals
+    sh.ns["topic"] = "walking"
+    r, _cap = sh.run('%ledger ask "Does {topic} lower $topic blood pressure?"')
+    assert r.error_in_exec is None, r.error_in_exec
+    r, _cap = sh.run('def f():\n    where = "at home"\n    get_ipython().run_line_magic("ledger", \'ask "Walking {where}?"\')\nf()')
+    assert r.error_in_exec is None, r.error_in_exec
+    assert asked == ["Does walking lower walking blood pressure?", "Walking at home?"]
+
+
 # --------------------------------------------------------------------------- the lead's invalid decision
 
 

@@ -15,8 +15,16 @@ import hashlib
 from pathlib import Path
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
+from IPython.core.magic import (
+    Magics,
+    line_cell_magic,
+    line_magic,
+    magics_class,
+    needs_local_scope,
+    no_var_expand,
+)
 from IPython.display import display
+from IPython.utils.text import DollarFormatter
 
 from ..llm import LLMError
 from ..reckoner import (
@@ -421,21 +429,47 @@ class ReviewMagics(Magics):
             rv.mark_read()
 
 
+MAX_LEDGER_LINE = 8000  # %ledger's line: a question of at most 4,000 characters plus its options
+
+
 @magics_class
 class LedgerMagics(Magics):
     """``%ledger show|explore|verify|export [--name NAME] [--format md|bibtex]`` and
     ``%ledger ask "question" [--name NAME]`` (see :mod:`.ledger`)."""
 
+    @no_var_expand  # IPython's expansion is quadratic on a long line: the length is checked first
     @line_magic
-    def ledger(self, line: str):
+    @needs_local_scope
+    def ledger(self, line: str, local_ns: dict | None = None):
         """``%ledger show`` (summary), ``explore`` (the LedgerExplorer widget), ``verify`` (chain
         and replay check), ``export [--format md|bibtex]`` (evidence table and BibTeX under the
         sidecar's ``exports/``), ``ask "question"`` (the research pipeline from question to a decision
         awaiting the person); ``--name NAME`` picks ``ledger/NAME.jsonl`` (default main)."""
         import os
 
+        from ..research.pipeline import MAX_QUESTION
         from . import ledger as LG
 
+        # The length is checked on the raw line, before IPython's {var}/$var expansion and shlex
+        # (both quadratic on a long line), and again after the expansion: a question of at most
+        # MAX_QUESTION characters plus room for options.
+        def check_length(text: str) -> None:
+            if len(text) <= MAX_LEDGER_LINE:
+                return
+            if text.lstrip().startswith("ask"):
+                raise UsageError(f"%ledger ask: the question is about {len(text):,} characters long (at most "
+                                 f"{MAX_QUESTION:,}); ask it in fewer words; nothing was recorded")
+            raise UsageError(f"%ledger: the line is {len(text):,} characters long (at most {MAX_LEDGER_LINE:,})"
+                             f"\n\n{LG.USAGE}")
+
+        check_length(line)
+        ns = dict(self.shell.user_ns)
+        ns.update(local_ns or {})
+        try:  # as IPython's var_expand: a line it cannot format is left as it is
+            line = DollarFormatter().vformat(line, args=[], kwargs=ns)
+        except Exception:
+            pass
+        check_length(line)
         try:
             opts = LG.parse(line)
         except LG.LedgerUsageError as exc:

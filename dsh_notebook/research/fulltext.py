@@ -4,7 +4,8 @@ stores the bytes under the sidecar folder and records the hash).
 Design:
 
 - ``link_fulltext(ledger, source_id, locator, *, actor, sidecar, allow_private=None)`` reads a
-  local file or fetches an http(s) URL with httpx (timeout, 20 MB cap), appends
+  local file or fetches an http(s) URL with httpx (a per-read timeout, an overall deadline for the
+  whole fetch, redirects included, and a 20 MB cap), appends
   ``fulltext-linked`` {source_id, locator, sha256, bytes, media_type} under *actor* (the lead's
   ``synthesis`` authority; the writer refuses anyone else) and only then moves the bytes into
   ``<sidecar>/fulltext/<sha256>.<ext>``. It returns the ledger's receipt, plus ``path`` and
@@ -20,30 +21,40 @@ Design:
   working directory. Refused: ``~`` paths, anything outside that folder (a symlink inside that
   points out included), hidden files and folders (a name starting with ``.``: ``.env``,
   ``.ssh/``, ``.git/``), anything under ``$DSH_NOTEBOOK_HOME`` (credentials), what is not a
-  regular file (devices, fifos, ``/proc``), and every local file when that folder is the file
-  system's root ``/``.
+  regular file (devices, fifos, ``/proc``), anything in the sidecar ``<stem>.dsh/`` itself
+  (ledgers and session logs are not full texts), a file with more than one hard link (it may be a
+  file from outside the folder), and every local file when that folder is the file system's root
+  ``/``, the home directory ``~`` itself or ``$DSH_NOTEBOOK_HOME`` (save the notebook in a project
+  folder, or start the kernel in one). The checked path is then opened component by component
+  (``openat`` with ``O_NOFOLLOW`` from ``/``), so a folder swapped for a symlink after the check
+  is not followed, and the opened file must be the one checked (same device and inode, and on
+  Linux its ``/proc/self/fd`` path inside the folder).
 - URLs: only ``http`` and ``https``. The host is resolved with ``socket.getaddrinfo`` and every
   address checked with ``ipaddress``: loopback, private, link-local, unspecified, multicast,
   reserved or otherwise not globally routable addresses are refused (an IPv4-mapped IPv6
-  address is checked as its IPv4 address), and the connection goes to the address that was
+  address is checked as its IPv4 address, and the IPv4 address inside a 6to4 or Teredo address
+  is checked too), and the connection goes to the address that was
   checked (the host name is kept for ``Host`` and TLS), so a second DNS answer cannot point it
   elsewhere. Redirects are followed by hand, at most ``MAX_REDIRECTS``, each hop checked again.
 - ``allow_private=True`` (or the environment variable ``DSH_FULLTEXT_ALLOW_PRIVATE=1`` when the
   argument is left ``None``) lifts the address rule, for tests and demos that serve a paper from
   ``127.0.0.1``. It is a keyword of this function only: the model-facing tool and the pipeline
-  never pass it, so a model cannot turn it on. The local-file rule always applies.
+  never pass it, so a model cannot turn it on (nor set ``timeout`` or ``deadline``, keywords of
+  this function only). The local-file rule always applies.
 - httpx is imported only inside the fetch, so the ledger core stays free of it.
 - ``fulltext_path(sidecar, sha256)`` finds the stored copy again (the claim verifier's quote check).
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import ipaddress
 import mimetypes
 import os
 import socket
 import stat
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
@@ -51,7 +62,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 from .actors import Actor
 from .ledger import Ledger
 
-__all__ = ["ALLOW_PRIVATE_ENV", "FULLTEXT_FETCH", "FULLTEXT_REFUSED", "MAX_BYTES", "MAX_REDIRECTS",
+__all__ = ["ALLOW_PRIVATE_ENV", "DEADLINE", "FULLTEXT_FETCH", "FULLTEXT_REFUSED", "MAX_BYTES", "MAX_REDIRECTS",
            "allowed_folder", "fulltext_path", "link_fulltext", "sidecar_of"]
 
 FULLTEXT_FETCH = "FULLTEXT_FETCH"
@@ -60,6 +71,7 @@ ALLOW_PRIVATE_ENV = "DSH_FULLTEXT_ALLOW_PRIVATE"
 MAX_BYTES = 20 * 1024 * 1024
 MAX_REDIRECTS = 5
 TIMEOUT = 30.0
+DEADLINE = 60.0  # the whole fetch, redirects included (the default: min(DEADLINE, 3 x timeout))
 
 _EXT = {"application/pdf": "pdf", "text/html": "html", "text/plain": "txt", "application/xml": "xml",
         "text/xml": "xml", "application/json": "json", "application/xhtml+xml": "html"}
@@ -108,13 +120,52 @@ def _media_type(name: str, declared: str | None, data: bytes) -> str:
 # ----------------------------------------------------------------------------- local files
 
 
-def _read_local(text: str, root: Path, max_bytes: int) -> tuple[bytes, str]:
+def _checked(real: Path) -> None:
+    """Called between the path checks and the open; a test hook (a swap race made deterministic)."""
+
+
+def _open_nofollow(real: Path) -> int:
+    """An fd for *real* (an absolute, resolved path) opened component by component from ``/``
+    with ``openat`` and ``O_NOFOLLOW``, so no component (not only the last) may be a symlink:
+    a folder swapped for a symlink after the checks makes the open fail instead of following it."""
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    nonblock = getattr(os, "O_NONBLOCK", 0)  # a fifo cannot hang the open
+    if os.open not in os.supports_dir_fd or not nofollow or not hasattr(os, "O_DIRECTORY"):
+        return os.open(real, os.O_RDONLY | nofollow | nonblock)
+    *folders, name = real.parts[1:]
+    dir_fd = os.open(real.anchor, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in folders:
+            next_fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | nofollow, dir_fd=dir_fd)
+            os.close(dir_fd)
+            dir_fd = next_fd
+        return os.open(name, os.O_RDONLY | nofollow | nonblock, dir_fd=dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _fd_path(fd: int) -> Path | None:
+    """Where the open *fd* really is (Linux ``/proc/self/fd``), or ``None`` when unknown."""
+    try:
+        return Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        return None
+
+
+def _read_local(text: str, root: Path, max_bytes: int, sidecar: Path | None = None) -> tuple[bytes, str]:
     """The bytes of the regular file *text* names inside *root* (see module docstring)."""
     if text.startswith("~"):
         raise _Refused(f"a '~' path is not expanded; give a path inside the notebook's folder {root}")
-    if root == Path(root.anchor):
-        raise _Refused(f"the notebook's folder is the file system's root ({root}), so no local file is linked; "
-                       "keep the notebook (or start the kernel) in a project folder")
+    home = _dsh_home().resolve()
+    try:
+        user_home = Path.home().resolve()
+    except (RuntimeError, OSError, KeyError):  # no home directory known
+        user_home = None
+    if root == Path(root.anchor) or root == user_home or root == home:
+        which = ("the file system's root" if root == Path(root.anchor)
+                 else "your home directory" if root == user_home else "DSH_NOTEBOOK_HOME")
+        raise _Refused(f"the notebook's folder is {which} ({root}), so no local file is linked; save the notebook "
+                       "in a project folder first (or start the kernel in one)")
     given = Path(text)
     path = given if given.is_absolute() else root / given
     try:
@@ -128,26 +179,48 @@ def _read_local(text: str, root: Path, max_bytes: int) -> tuple[bytes, str]:
     if hidden:
         raise _Refused(f"it is a hidden file or inside a hidden folder ({hidden[0]!r}); hidden files "
                        "(.env, .ssh, .git, ...) are not linked")
-    home = _dsh_home().resolve()
     if real.is_relative_to(home):
         raise _Refused(f"it is inside DSH_NOTEBOOK_HOME ({home}), which holds credentials and settings")
-    if not real.exists():
-        raise OSError(f"no file at {real}")
-    try:  # O_NOFOLLOW: the resolved path has no symlink left; O_NONBLOCK: a fifo cannot hang the open
-        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    side = Path(sidecar).resolve() if sidecar is not None else None
+    if side is not None and real.is_relative_to(side):
+        raise _Refused(f"it is inside the notebook's sidecar folder {side.name}/ (ledgers, session logs and "
+                       "stored copies are not full texts)")
+    try:
+        checked = os.stat(real, follow_symlinks=False)
+    except FileNotFoundError:
+        raise OSError(f"no file at {real}") from None
     except OSError as exc:
+        raise OSError(f"cannot read {real}: {exc.strerror or exc}") from None
+    _checked(real)
+    try:
+        fd = _open_nofollow(real)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise _Refused(f"a part of {real} is (or became) a symlink; only files inside the notebook's "
+                           "folder are linked") from None
         raise OSError(f"cannot open {real}: {exc.strerror or exc}") from None
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        raise _Refused("it is not a regular file (a device, fifo, socket or folder)")
-    if st.st_size > max_bytes:
-        os.close(fd)
-        raise OSError(f"{real} is {st.st_size} bytes, over the {max_bytes}-byte cap")
-    if hasattr(os, "set_blocking"):
-        os.set_blocking(fd, True)
-    with os.fdopen(fd, "rb") as fh:
-        data = fh.read(max_bytes + 1)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _Refused("it is not a regular file (a device, fifo, socket or folder)")
+        if (st.st_dev, st.st_ino) != (checked.st_dev, checked.st_ino):
+            raise _Refused(f"{real} changed between the check and the open (another file is there now)")
+        opened = _fd_path(fd)
+        if opened is not None and not opened.is_relative_to(root):
+            raise _Refused(f"the file opened is {opened}, outside the notebook's folder {root}")
+        if st.st_nlink > 1:
+            raise _Refused(f"it has {st.st_nlink} hard links, and a hard link may be a file from outside the "
+                           "notebook's folder; copy the file into the folder instead")
+        if st.st_size > max_bytes:
+            raise OSError(f"{real} is {st.st_size} bytes, over the {max_bytes}-byte cap")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            data = fh.read(max_bytes + 1)
+    finally:
+        if fd >= 0:
+            os.close(fd)
     if len(data) > max_bytes:
         raise OSError(f"{real} is over the {max_bytes}-byte cap")
     return data, real.name
@@ -158,8 +231,14 @@ def _read_local(text: str, root: Path, max_bytes: int) -> tuple[bytes, str]:
 
 def _address_rule(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
     """Which rule refuses *ip*, or ``None`` for a public address."""
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded = [a for a in (ip.sixtofour, ip.teredo[1] if ip.teredo else None) if a is not None]
+        for inner in embedded:  # 6to4 (2002::/16) and Teredo carry an IPv4 address: checked too
+            rule = _address_rule(inner)
+            if rule:
+                return f"{rule} (an IPv4 address {inner} inside {ip})"
+        if ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
     for rule, hit in (("loopback", ip.is_loopback), ("unspecified", ip.is_unspecified),
                       ("link-local", ip.is_link_local), ("multicast", ip.is_multicast),
                       ("private", ip.is_private), ("reserved", ip.is_reserved),
@@ -215,9 +294,22 @@ def _split_url(url: str) -> tuple[str, str, int]:
     return scheme, host, port or (443 if scheme == "https" else 80)
 
 
-def _fetch(url: str, timeout: float, max_bytes: int, allow_private: bool) -> tuple[bytes, str | None, str]:
-    """``(bytes, content type, final URL)``; redirects followed by hand, each hop checked."""
+def _fetch(url: str, timeout: float, max_bytes: int, allow_private: bool,
+           deadline: float | None = None) -> tuple[bytes, str | None, str]:
+    """``(bytes, content type, final URL)``; redirects followed by hand, each hop checked. The
+    whole fetch must end within *deadline* seconds (each read also has *timeout*), so a host
+    trickling a byte at a time cannot hold it."""
     import httpx  # only here: the ledger core has no httpx import
+
+    limit = min(DEADLINE, 3 * timeout) if deadline is None else deadline
+    ends = time.monotonic() + limit
+
+    def left(where: str) -> float:
+        remaining = ends - time.monotonic()
+        if remaining <= 0:
+            raise OSError(f"{where} took longer than the {limit:g}-second deadline for the whole fetch; "
+                          "the host is too slow")
+        return remaining
 
     current, came_from = url, None
     with httpx.Client(timeout=timeout, follow_redirects=False) as client:
@@ -238,6 +330,7 @@ def _fetch(url: str, timeout: float, max_bytes: int, allow_private: bool) -> tup
                 ip_host = f"[{address}]" if ":" in address else address
                 pinned = parts._replace(netloc=f"{ip_host}:{port}").geturl()
                 request = client.build_request("GET", pinned, headers=headers,
+                                               timeout=min(timeout, left(f"GET {current}")),
                                                extensions={"sni_hostname": host} if scheme == "https" else None)
                 try:
                     response = client.send(request, stream=True)
@@ -263,6 +356,7 @@ def _fetch(url: str, timeout: float, max_bytes: int, allow_private: bool) -> tup
                     raise OSError(f"{current} is {int(length)} bytes, over the {max_bytes}-byte cap")
                 chunks, total = [], 0
                 for chunk in response.iter_bytes():
+                    left(f"GET {current}")
                     total += len(chunk)
                     if total > max_bytes:
                         raise OSError(f"{current} is over the {max_bytes}-byte cap")
@@ -278,10 +372,12 @@ def _fetch(url: str, timeout: float, max_bytes: int, allow_private: bool) -> tup
 
 def link_fulltext(ledger: Ledger, source_id: str, locator: str, *, actor: Actor,
                   sidecar: str | os.PathLike[str] | None = None, timeout: float = TIMEOUT,
-                  max_bytes: int = MAX_BYTES, allow_private: bool | None = None) -> dict[str, Any]:
+                  max_bytes: int = MAX_BYTES, allow_private: bool | None = None,
+                  deadline: float | None = None) -> dict[str, Any]:
     """Store the full text at *locator* (a local path, a ``file://`` URL or an http(s) URL) and
     record it; see the module docstring for the rules. *sidecar* defaults to the ledger's
-    ``<stem>.dsh`` folder; *allow_private* ``None`` reads ``DSH_FULLTEXT_ALLOW_PRIVATE``."""
+    ``<stem>.dsh`` folder; *allow_private* ``None`` reads ``DSH_FULLTEXT_ALLOW_PRIVATE``; *deadline*
+    (seconds for the whole fetch, redirects included) defaults to ``min(DEADLINE, 3 * timeout)``."""
     sidecar = Path(sidecar) if sidecar is not None else sidecar_of(ledger)
     if allow_private is None:
         allow_private = os.environ.get(ALLOW_PRIVATE_ENV, "").strip() == "1"
@@ -297,17 +393,17 @@ def link_fulltext(ledger: Ledger, source_id: str, locator: str, *, actor: Actor,
     scheme = parts.scheme.lower()
     try:
         if scheme in ("http", "https"):
-            data, declared, final = _fetch(text, timeout, max_bytes, bool(allow_private))
+            data, declared, final = _fetch(text, timeout, max_bytes, bool(allow_private), deadline)
             name = urlsplit(final).path
         elif scheme == "file":
             if parts.netloc not in ("", "localhost"):
                 raise _Refused(f"a file:// URL names a host ({parts.netloc!r}); only local files are read")
-            data, name = _read_local(unquote(parts.path), allowed_folder(sidecar), max_bytes)
+            data, name = _read_local(unquote(parts.path), allowed_folder(sidecar), max_bytes, sidecar)
             declared = None
         elif scheme and "://" in text:
             raise _Refused(f"the {scheme}: scheme is not supported (http, https, file or a local path)")
         else:
-            data, name = _read_local(text, allowed_folder(sidecar), max_bytes)
+            data, name = _read_local(text, allowed_folder(sidecar), max_bytes, sidecar)
             declared = None
     except _Refused as exc:
         return refuse(FULLTEXT_REFUSED, str(exc))
