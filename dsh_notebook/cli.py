@@ -194,14 +194,17 @@ def cmd_sync(args) -> int:
     path = _notebook_arg(args.notebook)
     if path is None:
         return 2
+    problems: list[str] = []
     try:
-        index = sync(path)
+        index = sync(path, problems)
     except Exception as exc:
         print(f"dsh-notebook sync: {args.notebook}: {exc}", file=sys.stderr)
         return 2
     print(f"{path.name}: metadata.dsh written ({len(index['records'])} record(s), "
-          f"{len(index['sessions'])} chat session(s))")
-    return 0
+          f"{len(index['sessions'])} chat session(s), {len(index['ledgers'])} ledger(s))")
+    for p in problems:
+        print(f"dsh-notebook sync: {p}", file=sys.stderr)
+    return 1 if problems else 0
 
 
 def _home_for(target: str | None) -> Path:
@@ -416,12 +419,12 @@ def ledger_subparsers(sub) -> "argparse._SubParsersAction":
 
 
 def _ledger_file(args, verb: str) -> Path | None:
-    from .notebook.ledger import NAME, resolve_ledger
+    from .notebook.ledger import NAME, NAME_RULE, resolve_ledger
 
     if not NAME.fullmatch(args.name or ""):
-        print(f"dsh-notebook ledger {verb}: --name {args.name!r} is not a ledger name: letters, digits, _ . - "
-              "starting with a letter or digit (the file <stem>.dsh/ledger/NAME.jsonl); nothing was read or written",
-              file=sys.stderr)
+        shown = args.name if len(args.name or "") <= 60 else args.name[:60] + "…"
+        print(f"dsh-notebook ledger {verb}: --name {shown!r} is not a ledger name: {NAME_RULE} "
+              "(the file <stem>.dsh/ledger/NAME.jsonl); nothing was read or written", file=sys.stderr)
         return None
     path = resolve_ledger(args.notebook, args.name)
     if not path.is_file():
@@ -520,6 +523,11 @@ def cmd_ledger_export(args) -> int:
     path = _ledger_file(args, "export")
     if path is None:
         return 2
+    try:  # the export is written either way; a damaged ledger is named and exits 1
+        checked = LG.verify_sealed(path)
+    except (OSError, ValueError) as exc:  # LedgerPathError: not a ledger file
+        print(f"dsh-notebook ledger export: {exc}", file=sys.stderr)
+        return 2
     state, _events = LG.read_state(path)
     formats = (args.format,) if args.format else ("md", "bibtex")
     try:
@@ -529,6 +537,12 @@ def cmd_ledger_export(args) -> int:
         return 2
     for w in written:
         print(f"wrote {w}")
+    if not checked["ok"]:
+        first = checked["problems"][0]
+        print(f"dsh-notebook ledger export: warning: the ledger {path.name} does not verify "
+              f"({len(checked['problems'])} problem(s); line {first['line']}: {first['problem']}); the export "
+              f"reflects a damaged ledger: run dsh-notebook ledger verify", file=sys.stderr)
+        return 1
     return 0
 
 

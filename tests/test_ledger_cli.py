@@ -177,3 +177,41 @@ def test_ledger_magic_verify_uses_the_sealed_head(sh):  # noqa: F811
     led.path.mkdir()
     r, cap = sh.run("%ledger verify")
     assert r.error_in_exec is not None and "it is a folder, not a file" in str(r.error_in_exec)
+
+
+def test_a_too_long_name_is_refused_cleanly(tmp_path, sh):  # noqa: F811
+    """A 300-character --name exceeded the file-name limit (OSError tracebacks); the shared NAME
+    caps it at 100 characters: exit 2 in the CLI, a UsageError in the magic."""
+    from dsh_notebook.notebook.ledger import NAME, NAME_MAX, LedgerUsageError, parse
+
+    assert NAME_MAX == 100 and NAME.fullmatch("a" * 100) and not NAME.fullmatch("a" * 101)
+    nb = tmp_path / "nb.ipynb"
+    build(nb)
+    long = "a" * 300
+    for verb, extra in (("show", ()), ("verify", ()), ("export", ()),
+                        ("decide", ("--decision", "d1", "--verdict", "approved"))):
+        r = cli(verb, nb, "--name", long, *extra, input="yes\n")
+        assert r.returncode == 2 and "is not a ledger name" in r.stderr and "at most 100" in r.stderr, (verb, r.stderr)
+        assert "Traceback" not in r.stderr and long not in r.stderr
+    for action in ("show", "explore", "verify", "export"):
+        try:
+            parse(f"{action} --name {long}")
+        except LedgerUsageError as exc:
+            assert "at most 100 characters" in str(exc)
+        else:
+            raise AssertionError(action)
+    from IPython.core.error import UsageError
+
+    for src in (f"%ledger show --name {long}", f"%ledger explore --name {long}"):
+        r, _cap = sh.run(src)
+        assert isinstance(r.error_in_exec, UsageError) and "not a ledger name" in str(r.error_in_exec)
+
+
+def test_export_of_a_damaged_ledger_warns_and_exits_1(tmp_path):
+    nb = tmp_path / "nb.ipynb"
+    led = build(nb)
+    with open(led.path, "ab") as f:
+        f.write(b"garbage\n")
+    r = cli("export", nb)
+    assert r.returncode == 1 and "warning: the ledger main.jsonl does not verify" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and "wrote" in r.stdout

@@ -136,6 +136,47 @@ def test_confirm_refused_when_the_ledger_moved_on(tmp_path, explorer):
     assert len(led.events()) == n and "Refused" in ex.message.value
 
 
+def test_click_records_the_revision_the_card_showed_not_a_later_one(tmp_path, explorer):
+    """A revision written behind the widget's back (no redraw yet): the button still carries the
+    card's revision 1, so Confirm is refused with "reload" and nothing is written."""
+    led = build(tmp_path / "nb.ipynb")
+    ex = explorer(poll=600)
+    assert "revision 1" in ex.decisions_box.children[0].children[0].value
+    ok(led.append("decision-revised", {"decision_id": "d1", "revision": 2, "statement": "NO - the opposite",
+                                       "claim_ids": ["c1"], "confidence": "high"}, LEAD))
+    ok(led.append("review-verdict-recorded", {"decision_id": "d1", "revision": 2, "verdict": "pass"}, AUDIT))
+    ok(led.append("human-approval-requested", {"decision_id": "d1", "revision": 2}, LEAD))
+    n = len(led.events())
+    ex.buttons["d1"]["approved"].click()
+    # the confirmation names the revision and the statement the person saw
+    assert "revision 1" in ex.confirm_text.value and "Probably yes" in ex.confirm_text.value
+    assert "NO - the opposite" not in ex.confirm_text.value
+    receipt = ex.confirm()
+    assert receipt["ok"] is False and receipt["code"] == "LEDGER_STATE" and "reload" in receipt["error"]
+    assert len(led.events()) == n and led.fold().human_decisions_for("d1") == []
+    assert "Refused" in ex.message.value
+    # after the redraw the card shows revision 2 and its buttons carry it
+    assert "NO - the opposite" in ex.decisions_box.children[0].children[0].value
+    ex.buttons["d1"]["approved"].click()
+    assert "revision 2" in ex.confirm_text.value and "NO - the opposite" in ex.confirm_text.value
+    ok(ex.confirm())
+    assert led.events()[-1]["data"]["revision"] == 2
+
+
+def test_a_redraw_after_a_revision_drops_the_pending_confirmation(tmp_path, explorer):
+    led = build(tmp_path / "nb.ipynb")
+    ex = explorer(poll=600)
+    ex.buttons["d1"]["approved"].click()
+    ok(led.append("decision-revised", {"decision_id": "d1", "revision": 2, "statement": "NO",
+                                       "claim_ids": ["c1"], "confidence": "high"}, LEAD))
+    ok(led.append("review-verdict-recorded", {"decision_id": "d1", "revision": 2, "verdict": "pass"}, AUDIT))
+    ok(led.append("human-approval-requested", {"decision_id": "d1", "revision": 2}, LEAD))
+    ex.refresh()
+    assert ex.confirm_box.layout.display == "none" and "revised to revision 2" in ex.message.value
+    n = len(led.events())
+    assert ex.confirm() is None and len(led.events()) == n
+
+
 def test_graph_names_decision_claims_and_sources(tmp_path, explorer):
     build(tmp_path / "nb.ipynb")
     ex = explorer(poll=60)

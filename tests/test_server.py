@@ -574,3 +574,20 @@ def test_an_unknown_route_under_dsh_api_is_a_json_404(api, raw, artifact):
     assert api("records", notebook=NB)[0] == 200  # the real routes still come first
     r = raw("dsh/api/nothing", follow_redirects=False)
     assert r.code in (401, 403) and "error" in json.loads(r.body)
+
+
+def test_a_too_long_ledger_name_and_an_out_of_range_revision_are_400(api, artifact):
+    """A 300-character ledger name gave a 500 (OSError: File name too long); a revision of
+    10**30 a 409. Both are the client's mistake: 400, nothing written."""
+    led = artifact["ledger"]
+    n = len(led.events())
+    long = "a" * 300
+    status, body = api("ledgers", long, notebook=NB)
+    assert status == 400 and "is not a ledger name" in body["error"] and "at most 100" in body["error"], body
+    decision = {"decision_id": "d1", "revision": 1, "verdict": "approved", "note": ""}
+    status, body = api("ledgers", long, "decision", method="POST", body=decision, notebook=NB)
+    assert status == 400 and "is not a ledger name" in body["error"], body
+    status, body = api("ledgers", "main", "decision", method="POST", body={**decision, "revision": 10**30},
+                       notebook=NB)
+    assert status == 400 and "out of range" in body["error"], body
+    assert len(led.events()) == n

@@ -285,3 +285,102 @@ def test_ledgers_are_sealed_by_sync_and_checked_by_verify(tmp_path):
     f.write_text(f.read_text(encoding="utf-8").replace("aspirin", "coffee"), encoding="utf-8")
     bad = [x for x in verify(path) if x.check == 3 and x.ok is False]
     assert bad and "main.jsonl" in bad[0].subject
+
+
+def _study_with_ledgers(tmp_path, *names):
+    from dsh_notebook.research import Actor, Ledger
+
+    path = tmp_path / "study.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("ledgers")]), str(path))
+    for name in names:
+        led = Ledger(tmp_path / "study.dsh" / "ledger" / f"{name}.jsonl")
+        assert led.append("question-posed", {"question_id": "q1", "text": "Q?"}, Actor("lead"))["ok"]
+        assert led.append("question-posed", {"question_id": "q2", "text": "Q2?"}, Actor("lead"))["ok"]
+    return path
+
+
+def test_a_sealed_ledger_deleted_or_renamed_fails_verify(tmp_path):
+    path = _study_with_ledgers(tmp_path, "main", "second")
+    sync(path)
+    assert failures(path) == []
+    folder = tmp_path / "study.dsh" / "ledger"
+    (folder / "second.jsonl").unlink()
+    assert failures(path) == ["ledger/second.jsonl: sealed in the notebook's metadata.dsh but "
+                              "study.dsh/ledger/second.jsonl is missing (deleted or renamed?)"]
+    (folder / "main.jsonl").rename(folder / "main2.jsonl")
+    got = failures(path, 1)
+    assert any(g.startswith("ledger/main.jsonl: sealed") and "missing" in g for g in got)
+    assert "ledger/main2.jsonl: not sealed in the notebook's metadata.dsh (created or renamed after sync: run " \
+           "dsh-notebook sync)" in got
+    r = cli("verify", str(path))
+    assert r.returncode == 1 and "verified" not in r.stdout.splitlines()[-1]
+    # the whole folder gone
+    shutil.rmtree(folder)
+    assert len(failures(path, 1)) == 2 and cli("verify", str(path)).returncode == 1
+
+
+def test_a_ledger_made_after_sync_is_reported_not_sealed_and_sync_seals_it(tmp_path):
+    path = _study_with_ledgers(tmp_path, "main")
+    sync(path)
+    from dsh_notebook.research import Actor, Ledger
+
+    led = Ledger(tmp_path / "study.dsh" / "ledger" / "other.jsonl")
+    assert led.append("question-posed", {"question_id": "q1", "text": "Q?"}, Actor("lead"))["ok"]
+    assert failures(path) == ["ledger/other.jsonl: not sealed in the notebook's metadata.dsh (created or renamed "
+                              "after sync: run dsh-notebook sync)"]
+    sync(path)
+    assert failures(path) == []
+
+
+def test_sync_never_reseals_a_ledger_that_lost_its_sealed_head(tmp_path):
+    path = _study_with_ledgers(tmp_path, "main")
+    r = cli("sync", str(path))
+    assert r.returncode == 0, r.stderr
+    sealed = json.loads(path.read_text())["metadata"]["dsh"]["ledgers"]["main"]
+    f = tmp_path / "study.dsh" / "ledger" / "main.jsonl"
+    f.write_text("".join(f.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]), encoding="utf-8")
+    r = cli("sync", str(path))
+    assert r.returncode == 1 and "ledger main" in r.stderr and "the old seal is kept" in r.stderr
+    assert json.loads(path.read_text())["metadata"]["dsh"]["ledgers"]["main"] == sealed
+    assert any("ends before the head sealed by sync" in x for x in failures(path, 3))
+    assert cli("verify", str(path)).returncode == 1
+    # a missing ledger keeps its seal too
+    f.unlink()
+    problems: list[str] = []
+    index = sync(path, problems)
+    assert index["ledgers"]["main"] == sealed and "is missing" in problems[0]
+
+
+def test_sync_seals_a_ledger_that_only_grew(tmp_path):
+    from dsh_notebook.research import Actor, Ledger
+
+    path = _study_with_ledgers(tmp_path, "main")
+    sync(path)
+    led = Ledger(tmp_path / "study.dsh" / "ledger" / "main.jsonl")
+    assert led.append("question-posed", {"question_id": "q3", "text": "Q3?"}, Actor("lead"))["ok"]
+    problems: list[str] = []
+    assert sync(path, problems)["ledgers"]["main"]["events"] == 3 and problems == []
+    assert failures(path) == []
+
+
+def test_pre_save_hook_keeps_the_old_seal_and_logs(tmp_path, caplog):
+    from dsh_notebook import server
+
+    path = _study_with_ledgers(tmp_path, "main")
+    sync(path)
+    content = json.loads(path.read_text())
+    sealed = content["metadata"]["dsh"]["ledgers"]["main"]
+    f = tmp_path / "study.dsh" / "ledger" / "main.jsonl"
+    f.write_text("".join(f.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]), encoding="utf-8")
+
+    class CM:
+        root_dir = str(tmp_path)
+
+        def _get_os_path(self, p):
+            return str(tmp_path / p)
+
+    model = {"type": "notebook", "content": content}
+    with caplog.at_level("WARNING"):
+        server.pre_save_hook(model, "study.ipynb", CM())
+    assert model["content"]["metadata"]["dsh"]["ledgers"]["main"] == sealed
+    assert "the old seal is kept" in caplog.text

@@ -127,26 +127,32 @@ def named_sessions(nb) -> list[tuple[int, str]]:
     return list(dict.fromkeys((i, sid) for i, sid in found if isinstance(sid, str) and sid))
 
 
-def sync(notebook) -> dict:
+def sync(notebook, problems: list[str] | None = None) -> dict:
     """Write the artifact index into the notebook file (``metadata.dsh`` and each producing
-    cell's ``metadata.dsh``); returns the index. Raises ``FileNotFoundError`` for a missing
-    notebook."""
+    cell's ``metadata.dsh``); returns the index. A ledger that cannot be (re)sealed keeps its old
+    seal and is described in *problems* (see :func:`sync_node`). Raises ``FileNotFoundError``
+    for a missing notebook."""
     import nbformat
 
     from ..storage import atomic_write_text
 
     path = Path(notebook)
     nb = _read_nb(path)
-    index = sync_node(nb, path)
+    index = sync_node(nb, path, problems)
     atomic_write_text(path, nbformat.writes(nb) + "\n")
     return index
 
 
-def sync_node(nb, notebook) -> dict:
+def sync_node(nb, notebook, problems: list[str] | None = None) -> dict:
     """Write the artifact index into the in-memory notebook *nb* (an nbformat node) whose file
     is, or will be, at *notebook* (its sidecar ``<stem>.dsh/`` is read; nothing is written).
     Used by :func:`sync` and by the server's pre-save hook; returns the index. Raises
-    ``nbformat.ValidationError`` when the result does not validate."""
+    ``nbformat.ValidationError`` when the result does not validate.
+
+    A ledger is sealed (``{head, events}``) only when it verifies and, if it was sealed before,
+    only when the old sealed head is still one of its lines (the ledger may only have grown
+    since). Otherwise the old seal is kept (a ledger file that went missing keeps its seal too,
+    so ``verify`` reports it) and a sentence is appended to *problems*, when given."""
     import nbformat
 
     path = Path(notebook)
@@ -178,16 +184,7 @@ def sync_node(nb, notebook) -> dict:
             index["sessions"].append({"id": sid, "sha256": sha256_file(f)})
         elif sid in old_sessions:
             index["sessions"].append(old_sessions[sid])
-    ledger_dir = sidecar_for(path) / "ledger"
-    for f in sorted(ledger_dir.glob("*.jsonl")) if ledger_dir.is_dir() else []:
-        from ..research import Ledger, LedgerPathError
-
-        try:
-            result = Ledger(f).verify()
-        except LedgerPathError:  # not a ledger file (a folder named *.jsonl): verify reports it
-            continue
-        if result["ok"]:  # a damaged ledger is never sealed: verify keeps reporting it
-            index["ledgers"][f.stem] = {"head": result["head"], "events": result["events"]}
+    _seal_ledgers(nb, path, index, problems if problems is not None else [])
     old_reviews = {e.get("file"): e for e in (nb.metadata.get("dsh") or {}).get("reviews") or [] if isinstance(e, dict)}
     for _, f in named_reviews(nb):
         if f in {e["file"] for e in index["reviews"]}:
@@ -208,6 +205,53 @@ def sync_node(nb, notebook) -> dict:
     nb.metadata["dsh"] = index
     nbformat.validate(nb)
     return index
+
+
+def _old_ledger_seals(meta) -> dict[str, dict]:
+    """The well-formed ``{name: {head, events}}`` entries of an existing ``metadata.dsh.ledgers``."""
+    from .ledger import NAME
+
+    held = meta.get("ledgers") if isinstance(meta, dict) else None
+    if not isinstance(held, dict):
+        return {}
+    return {k: {"head": v["head"], "events": v.get("events") if type(v.get("events")) is int else None}
+            for k, v in held.items()
+            if isinstance(k, str) and NAME.fullmatch(k) and isinstance(v, dict) and isinstance(v.get("head"), str)}
+
+
+def _seal_ledgers(nb, path: Path, index: dict, problems: list[str]) -> None:
+    from ..research import Ledger, LedgerPathError
+
+    old = _old_ledger_seals(nb.metadata.get("dsh"))
+    ledger_dir = sidecar_for(path) / "ledger"
+    seen: set[str] = set()
+    for f in sorted(ledger_dir.glob("*.jsonl")) if ledger_dir.is_dir() else []:
+        seen.add(f.stem)
+        prev = old.get(f.stem)
+        try:
+            if prev is None:
+                result = Ledger(f).verify()
+            else:  # the ledger may only have grown since it was sealed
+                result = Ledger(f).verify(prev["head"], expected_events=prev["events"], appended_ok=True)
+        except (LedgerPathError, OSError) as exc:  # not a ledger file (a folder named *.jsonl)
+            result = {"ok": False, "problems": [{"line": 0, "problem": str(exc)}]}
+        if result["ok"]:
+            index["ledgers"][f.stem] = {"head": result["head"], "events": result["events"]}
+            continue
+        first = result["problems"][0]
+        why = f"{len(result['problems'])} problem(s); line {first['line']}: {first['problem']}"
+        if prev is not None:  # never overwrite a seal with the head of a ledger that lost or changed lines
+            index["ledgers"][f.stem] = prev
+            problems.append(f"ledger {f.stem}: does not verify against the head sealed by sync ({why}); the old "
+                            "seal is kept: run dsh-notebook ledger verify")
+        else:  # a damaged ledger is never sealed: verify keeps reporting it
+            problems.append(f"ledger {f.stem}: does not verify ({why}); it is not sealed: run dsh-notebook "
+                            "ledger verify")
+    for name in sorted(set(old) - seen):
+        index["ledgers"][name] = old[name]
+        problems.append(f"ledger {name}: sealed in the notebook but {ledger_dir.name}/{name}.jsonl is missing "
+                        "(deleted or renamed?); the seal is kept")
+    index["ledgers"] = dict(sorted(index["ledgers"].items()))
 
 
 def verify(notebook) -> list[Finding]:
@@ -273,12 +317,26 @@ def verify(notebook) -> list[Finding]:
     for f in files:
         findings.extend(_check_record(f))
 
-    # 3. ledgers
+    # 3. ledgers (and check 1 for them: every ledger sealed in metadata.dsh exists; once the
+    # notebook holds a ledger index, every ledger beside it is sealed in it)
     ledgers = sorted((sidecar / "ledger").glob("*.jsonl")) if (sidecar / "ledger").is_dir() else []
-    held_ledgers = (meta.get("ledgers") if isinstance(meta, dict) else None) or {}
+    held_ledgers = meta.get("ledgers") if isinstance(meta, dict) else None
+    if held_ledgers is not None and not isinstance(held_ledgers, dict):
+        findings.append(Finding(1, False, "metadata.dsh", "the notebook's metadata.dsh.ledgers is malformed (it must "
+                                                          "map ledger names to {head, events}); run dsh-notebook sync"))
+        held_ledgers = None
+    findings.extend(_check_sealed_ledgers(held_ledgers, ledgers, sidecar))
+    chains: list[Finding] = []
     for f in ledgers:
-        findings.extend(_check_ledger(f, held_ledgers.get(f.stem) if isinstance(held_ledgers, dict) else None))
-    if not ledgers:
+        found = _check_ledger(f, (held_ledgers or {}).get(f.stem))
+        chains.extend(found)
+        if held_ledgers is not None and f.stem not in held_ledgers:
+            damaged = any(x.ok is False for x in found)
+            findings.append(Finding(1, False, f"ledger/{f.name}", "not sealed in the notebook's metadata.dsh "
+                                    + ("(sync seals a ledger only once it verifies: see check 3)" if damaged else
+                                       "(created or renamed after sync: run dsh-notebook sync)")))
+    findings.extend(chains)
+    if not ledgers and not held_ledgers:
         findings.append(Finding(3, True, sidecar.name, "no ledgers"))
 
     # 4. no secrets
@@ -310,6 +368,30 @@ def _check_sessions(nb, meta: dict, sidecar: Path) -> list[Finding]:
                                                            "(edited, or the chat went on after sync: run dsh-notebook sync)"))
         else:
             out.append(Finding(1, True, f"session {sid}", "present, hash matches" if held.get(sid) else "present"))
+    return out
+
+
+def _check_sealed_ledgers(held: dict | None, ledgers: list[Path], sidecar: Path) -> list[Finding]:
+    """Check 1 for ledgers: each ledger ``metadata.dsh.ledgers`` seals exists beside the
+    notebook (its head is checked under 3) and its entry is well formed."""
+    from .ledger import NAME
+
+    out: list[Finding] = []
+    on_disk = {f.stem for f in ledgers}
+    for name, entry in (held or {}).items():
+        if not isinstance(name, str) or not NAME.fullmatch(name):
+            out.append(Finding(1, False, str(name)[:40], "is not a ledger name (in metadata.dsh.ledgers)"))
+            continue
+        subject = f"ledger/{name}.jsonl"
+        if not isinstance(entry, dict) or not isinstance(entry.get("head"), str):
+            out.append(Finding(1, False, subject, "its seal in metadata.dsh.ledgers is malformed (it must be "
+                                                  "{head, events}); run dsh-notebook sync"))
+        if name not in on_disk:
+            rel = (sidecar / "ledger" / f"{name}.jsonl").relative_to(sidecar.parent)
+            out.append(Finding(1, False, subject, f"sealed in the notebook's metadata.dsh but {rel} is missing "
+                                                  "(deleted or renamed?)"))
+        elif isinstance(entry, dict) and isinstance(entry.get("head"), str):
+            out.append(Finding(1, True, subject, "present (its sealed head is checked under 3)"))
     return out
 
 

@@ -50,7 +50,11 @@ USAGE = ('%ledger show|explore|verify|export [--name NAME] [--format md|bibtex]\
 VERDICTS = ("approved", "rejected", "needs_revision")
 
 
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+# a ledger's name, the file <stem>.dsh/ledger/NAME.jsonl: 1-100 characters (a longer one would
+# exceed the file-name limit); shared by the magic, the CLI and the server's routes
+NAME_MAX = 100
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,%d}" % (NAME_MAX - 1))
+NAME_RULE = f"letters, digits, _ . -, starting with a letter or digit, at most {NAME_MAX} characters"
 
 
 class LedgerUsageError(ValueError):
@@ -81,7 +85,8 @@ def parse(line: str) -> argparse.Namespace:
     if a.action != "ask" and a.question is not None:
         raise LedgerUsageError(f"unexpected argument {a.question!r}")
     if not NAME.fullmatch(a.name):
-        raise LedgerUsageError(f"--name {a.name!r} is not a ledger name (letters, digits, _ . -)")
+        shown = a.name if len(a.name) <= 60 else a.name[:60] + "…"
+        raise LedgerUsageError(f"--name {shown!r} is not a ledger name ({NAME_RULE})")
     return a
 
 

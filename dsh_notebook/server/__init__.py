@@ -104,7 +104,10 @@ def pre_save_hook(model, path, contents_manager, **kwargs) -> None:
         nb = nbformat.from_dict(copy.deepcopy(model["content"]))
         if not _has_dsh(nb, notebook):
             return
-        sync_node(nb, notebook)
+        problems: list[str] = []
+        sync_node(nb, notebook, problems)
+        for p in problems:  # the old seal is kept; the save goes on
+            log.warning("dsh_notebook: %s: %s", path, p)
         model["content"] = nb
     except Exception:  # noqa: BLE001 - never stop a save
         log.warning("dsh_notebook: the metadata.dsh index of %s was not updated; the notebook is saved unchanged "

@@ -204,9 +204,11 @@ def reviews(notebook: Path, root: Path) -> list[dict]:
 
 
 def _ledger_file(notebook: Path, root: Path, name: str) -> Path:
-    if not ID.fullmatch(name):
-        raise RouteError(400, f"{name!r} is not a ledger name (letters, digits, _ . -, starting with a letter or "
-                              "digit)")
+    from ..notebook.ledger import NAME, NAME_RULE
+
+    if not NAME.fullmatch(name):
+        shown = name if len(name) <= 60 else name[:60] + "…"
+        raise RouteError(400, f"{shown!r} is not a ledger name ({NAME_RULE})")
     folder = _folder(notebook, "ledger", root)
     path = folder / f"{name}.jsonl" if folder is not None else None
     if path is None or not path.is_file():
@@ -246,8 +248,10 @@ def ledgers(notebook: Path, root: Path) -> list[dict]:
     if folder is None:
         return []
     out = []
+    from ..notebook.ledger import NAME
+
     for f in sorted(folder.glob("*.jsonl")):
-        if not ID.fullmatch(f.stem):
+        if not NAME.fullmatch(f.stem):
             continue
         try:
             _inside(root, f, f"ledger {f.stem}")
@@ -296,9 +300,12 @@ def decide(notebook: Path, root: Path, name: str, body, user: str) -> dict:
         raise RouteError(400, 'the field "revision" is missing: send the revision of the decision the person saw '
                               '(the card\'s "revision"), so the decision is recorded on that revision only')
     revision = body["revision"]
-    if type(revision) is not int or revision < 1:
-        raise RouteError(400, f'"revision" must be the decision\'s revision the person saw (a whole number from 1), '
-                              f"not {revision!r}")
+    from ..research.events import INT_MAX
+
+    if type(revision) is not int or not 1 <= revision <= INT_MAX:
+        shown = repr(revision) if len(repr(revision)) <= 40 else repr(revision)[:40] + "…"
+        raise RouteError(400, f'"revision" must be the decision\'s revision the person saw (a whole number from 1 '
+                              f"to {INT_MAX}), not {shown}" + (" (out of range)" if type(revision) is int else ""))
     if note is None:
         note = ""
     if not isinstance(note, str):

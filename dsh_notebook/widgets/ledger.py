@@ -149,7 +149,9 @@ class LedgerExplorer(W.VBox):
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._poll = poll
-        self._pending: tuple[str, str, int] | None = None  # (decision_id, verdict, revision) awaiting Confirm
+        # (decision_id, verdict, revision, statement) awaiting Confirm: the revision and statement the
+        # card showed when it was drawn, so a revision written since is refused, never approved unseen
+        self._pending: tuple[str, str, int, str] | None = None
         self.buttons: dict[str, dict[str, W.Button]] = {}
         self.notes: dict[str, W.Text] = {}
         self.state = None
@@ -211,8 +213,15 @@ class LedgerExplorer(W.VBox):
             self.objections_html.value = objections_html(s)
             self.timeline_html.value = timeline_html(L.timeline(events))
             self.graph_html.value = L.graph_svg(state) if s["events"] else "<i>Nothing to draw yet.</i>"
-            if self._pending is not None and not L.awaiting_person(state, self._pending[0]):
-                self._set_pending(None)
+            if self._pending is not None:
+                did, rev = self._pending[0], self._pending[2]
+                if not L.awaiting_person(state, did):
+                    self._set_pending(None)
+                elif state.decisions[did].revision != rev:  # revised since the card the person clicked
+                    self._set_pending(None)
+                    self._say(f"Decision {did} was revised to revision {state.decisions[did].revision} while you "
+                              f"were confirming revision {rev}; nothing was recorded: read the new revision.",
+                              "#c62828")
 
     def _draw_decisions(self) -> None:
         children = []
@@ -227,10 +236,12 @@ class LedgerExplorer(W.VBox):
                 self.notes[did] = note
                 self.buttons[did] = {}
                 row = [note]
+                rev, statement = d["revision"], d["statement"]  # what this card shows
                 for verdict in L.VERDICTS:
                     b = W.Button(description=_LABELS[verdict], button_style=_STYLES[verdict],
-                                 layout=W.Layout(**_BUTTON), tooltip=f"{_LABELS[verdict]} decision {did}")
-                    b.on_click(lambda _b, did=did, v=verdict: self._guarded(lambda: self.request(did, v)))
+                                 layout=W.Layout(**_BUTTON), tooltip=f"{_LABELS[verdict]} decision {did} revision {rev}")
+                    b.on_click(lambda _b, did=did, v=verdict, rev=rev, st=statement:
+                               self._guarded(lambda: self.request(did, v, revision=rev, statement=st)))
                     self.buttons[did][verdict] = b
                     row.append(b)
                 box.append(W.HBox(row, layout=W.Layout(flex_flow="row wrap")))  # buttons wrap when narrow
@@ -247,18 +258,23 @@ class LedgerExplorer(W.VBox):
             self.confirm_box.layout.display = "none"
             self.confirm_text.value = ""
             return
-        did, verdict, rev = pending
+        did, verdict, rev, statement = pending
         note = self.notes[did].value.strip() if did in self.notes else ""
-        self.confirm_text.value = (f"Record <b>{_e(verdict)}</b> for decision <b>{_e(did)}</b> revision {rev} as "
-                                   f"<b>{_e(L.person_name())}</b>" + (f" with the note “{_e(note)}”" if note else "")
+        self.confirm_text.value = (f"Record <b>{_e(verdict)}</b> for decision <b>{_e(did)}</b> revision {rev} "
+                                   f"(“{_e(statement)}”) as <b>{_e(L.person_name())}</b>"
+                                   + (f" with the note “{_e(note)}”" if note else "")
                                    + "? This is written to the ledger and cannot be undone.")
         self.confirm_box.layout.display = "flex"
 
     def _say(self, text: str, colour: str = "#57606a") -> None:
         self.message.value = f"<span style='color:{colour}'>{_e(text)}</span>" if text else ""
 
-    def request(self, decision_id: str, verdict: str) -> None:
-        """A decision button's click: ask for confirmation (nothing is written yet)."""
+    def request(self, decision_id: str, verdict: str, *, revision: int | None = None,
+                statement: str | None = None) -> None:
+        """A decision button's click: ask for confirmation (nothing is written yet). *revision*
+        and *statement* are what the clicked card showed (the buttons pass them); Confirm records
+        the decision on that revision only, so the ledger refuses it if the decision was revised
+        since the card was drawn. Without them, the ledger's current revision is used."""
         with self._lock:
             if verdict not in L.VERDICTS:
                 raise ValueError(f"verdict {verdict!r}: expected one of {', '.join(L.VERDICTS)}")
@@ -271,8 +287,15 @@ class LedgerExplorer(W.VBox):
                 self._say(f"Refused: {why}", "#c62828")
                 self.refresh()
                 return
-            self._set_pending((decision_id, verdict, state.decisions[decision_id].revision))
-            self._say("")
+            dec = state.decisions[decision_id]
+            if revision is None:
+                revision, statement = dec.revision, dec.current["statement"]
+            elif statement is None:
+                statement = next((r["statement"] for r in dec.revisions if r.get("revision") == revision), "")
+            self._set_pending((decision_id, verdict, revision, statement))
+            self._say("" if dec.revision == revision else
+                      f"The decision was revised to revision {dec.revision} since this card was drawn; "
+                      "Confirm will be refused: Refresh and read the new revision.", "#c62828")
 
     def cancel(self) -> None:
         with self._lock:
@@ -286,7 +309,7 @@ class LedgerExplorer(W.VBox):
             if self._pending is None:
                 self._say("Nothing to confirm: choose Approve, Reject or Needs revision first.", "#c62828")
                 return None
-            did, verdict, rev = self._pending
+            did, verdict, rev, _statement = self._pending
             self._set_pending(None)
             note = self.notes[did].value.strip() if did in self.notes else ""
             name = L.person_name()
