@@ -368,7 +368,7 @@ def test_the_ledger_explorer_records_a_confirmed_approval(lab, page):
     confirm = widget.get_by_role("button", name="Confirm", exact=True)
     expect(confirm).to_be_visible()
     expect(widget).to_contain_text(
-        f"Record approved for decision d1 revision 1 as {person_name()} with the note “{NOTE}”")
+        f"Record approved for decision d1 revision 1 (“Probably yes”) as {person_name()} with the note “{NOTE}”")
     for button in (confirm, widget.get_by_role("button", name="Cancel", exact=True)):
         _holds(page, button, _WHOLE_LABEL, "the label is cut")
     assert _human_decisions(ledger) == []
