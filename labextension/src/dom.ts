@@ -62,10 +62,14 @@ export function when(value: number | string | null | undefined): string {
 }
 
 /** A coloured yes/no. */
-export function yes(value: boolean): HTMLElement {
+/**
+ * `yes` / `no`, green when `value` is the `good` answer and red otherwise (`no` is the good answer
+ * to has_unresolved_objections); grey when `neutral` (an expected answer, not a fault).
+ */
+export function yes(value: boolean, good = true, neutral = false): HTMLElement {
   return h(
     'span',
-    { class: value ? 'dsh-yes' : 'dsh-no' },
+    { class: neutral ? 'dsh-muted' : value === good ? 'dsh-yes' : 'dsh-no' },
     value ? 'yes' : 'no'
   );
 }

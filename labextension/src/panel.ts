@@ -837,9 +837,12 @@ export class DshPanel extends Widget {
 
   private _decisionCard(d: IDecisionView, ledgers: ILedgerSummary[], fold: ILedgerFold): HTMLElement {
     const p = d.predicates;
+    // once approval is requested (or decided) for this revision, "cannot request" is expected
+    const asked = d.awaiting_person || d.human_decisions.some(hd => hd.revision === d.revision);
+    const can = p.can_request_human_approval.value;
     const items = [
-      h('li', {}, code('can_request_human_approval'), ': ', yes(p.can_request_human_approval.value), ` — ${p.can_request_human_approval.reason}`),
-      h('li', {}, code('has_unresolved_objections'), ': ', yes(p.has_unresolved_objections.value), ` — ${p.has_unresolved_objections.reason}`),
+      h('li', {}, code('can_request_human_approval'), ': ', yes(can, true, asked && !can), ` — ${p.can_request_human_approval.reason}`),
+      h('li', {}, code('has_unresolved_objections'), ': ', yes(p.has_unresolved_objections.value, false), ` — ${p.has_unresolved_objections.reason}`),
       ...d.claims.map(c =>
         h('li', {}, 'claim ', code(c.claim_id), ' eligible: ', yes(c.eligible), ` — ${c.reason}`)
       ),
