@@ -349,26 +349,34 @@ def verify(notebook) -> list[Finding]:
     return findings
 
 
+def _check_hashed(named: list[str], held: dict, sidecar: Path, *, pattern: str, bad: str,
+                  path_of, label, differs: str) -> list[Finding]:
+    """Check 1 for sidecar files that notebook outputs name and ``sync`` seals with a sha256
+    (chat sessions, review histories): each exists, and matches its sealed hash if it has one."""
+    out: list[Finding] = []
+    for name in list(dict.fromkeys(named + [k for k in held if isinstance(k, str)])):
+        if not re.fullmatch(pattern, name) or ".." in name:
+            out.append(Finding(1, False, name[:40], bad))
+            continue
+        f, item = sidecar / path_of(name), label(name)
+        if not f.exists():
+            out.append(Finding(1, False, item, f"named by the notebook but {f.relative_to(sidecar.parent)} is missing"))
+        elif held.get(name) and held[name] != sha256_file(f):
+            out.append(Finding(1, False, item, differs))
+        else:
+            out.append(Finding(1, True, item, "present, hash matches" if held.get(name) else "present"))
+    return out
+
+
 def _check_sessions(nb, meta: dict, sidecar: Path) -> list[Finding]:
     """Check 1 for chat sessions: each session a ``%%chat`` output names exists, with the
     hash ``metadata.dsh.sessions`` holds once the notebook is synced."""
-    out: list[Finding] = []
     held = {e.get("id"): e.get("sha256") for e in meta.get("sessions") or [] if isinstance(e, dict)}
-    ids = list(dict.fromkeys([sid for _, sid in named_sessions(nb)] + [k for k in held if isinstance(k, str)]))
-    for sid in ids:
-        if not re.fullmatch(r"[A-Za-z0-9_.-]+", sid) or ".." in sid:
-            out.append(Finding(1, False, sid[:40], "is not a session id"))
-            continue
-        f = sidecar / SESSIONS_DIR / f"{sid}.jsonl"
-        if not f.exists():
-            out.append(Finding(1, False, f"session {sid}", f"named by the notebook but "
-                                                           f"{f.relative_to(sidecar.parent)} is missing"))
-        elif held.get(sid) and held[sid] != sha256_file(f):
-            out.append(Finding(1, False, f"session {sid}", "the session log differs from the hash sealed by sync "
-                                                           "(edited, or the chat went on after sync: run dsh-notebook sync)"))
-        else:
-            out.append(Finding(1, True, f"session {sid}", "present, hash matches" if held.get(sid) else "present"))
-    return out
+    return _check_hashed([sid for _, sid in named_sessions(nb)], held, sidecar, pattern=r"[A-Za-z0-9_.-]+",
+                         bad="is not a session id", path_of=lambda sid: Path(SESSIONS_DIR) / f"{sid}.jsonl",
+                         label=lambda sid: f"session {sid}",
+                         differs="the session log differs from the hash sealed by sync "
+                                 "(edited, or the chat went on after sync: run dsh-notebook sync)")
 
 
 def _check_sealed_ledgers(held: dict | None, ledgers: list[Path], sidecar: Path) -> list[Finding]:
@@ -420,22 +428,11 @@ def _check_ledger(f: Path, held) -> list[Finding]:
 
 def _check_reviews(nb, meta: dict, sidecar: Path) -> list[Finding]:
     """Check 1 for review histories a ``%review`` output names (hash from ``sync``)."""
-    out: list[Finding] = []
     held = {e.get("file"): e.get("sha256") for e in meta.get("reviews") or [] if isinstance(e, dict)}
-    files = list(dict.fromkeys([f for _, f in named_reviews(nb)] + [k for k in held if isinstance(k, str)]))
-    for f in files:
-        if not re.fullmatch(r"reviews/[A-Za-z0-9_.-]+\.jsonl", f) or ".." in f:
-            out.append(Finding(1, False, f[:40], "is not a reviews file"))
-            continue
-        p = sidecar / f
-        if not p.exists():
-            out.append(Finding(1, False, f, f"named by the notebook but {p.relative_to(sidecar.parent)} is missing"))
-        elif held.get(f) and held[f] != sha256_file(p):
-            out.append(Finding(1, False, f, "the review history differs from the hash sealed by sync (edited, or "
-                                            "reviewed again after sync: run dsh-notebook sync)"))
-        else:
-            out.append(Finding(1, True, f, "present, hash matches" if held.get(f) else "present"))
-    return out
+    return _check_hashed([f for _, f in named_reviews(nb)], held, sidecar, pattern=r"reviews/[A-Za-z0-9_.-]+\.jsonl",
+                         bad="is not a reviews file", path_of=Path, label=str,
+                         differs="the review history differs from the hash sealed by sync (edited, or "
+                                 "reviewed again after sync: run dsh-notebook sync)")
 
 
 def _check_record(f: Path) -> list[Finding]:
