@@ -581,7 +581,7 @@ def cmd_ledger_check_source(args) -> int:
     claimed value (``--title ""``, ``--authors ";;"``)."""
     import logging
 
-    from .research.bibliographic import (
+    from .research_pipeline.bibliographic import (
         IdentifierError,
         _split_authors,
         check_source,
@@ -596,7 +596,7 @@ def cmd_ledger_check_source(args) -> int:
               "give the claimed value (authors separated by ';') or leave the option out", file=sys.stderr)
         return 2
 
-    log = logging.getLogger("dsh_notebook.research.bibliographic")
+    log = logging.getLogger("dsh_notebook.research_pipeline.bibliographic")
     handler = logging.StreamHandler(sys.stderr)  # logs to stderr only: stdout is the verdict
     handler.setFormatter(logging.Formatter("dsh-notebook ledger check-source: %(message)s"))
     log.addHandler(handler)

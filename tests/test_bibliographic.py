@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from dsh_notebook.research.bibliographic import (
+from dsh_notebook.research_pipeline.bibliographic import (
     IdentifierError,
     check_source,
     crossref_notices,
     normalize,
 )
-from dsh_notebook.research.testing import FakeResolverServer, crossref_body_from_partial
+from dsh_notebook.research_pipeline.testing import FakeResolverServer, crossref_body_from_partial
 
 SHARED = Path(os.environ.get("DSH_SHARED_DIR") or Path(__file__).resolve().parents[2] / "shared")
 FIXTURES = SHARED / "fixtures" / "bibliographic"
@@ -140,7 +140,7 @@ def test_kind_forced():
 
 def test_research_package_does_not_import_httpx():
     code = "import dsh_notebook.research, sys; assert 'httpx' not in sys.modules; " \
-           "import dsh_notebook.research.testing; assert 'httpx' not in sys.modules"
+           "import dsh_notebook.research_pipeline.testing; assert 'httpx' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -571,7 +571,7 @@ GREY_TITLE = "Native oxide layers and the tensile strength of copper thin films:
 
 
 def test_grey_zone_title_needs_judgment(srv):
-    from dsh_notebook.research.bibliographic import TITLE_JUDGE, TITLE_OK, _title_score
+    from dsh_notebook.research_pipeline.bibliographic import TITLE_JUDGE, TITLE_OK, _title_score
 
     r = check(srv, "10.1063/1.4938384", {"title": GREY_TITLE})
     score = _title_score(GREY_TITLE, r["metadata"]["title"])

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from dsh_notebook.research import Actor, Ledger, ledger_path
-from dsh_notebook.research import fulltext as FT
-from dsh_notebook.research.fulltext import link_fulltext
+from dsh_notebook.research_pipeline import fulltext as FT
+from dsh_notebook.research_pipeline.fulltext import link_fulltext
 
 SECRET = "sk-FULLTEXT-TEST-SECRET-0123456789"
 TEXT = b"In a randomised trial of 120 adults, daily walking reduced systolic blood pressure by 5 mmHg.\n"

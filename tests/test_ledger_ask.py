@@ -12,10 +12,10 @@ from dsh_notebook.llm.client import ChatClient
 from dsh_notebook.llm.testing import ScriptedServer
 from dsh_notebook.notebook import ledger as LG
 from dsh_notebook.research import Ledger, ledger_path
-from dsh_notebook.research.pipeline import STAGES, ask
+from dsh_notebook.research_pipeline.pipeline import STAGES, ask
 from dsh_notebook.research.predicates import decision_status
-from dsh_notebook.research.router import Router
-from dsh_notebook.research.testing import FakeResolverServer
+from dsh_notebook.research_pipeline.router import Router
+from dsh_notebook.research_pipeline.testing import FakeResolverServer
 
 TEXT = ("Background.\n\nIn a randomised trial of 120 adults, daily   walking\nreduced systolic blood "
         "pressure by 5 mmHg over twelve weeks.\n")

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dsh_notebook.llm.client import ChatClient
-from dsh_notebook.llm.research_tools import research_tools
+from dsh_notebook.research_pipeline.tools import research_tools
 from dsh_notebook.llm.settings import load_settings
 from dsh_notebook.llm.testing import ScriptedServer
 from dsh_notebook.research import LEDGER_AUTHORITY, Actor, Ledger, ledger_path
@@ -32,7 +32,7 @@ from dsh_notebook.research.events import (
     ROLES,
 )
 from dsh_notebook.research.human import confirmed_actor
-from dsh_notebook.research.router import Router
+from dsh_notebook.research_pipeline.router import Router
 
 TEXT = b"Aspirin reduced the risk of colorectal cancer by 24% over 20 years.\n"
 SHA = hashlib.sha256(TEXT).hexdigest()

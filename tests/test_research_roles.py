@@ -14,10 +14,10 @@ from dsh_notebook.llm.settings import load_settings
 from dsh_notebook.llm.testing import ScriptedServer
 from dsh_notebook.research import Actor, Ledger, ledger_path
 from dsh_notebook.research.claims import quote_in_fulltext
-from dsh_notebook.research.fulltext import link_fulltext
-from dsh_notebook.research.roles import PROMPT_VERSION, run_role
-from dsh_notebook.research.router import Router, over_budget, risk_reason
-from dsh_notebook.research.testing import FakeResolverServer
+from dsh_notebook.research_pipeline.fulltext import link_fulltext
+from dsh_notebook.research_pipeline.roles import PROMPT_VERSION, run_role
+from dsh_notebook.research_pipeline.router import Router, over_budget, risk_reason
+from dsh_notebook.research_pipeline.testing import FakeResolverServer
 
 TEXT = ("Background.\n\nIn a randomised trial of 120 adults, daily   walking\nreduced systolic blood "
         "pressure by 5 mmHg over twelve weeks.\n")
@@ -242,7 +242,7 @@ def test_citation_auditor_objections_are_raised_under_review(home, led, monkeypa
 
 
 def test_bibliographic_verifier_is_code(home, led, monkeypatch):
-    from dsh_notebook.research import roles
+    from dsh_notebook.research_pipeline import roles
 
     seen = {}
 
@@ -251,7 +251,7 @@ def test_bibliographic_verifier_is_code(home, led, monkeypatch):
         return {"verdict": "retracted", "checks": [{"name": "retraction", "ok": False, "detail": "x"}],
                 "metadata": {"title": "T"}, "resolver": {"service": "crossref"}, "needs_judgment": False}
 
-    monkeypatch.setattr("dsh_notebook.research.bibliographic.check_source", fake_check)
+    monkeypatch.setattr("dsh_notebook.research_pipeline.bibliographic.check_source", fake_check)
     res = roles.run_role(led, "bibliographic_verifier", "Check s1", {"source_id": "s1"},
                          client_factory=lambda route: pytest.fail("no model"), task_id="t7",
                          router=Router(load_settings()))
@@ -298,7 +298,7 @@ def judge(verdict, rationale="The titles name the same study of oxide layers on 
 
 
 def test_grey_zone_title_is_judged_by_the_model_on_the_strong_tier(home, led, resolver, monkeypatch):
-    from dsh_notebook.research.bibliographic import TITLE_JUDGE, TITLE_OK, _title_score
+    from dsh_notebook.research_pipeline.bibliographic import TITLE_JUDGE, TITLE_OK, _title_score
 
     settings_toml(home, TIERS)
     propose(led, "s2", ORDINARY, GREY_TITLE, year=2015)
@@ -479,7 +479,7 @@ def test_chat_research_preset_queries_the_ledger(tmp_path, monkeypatch):
     from IPython.testing import globalipapp
     from IPython.utils.capture import capture_output
 
-    from dsh_notebook.llm.research_tools import RESEARCH_TOOL_NAMES
+    from dsh_notebook.research_pipeline.tools import RESEARCH_TOOL_NAMES
 
     monkeypatch.setenv("DSH_NOTEBOOK_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("DSH_NOTEBOOK_PATH", str(tmp_path / "nb.ipynb"))
@@ -515,7 +515,7 @@ def test_chat_research_preset_queries_the_ledger(tmp_path, monkeypatch):
 
 
 def test_lead_tools_propose_only_eligible_claims_and_request_approval(home, led, monkeypatch):
-    from dsh_notebook.llm.research_tools import research_tools
+    from dsh_notebook.research_pipeline.tools import research_tools
 
     sha = led.fold().sources["s1"].fulltext["sha256"]
     led.append("claim-extracted", {"claim_id": "c1", "source_id": "s1", "text": "Walking lowers BP.", "span": {

@@ -263,7 +263,7 @@ def _tools(preset: str, engine, client: ChatClient):
     if preset == "plain":
         return []
     if preset == "research":
-        from ..llm.research_tools import research_tools
+        from ..research_pipeline.tools import research_tools
         from ..research import Ledger
 
         return research_tools(Ledger(Path(engine.home) / "ledger" / "main.jsonl"), sidecar=Path(engine.home))

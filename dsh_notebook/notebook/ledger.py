@@ -590,7 +590,7 @@ def graph_svg(state: LedgerState) -> str:
 
 
 class AskProgress:
-    """``progress(stage, done, total)`` for :func:`dsh_notebook.research.pipeline.ask`: one bar per
+    """``progress(stage, done, total)`` for :func:`dsh_notebook.research_pipeline.pipeline.ask`: one bar per
     stage, tqdm's notebook bar when tqdm is installed, else an ipywidgets ``IntProgress`` with a
     label (nothing shown when neither is available)."""
 
@@ -656,8 +656,8 @@ def run_ask(path: Path, question: str, *, client_factory=None, progress=None, ro
     :class:`AskRefused` before anything is created when the question or the model access is not
     usable (``pipeline.check_question``, ``pipeline.preflight``)."""
     from ..research import Ledger
-    from ..research.pipeline import ask, check_question, preflight
-    from ..research.router import Router
+    from ..research_pipeline.pipeline import ask, check_question, preflight
+    from ..research_pipeline.router import Router
 
     router = router or Router()
     why = check_question(question)

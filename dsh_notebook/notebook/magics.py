@@ -447,7 +447,7 @@ class LedgerMagics(Magics):
         awaiting the person); ``--name NAME`` picks ``ledger/NAME.jsonl`` (default main)."""
         import os
 
-        from ..research.pipeline import MAX_QUESTION
+        from ..research_pipeline.pipeline import MAX_QUESTION
         from . import ledger as LG
 
         # The length is checked on the raw line, before IPython's {var}/$var expansion and shlex

@@ -11,7 +11,10 @@ Public API (binding, research.md "Python API"):
 - ``is_eligible_for_synthesis``, ``has_unresolved_objections``, ``can_request_human_approval``,
   each ``(state, id) -> (bool, reason)``.
 
-Pure Python: no IPython, ipywidgets or httpx here (those live in the layers above).
+Pure Python: no IPython, ipywidgets, httpx or model client here. The parts of the research
+feature that call a model or the network (roles, router, ``%ledger ask``'s pipeline, the
+bibliographic verifier, full texts, the lead's tools) live in :mod:`dsh_notebook.research_pipeline`,
+a layer above :mod:`dsh_notebook.llm` that this package never imports.
 """
 
 from .actors import HUMAN_CHANNELS, Actor

@@ -6,6 +6,10 @@ whitespace-normalised (and case-sensitive), in the source's stored fulltext deco
 (HTML has its tags stripped and entities unescaped first). A PDF is not read without a text
 extractor: if ``pypdf`` happens to be installed its text is used, otherwise the answer is
 ``False`` with the reason that the text cannot be checked (no new dependency).
+
+``fulltext_path(sidecar, sha256)`` finds a stored copy ``<sidecar>/fulltext/<sha256>.*`` (written by
+:func:`dsh_notebook.research_pipeline.fulltext.link_fulltext`); ``sidecar_of(ledger)`` is the sidecar
+folder a ledger lives in.
 """
 
 from __future__ import annotations
@@ -15,11 +19,28 @@ import html
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .fold import Claim, LedgerState
-from .fulltext import fulltext_path
 
-__all__ = ["normalise", "quote_in_fulltext", "stored_text"]
+if TYPE_CHECKING:
+    from .ledger import Ledger
+
+
+def sidecar_of(ledger: "Ledger") -> Path:
+    """``<stem>.dsh/ledger/main.jsonl`` -> ``<stem>.dsh``."""
+    return Path(ledger.path).parent.parent
+
+
+def fulltext_path(sidecar: str | os.PathLike[str], sha256: str) -> Path | None:
+    """The stored copy ``<sidecar>/fulltext/<sha256>.*``, or ``None``."""
+    folder = Path(sidecar) / "fulltext"
+    if not folder.is_dir():
+        return None
+    return next(iter(sorted(p for p in folder.glob(f"{sha256}.*") if not p.name.startswith("."))), None)
+
+
+__all__ = ["fulltext_path", "normalise", "quote_in_fulltext", "sidecar_of", "stored_text"]
 
 _WS = re.compile(r"\s+")
 _TAGS = re.compile(r"<(script|style)\b.*?</\1\s*>|<[^>]+>", re.S | re.I)

@@ -50,11 +50,10 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .actors import Actor
-from .claims import quote_in_fulltext, stored_text
-from .fold import LedgerState
-from .fulltext import fulltext_path, sidecar_of
-from .ledger import Ledger
+from ..research.actors import Actor
+from ..research.claims import fulltext_path, quote_in_fulltext, sidecar_of, stored_text
+from ..research.fold import LedgerState
+from ..research.ledger import Ledger
 from .router import Router, over_budget, risk_reason
 
 __all__ = ["MODEL_ROLES", "NOTICE_VERDICTS", "OUTPUT_MODELS", "PROMPT_VERSION", "ROLE_PROMPTS",

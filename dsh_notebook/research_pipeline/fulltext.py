@@ -59,8 +59,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
 
-from .actors import Actor
-from .ledger import Ledger
+from ..research.actors import Actor
+from ..research.claims import fulltext_path, sidecar_of
+from ..research.ledger import Ledger
 
 __all__ = ["ALLOW_PRIVATE_ENV", "DEADLINE", "FULLTEXT_FETCH", "FULLTEXT_REFUSED", "MAX_BYTES", "MAX_REDIRECTS",
            "allowed_folder", "fulltext_path", "link_fulltext", "sidecar_of"]
@@ -79,19 +80,6 @@ _EXT = {"application/pdf": "pdf", "text/html": "html", "text/plain": "txt", "app
 
 class _Refused(Exception):
     """The locator breaks a rule (the message names it)."""
-
-
-def sidecar_of(ledger: Ledger) -> Path:
-    """``<stem>.dsh/ledger/main.jsonl`` -> ``<stem>.dsh``."""
-    return Path(ledger.path).parent.parent
-
-
-def fulltext_path(sidecar: str | os.PathLike[str], sha256: str) -> Path | None:
-    """The stored copy ``<sidecar>/fulltext/<sha256>.*``, or ``None``."""
-    folder = Path(sidecar) / "fulltext"
-    if not folder.is_dir():
-        return None
-    return next(iter(sorted(p for p in folder.glob(f"{sha256}.*") if not p.name.startswith("."))), None)
 
 
 def _dsh_home() -> Path:

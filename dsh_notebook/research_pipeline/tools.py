@@ -1,7 +1,7 @@
 """The research lead's five tools for ``%%chat --preset research`` (spec: research.md "Running
 the roles").
 
-* ``research_delegate`` {role, duty, inputs}: runs one role end to end (``research.roles.run_role``)
+* ``research_delegate`` {role, duty, inputs}: runs one role end to end (``research_pipeline.roles.run_role``)
   and returns a short summary; the role's events are written by the runner under the role's
   authority.
 * ``research_ledger_query`` {kind, filter}: a projection of the fold (questions, tasks, sources,
@@ -12,7 +12,7 @@ the roles").
 * ``research_request_approval`` {decision_id}: ``human-approval-requested`` for the current
   revision (the writer refuses it while objections are open).
 * ``research_link_fulltext`` {source_id, locator}: stores the bytes under the sidecar folder
-  (``research.fulltext.link_fulltext``: public http(s) URLs and files inside the notebook's
+  (``research_pipeline.fulltext.link_fulltext``: public http(s) URLs and files inside the notebook's
   folder only; the tool has no way to lift those rules, ``allow_private`` is not an argument).
 
 Nothing here can make a human actor: the model-facing tools only ever write as the lead or
@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..research import Actor, Ledger, decision_status, is_eligible_for_synthesis
-from ..research.fulltext import link_fulltext
+from .fulltext import link_fulltext
 from ..research.predicates import can_request_human_approval
-from ..research.roles import MODEL_ROLES, run_role
-from ..research.router import tokens_used
-from .agent import Tool
+from .roles import MODEL_ROLES, run_role
+from .router import tokens_used
+from ..llm.agent import Tool
 
 __all__ = ["RESEARCH_TOOL_NAMES", "research_tools"]
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .fold import LedgerState
+from ..research.fold import LedgerState
 
 __all__ = [
     "DEFAULT_BUDGET_TOKENS",
