@@ -9,7 +9,7 @@ by the real engine into ``report.dsh/records/``) and one output per record carry
 record mimetype and its ``metadata.dsh`` (record id and sha256), as ``%%reckon`` writes them.
 
 Baseline: reading the notebook with nbformat and parsing every sidecar line with ``json``.
-Measured: ``dsh_notebook.notebook.artifact.verify`` (hashes, record reading, sequence checks,
+Measured: ``dsh_notebook.artifact.seal.verify`` (hashes, record reading, sequence checks,
 replaying every step in a fresh engine, the secret scan). Goal (issue 3): at most 5x the
 baseline. This is a measurement, not a test: the exit code is always 0.
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import nbformat
 
-from dsh_notebook.notebook.artifact import verify
+from dsh_notebook.artifact.seal import verify
 from dsh_notebook.reckoner import Engine
 
 MIME = "application/vnd.dsh.record+json"

@@ -8,7 +8,9 @@ jupyter-server loads the side panel's routes from :mod:`dsh_notebook.server`
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from .version import __version__
+
+__all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension"]
 
 
 def load_ipython_extension(ipython) -> None:

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import __version__
+from .version import __version__
 
 MIME_RECORD = "application/vnd.dsh.record+json"
 MIME_SESSION = "application/vnd.dsh.session+json"
@@ -62,8 +62,8 @@ def cmd_run(args) -> int:
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
-    from .notebook.paths import sidecar_for
-    from .notebook.records_view import table
+    from .artifact.paths import sidecar_for
+    from .artifact.records import table
     from .reckoner import find_record, read_record
 
     path = Path(args.notebook).resolve()
@@ -120,7 +120,7 @@ def cmd_run(args) -> int:
     if not args.no_save:
         nbformat.write(nb, str(path))
         if nb.metadata.get("dsh"):  # the notebook was synced before: seal this run's records too
-            from .notebook.artifact import sync
+            from .artifact.seal import sync
 
             sync(path)
     sidecar = sidecar_for(path)
@@ -167,7 +167,7 @@ def _notebook_arg(name: str) -> Path | None:
 
 
 def cmd_verify(args) -> int:
-    from .notebook.artifact import findings_table, verify
+    from .artifact.seal import findings_table, verify
 
     path = _notebook_arg(args.notebook)
     if path is None:
@@ -189,7 +189,7 @@ def cmd_verify(args) -> int:
 
 
 def cmd_sync(args) -> int:
-    from .notebook.artifact import sync
+    from .artifact.seal import sync
 
     path = _notebook_arg(args.notebook)
     if path is None:
@@ -208,14 +208,14 @@ def cmd_sync(args) -> int:
 
 
 def _home_for(target: str | None) -> Path:
-    from .notebook.paths import sidecar_for
+    from .artifact.paths import sidecar_for
 
     p = Path(target or ".")
     return sidecar_for(p) if p.suffix == ".ipynb" else p
 
 
 def cmd_records(args) -> int:
-    from .notebook.records_view import record_text, records_table
+    from .artifact.records import record_text, records_table
     from .reckoner import find_record, read_record
     from .reckoner.records import UnreadableRecord
 
@@ -237,7 +237,7 @@ def cmd_records(args) -> int:
 
 
 def cmd_article(args) -> int:
-    from .notebook.paths import sidecar_for
+    from .artifact.paths import sidecar_for
     from .reckoner import find_record
     from .reckoner.articles import ArticleError, write_article
 
@@ -374,7 +374,7 @@ def cmd_review(args) -> int:
         elif not found:
             print(f"no {args.source} conversations found under {folder}")
         else:
-            from .notebook.records_view import table
+            from .artifact.records import table
 
             rows = [(c.id, _cut_title(c.title), _minute(c.started), _minute(c.updated), c.user_messages,
                      c.ai_messages, f"{c.source}:{c.path}") for c in found]
@@ -419,7 +419,7 @@ def ledger_subparsers(sub) -> "argparse._SubParsersAction":
 
 
 def _ledger_file(args, verb: str) -> Path | None:
-    from .notebook.ledger import NAME, NAME_RULE, resolve_ledger
+    from .artifact.ledgers import NAME, NAME_RULE, resolve_ledger
 
     if not NAME.fullmatch(args.name or ""):
         shown = args.name if len(args.name or "") <= 60 else args.name[:60] + "…"
@@ -435,7 +435,7 @@ def _ledger_file(args, verb: str) -> Path | None:
 
 
 def cmd_ledger_show(args) -> int:
-    from .notebook import ledger as LG
+    from .artifact import ledgers as LG
 
     path = _ledger_file(args, "show")
     if path is None:
@@ -447,7 +447,7 @@ def cmd_ledger_show(args) -> int:
 
 
 def cmd_ledger_verify(args) -> int:
-    from .notebook import ledger as LG
+    from .artifact import ledgers as LG
 
     path = _ledger_file(args, "verify")
     if path is None:
@@ -482,7 +482,7 @@ def _confirmation_line(prompt: str) -> str | None:
 
 def cmd_ledger_decide(args) -> int:
     """Record the person's decision after a typed confirmation (the decision id, or ``yes``)."""
-    from .notebook import ledger as LG
+    from .artifact import ledgers as LG
 
     path = _ledger_file(args, "decide")
     if path is None:
@@ -518,7 +518,7 @@ def cmd_ledger_decide(args) -> int:
 
 
 def cmd_ledger_export(args) -> int:
-    from .notebook import ledger as LG
+    from .artifact import ledgers as LG
 
     path = _ledger_file(args, "export")
     if path is None:
@@ -583,13 +583,13 @@ def cmd_ledger_check_source(args) -> int:
 
     from .research_pipeline.bibliographic import (
         IdentifierError,
-        _split_authors,
         check_source,
         checks_table,
+        split_authors,
     )
 
     empty = [f"--{k}" for k, v in (("title", args.title), ("year", args.year)) if v is not None and not v.strip()]
-    if args.authors is not None and not _split_authors(args.authors):
+    if args.authors is not None and not split_authors(args.authors):
         empty.append("--authors")
     if empty:
         print(f"dsh-notebook ledger check-source: {' and '.join(empty)} {'is' if len(empty) == 1 else 'are'} empty: "
@@ -609,7 +609,7 @@ def cmd_ledger_check_source(args) -> int:
         if args.cache_dir:
             cache = Path(args.cache_dir)
         elif args.notebook or os.environ.get("DSH_NOTEBOOK_PATH"):
-            from .notebook.paths import sidecar_for
+            from .artifact.paths import sidecar_for
 
             cache = sidecar_for(Path(args.notebook or os.environ["DSH_NOTEBOOK_PATH"])) / "bibliographic-cache"
     try:

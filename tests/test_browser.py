@@ -143,8 +143,8 @@ def _academic_enabled(home: Path) -> bool:
 
 
 def test_the_panel_lists_the_records_and_switches_academic_mode(lab, page):
-    from dsh_notebook.notebook.paths import sidecar_for
-    from dsh_notebook.notebook.records_view import record_list
+    from dsh_notebook.artifact.paths import sidecar_for
+    from dsh_notebook.artifact.records import record_list
 
     expected = {r["id"] for r in record_list(sidecar_for(lab["notebook"]))}
     assert expected, "dsh-notebook run wrote no record beside the notebook"
@@ -199,7 +199,7 @@ EXPLORER_NOTEBOOK = "ledger-explorer.ipynb"
 # API, into the ledger beside the notebook as the kernel finds it (JPY_SESSION_NAME).
 BUILD_CELL = """\
 import hashlib
-from dsh_notebook.notebook.paths import locate
+from dsh_notebook.artifact.paths import locate
 from dsh_notebook.research import Actor, Ledger, ledger_path
 
 SCOUT, BIB, EXT, CV = Actor("scout"), Actor("bibliographic_verifier"), Actor("extractor"), Actor("claim_verifier")
@@ -278,7 +278,7 @@ def test_the_ledger_explorer_records_a_confirmed_approval(lab, page):
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import expect
 
-    from dsh_notebook.notebook.ledger import person_name
+    from dsh_notebook.artifact.ledgers import person_name
     from dsh_notebook.research import Ledger
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(BUILD_CELL),

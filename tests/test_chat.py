@@ -304,7 +304,7 @@ def test_reckoner_preset_refusals_go_back_to_the_model(sh, server):
 def test_sync_and_verify_name_the_session_and_the_model_record(sh, server, tmp_path):
     import nbformat
 
-    from dsh_notebook.notebook.artifact import sync, verify
+    from dsh_notebook.artifact.seal import sync, verify
 
     server([{"reply": {"tool_calls": [call(1, "record_start", {"title": "Ohm"}),
                                       call(2, "set", {"name": "V", "value": {"num": 12, "dim": "volt"}}),

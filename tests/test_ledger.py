@@ -728,7 +728,7 @@ def test_a_human_decision_without_a_revision_stays_valid(led):
 def test_record_decision_refuses_a_revision_that_landed_after_its_own_check(led, monkeypatch):
     """The race: ``record_decision`` reads the state (revision 1 awaits the person), then the lead
     revises and requests again before the append; the writer, under the lock, refuses."""
-    from dsh_notebook.notebook import ledger as LG
+    from dsh_notebook.artifact import ledgers as LG
 
     awaiting(led)
     stale = LG.read_state(led.path)

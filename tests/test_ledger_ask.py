@@ -10,7 +10,8 @@ from test_chat import Shell, sh  # noqa: F401 - fixtures
 
 from dsh_notebook.llm.client import ChatClient
 from dsh_notebook.llm.testing import ScriptedServer
-from dsh_notebook.notebook import ledger as LG
+from dsh_notebook.artifact import ledgers as LG
+from dsh_notebook.notebook import ledger as NL
 from dsh_notebook.research import Ledger, ledger_path
 from dsh_notebook.research_pipeline.pipeline import STAGES, ask
 from dsh_notebook.research.predicates import decision_status
@@ -378,8 +379,8 @@ def test_ledger_line_length_is_checked_before_expansion_and_parsing(env, sh, mon
     tmp, _paper, _resolver = env
     led = Ledger(ledger_path(tmp / "nb.ipynb"))
     asked = []
-    monkeypatch.setattr(LG, "run_ask", lambda path, question, **kw: asked.append(question) or {})
-    monkeypatch.setattr(LG, "ask_bundle", lambda path, result: ({"text/plain": "asked"}, {}))
+    monkeypatch.setattr(NL, "run_ask", lambda path, question, **kw: asked.append(question) or {})
+    monkeypatch.setattr(NL, "ask_bundle", lambda path, result: ({"text/plain": "asked"}, {}))
     t = time.monotonic()
     r, _cap = sh.run('%ledger ask "' + "y" * 1_000_000 + '"')  # a literal: took minutes before
     assert r.error_in_exec is not None

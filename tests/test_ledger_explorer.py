@@ -10,7 +10,7 @@ import re
 import pytest
 from test_chat import sh  # noqa: F401 - fixture
 
-from dsh_notebook.notebook import ledger as LG
+from dsh_notebook.artifact import ledgers as LG
 from dsh_notebook.research import Actor, Ledger, decision_status, ledger_path
 from dsh_notebook.widgets import LedgerExplorer
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dsh_notebook.notebook import paths
+from dsh_notebook.artifact import paths
 
 
 def clear(monkeypatch):

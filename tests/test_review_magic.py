@@ -113,7 +113,7 @@ def test_review_an_outside_log(sh, server, tmp_path):  # noqa: F811
 def test_sync_and_verify_name_the_review_history(sh, server, tmp_path):  # noqa: F811
     import nbformat
 
-    from dsh_notebook.notebook.artifact import sync, verify
+    from dsh_notebook.artifact.seal import sync, verify
 
     server([{"reply": {"content": "Far."}}, review_reply()])
     sh.chat("How far is the Moon?")

@@ -419,7 +419,7 @@ def _put(jp_fetch, jp_asyncio_loop, path: str, nb) -> int:
 
 
 def test_saving_through_the_contents_api_writes_the_index(jp_fetch, jp_asyncio_loop, artifact, jp_root_dir):
-    from dsh_notebook.notebook.artifact import sha256_file, verify
+    from dsh_notebook.artifact.seal import sha256_file, verify
 
     nb = nbformat.read(str(artifact["notebook"]), as_version=4)
     assert "dsh" not in nb.metadata
@@ -503,7 +503,7 @@ def test_a_click_on_an_older_revision_never_approves_the_new_one(api, jp_root_di
 def test_the_anonymous_token_user_is_recorded_as_the_system_user(api, artifact, jp_serverapp):
     """Under token login jupyter-server makes up a random hex username per browser; the decision
     names the operating-system user who runs the server instead."""
-    from dsh_notebook.notebook.ledger import person_name
+    from dsh_notebook.artifact.ledgers import person_name
 
     decision = {"decision_id": "d1", "revision": 1, "verdict": "approved", "note": ""}
     status, receipt = api("ledgers", "main", "decision", method="POST", body=decision, notebook=NB)
@@ -515,7 +515,7 @@ def test_the_anonymous_token_user_is_recorded_as_the_system_user(api, artifact, 
 def test_person_for_keeps_a_real_identity():
     from jupyter_server.auth.identity import IdentityProvider, User
 
-    from dsh_notebook.notebook.ledger import person_name
+    from dsh_notebook.artifact.ledgers import person_name
     from dsh_notebook.server.handlers import is_anonymous, person_for
 
     provider = IdentityProvider()
@@ -540,7 +540,7 @@ def test_person_for_keeps_a_real_identity():
 def test_intact_uses_the_head_sealed_in_the_notebook(api, artifact):
     """A ledger whose last line was deleted keeps a valid chain; the head sealed by sync (in the
     notebook's metadata) shows it is not intact. Events appended after the seal are fine."""
-    from dsh_notebook.notebook.artifact import sync
+    from dsh_notebook.artifact.seal import sync
     from dsh_notebook.research import Actor
 
     led: Ledger = artifact["ledger"]

@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from dsh_notebook.notebook.artifact import sync, verify
+from dsh_notebook.artifact.seal import sync, verify
 
 CELLS = [
     "%load_ext dsh_notebook",

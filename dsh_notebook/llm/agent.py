@@ -24,6 +24,7 @@ import jsonschema
 
 from .client import ChatClient
 from .errors import BUDGET, CANCELLED, LLMError
+from .hooks import StopHook, default_stop_hooks
 from .session import SessionLog, history
 
 
@@ -52,14 +53,6 @@ current_cancel: contextvars.ContextVar[threading.Event | None] = contextvars.Con
                                                                                       default=None)
 
 
-def default_stop_hooks() -> list:
-    """The stop hooks every agent gets unless it is given its own: academic mode's delivery
-    gate (it lets every turn end while the switch is off)."""
-    from ..academic.gate import academic_gate
-
-    return [academic_gate]
-
-
 @dataclass
 class TurnResult:
     """``status`` is ``completed``, ``cancelled`` or ``error``; ``text`` the final answer."""
@@ -73,7 +66,6 @@ class TurnResult:
 
 #: A stop hook sees the turn so far (its events) and the answer; it returns a steering text
 #: to send the answer back once, or None to let the turn end.
-StopHook = Callable[[list[dict], str], "str | None"]
 
 
 class Agent:

@@ -25,6 +25,7 @@ import httpx
 from httpx_sse import SSEError, aconnect_sse, connect_sse
 
 from .errors import CANCELLED, HTTP_STATUS, PROTOCOL, TIMEOUT, LLMError
+from .hooks import RequestHook, default_request_hooks
 from .prompt import SystemPrompt
 from .settings import ModelInfo, Settings, api_key, load_settings
 
@@ -41,17 +42,14 @@ class RequestContext:
     user_text: str = ""
 
 
-#: ``hook(body, ctx) -> [notes]``: may change the body's parameters and ``ctx.system``;
-#: returns what it changed, one note per change (kept in ``ChatResult.shaping``).
-Hook = Callable[[dict, RequestContext], list[str]]
+#: ``hook(body, ctx) -> [notes]`` (see :mod:`.hooks`).
+Hook = RequestHook
 
 
 def default_hooks() -> list[Hook]:
-    """The hooks every client gets unless it is given its own: academic mode's request
-    shaping (it changes nothing while the switch is off)."""
-    from ..academic.shaping import academic_hook
-
-    return [academic_hook]
+    """The hooks every client gets unless it is given its own: those features registered
+    (:mod:`.hooks`; academic mode's request shaping, which changes nothing while the switch is off)."""
+    return default_request_hooks()
 
 
 @dataclass

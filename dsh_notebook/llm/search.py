@@ -60,7 +60,7 @@ from urllib.parse import quote, unquote, urlsplit
 import httpx
 from pydantic import BaseModel, ValidationError, field_validator
 
-from .. import __version__
+from ..version import __version__
 from ..reckoner.errors import OPEN_RECORD_NOT_FOUND, EngineError
 from .agent import Tool, current_cancel
 from .client import ChatClient, interruptible

@@ -124,3 +124,25 @@ def history(events: list[dict]) -> list[dict]:
             if not m["tool_calls"]:
                 del m["tool_calls"]
     return out
+
+
+def sessions_table(folder: Path) -> list[dict]:
+    """The chat sessions logged in ``folder``, oldest first: id, name, title (the first user
+    message, on one line, at most 80 characters), preset, model, turns, last turn's status,
+    path, started and updated (the first and last events' ``ts``)."""
+    out = []
+    for p in Path(folder).glob("*.jsonl"):
+        try:
+            events = read_events(p)
+        except (OSError, ValueError):
+            continue
+        start = next((e for e in events if e.get("type") == "session/start"), {})
+        ends = [e for e in events if e.get("type") == "turn/end"]
+        first = next((e.get("text") for e in events if e.get("type") == "user/message"), None)
+        title = " ".join(first.split()) if isinstance(first, str) else ""
+        out.append({"id": p.stem, "name": start.get("name", ""),
+                    "title": title if len(title) <= 80 else title[:79] + "…", "preset": start.get("preset", ""),
+                    "model": start.get("model", ""), "turns": sum(1 for e in events if e.get("type") == "turn/start"),
+                    "last": ends[-1].get("status") if ends else "", "path": str(p),
+                    "started": start.get("ts", ""), "updated": events[-1].get("ts", "") if events else ""})
+    return sorted(out, key=lambda r: (r["started"], r["id"]))

@@ -27,7 +27,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import __version__
+from ..version import __version__
 from ..llm import ChatClient, LLMError
 from ..llm.agent import Agent, TurnResult
 from ..llm.presets import (
@@ -37,7 +37,7 @@ from ..llm.presets import (
     system_prompt,
     system_sections,
 )
-from ..llm.session import EVENT_TYPES, SessionLog, read_events
+from ..llm.session import EVENT_TYPES, SessionLog
 from ..llm.settings import api_key
 from ..reckoner import list_records, read_record
 from ..reckoner.display import value_text
@@ -263,8 +263,8 @@ def _tools(preset: str, engine, client: ChatClient):
     if preset == "plain":
         return []
     if preset == "research":
-        from ..research_pipeline.tools import research_tools
         from ..research import Ledger
+        from ..research_pipeline.tools import research_tools
 
         return research_tools(Ledger(Path(engine.home) / "ledger" / "main.jsonl"), sidecar=Path(engine.home))
     tools = engine_tools(engine)
@@ -514,25 +514,3 @@ def _relative(path: Path, location) -> str:
         except ValueError:
             pass
     return str(path)
-
-
-def sessions_table(folder: Path) -> list[dict]:
-    """The chat sessions logged in ``folder``, oldest first: id, name, title (the first user
-    message, on one line, at most 80 characters), preset, model, turns, last turn's status,
-    path, started and updated (the first and last events' ``ts``)."""
-    out = []
-    for p in Path(folder).glob("*.jsonl"):
-        try:
-            events = read_events(p)
-        except (OSError, ValueError):
-            continue
-        start = next((e for e in events if e.get("type") == "session/start"), {})
-        ends = [e for e in events if e.get("type") == "turn/end"]
-        first = next((e.get("text") for e in events if e.get("type") == "user/message"), None)
-        title = " ".join(first.split()) if isinstance(first, str) else ""
-        out.append({"id": p.stem, "name": start.get("name", ""),
-                    "title": title if len(title) <= 80 else title[:79] + "…", "preset": start.get("preset", ""),
-                    "model": start.get("model", ""), "turns": sum(1 for e in events if e.get("type") == "turn/start"),
-                    "last": ends[-1].get("status") if ends else "", "path": str(p),
-                    "started": start.get("ts", ""), "updated": events[-1].get("ts", "") if events else ""})
-    return sorted(out, key=lambda r: (r["started"], r["id"]))

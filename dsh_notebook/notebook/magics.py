@@ -26,7 +26,12 @@ from IPython.core.magic import (
 from IPython.display import display
 from IPython.utils.text import DollarFormatter
 
+from ..artifact import ledgers as AL
+from ..artifact import paths
+from ..artifact import records as records_view
+from ..kernel import kernel_ledger, kernel_reviewer
 from ..llm import LLMError
+from ..llm.session import sessions_table
 from ..reckoner import (
     Engine,
     close_set_aside,
@@ -36,7 +41,7 @@ from ..reckoner import (
     read_record,
 )
 from ..reckoner.records import UnreadableRecord
-from . import chat, paths, records_view, render
+from . import chat, render
 from . import units as U
 from .reckon import USAGE, ReckonSession, ReckonUsageError, parse_options, run_cell
 
@@ -79,7 +84,7 @@ class ReckonMagics(Magics):
         self.location = paths.locate(shell.user_ns)
         self.session = ReckonSession(Engine(paths.reckoner_home(self.location), recover=False))
 
-    def _refresh_location(self) -> None:
+    def refresh_location(self) -> None:
         """Follow a renamed or newly known notebook while no record is open."""
         loc = paths.locate(self.shell.user_ns)
         if loc.sidecar != self.location.sidecar and self.session.engine.open_record is None:
@@ -93,7 +98,7 @@ class ReckonMagics(Magics):
         [close|discard] [ID]``."""
         if cell is None:
             return self._line(line)
-        self._refresh_location()
+        self.refresh_location()
         try:
             opts = parse_options(line)
         except ReckonUsageError as exc:
@@ -269,11 +274,11 @@ class ChatMagics(Magics):
         """``%%chat [--session NAME] [--preset plain|reckoner|reckoner-with-search] [--model ID]
         [--new]`` with the message as the cell body; ``%chat list``."""
         rm = self._reckon()
-        rm._refresh_location()
+        rm.refresh_location()
         folder = rm.location.sidecar / "sessions"
         if cell is None:
             if line.strip() == "list":
-                rows = chat.sessions_table(folder)
+                rows = sessions_table(folder)
                 if not rows:
                     print(f"No chat sessions yet in {folder}.")
                 else:
@@ -372,21 +377,22 @@ class ReviewMagics(Magics):
         """``%review [--target this|session PATH|codex|dsh|claude|chat PATH] [--focus me|dialogue|ai]
         [--pause|--resume|--stop|--history] [--ask "question" [--review N]] [--wait]``."""
         from ..llm import LLMError
+        from ..reviewer.targets import ReviewUsageError, resolve_target
         from . import review as R
 
         try:
             opts = R.parse(line)
-        except R.ReviewUsageError as exc:
+        except ReviewUsageError as exc:
             raise UsageError(f"%review: {exc}\n\n{R.USAGE}") from None
         if opts.ask is not None and not opts.ask.strip():
             raise UsageError("%review: --ask needs a question (it is empty)")
         if opts.review is not None and opts.ask is None:
             raise UsageError("%review: --review N chooses the review a question is about: use it with --ask")
-        rv = R.kernel_reviewer(self.shell)
+        rv = kernel_reviewer(self.shell)
         try:
             if opts.target:
                 rm = self.shell.magics_manager.registry.get("ReckonMagics")
-                source, path = R.resolve_target(opts.target, rm.location.sidecar if rm else None)
+                source, path = resolve_target(opts.target, rm.location.sidecar if rm else None)
                 rv.set_target(source, path, focus=opts.focus)
                 what = "this notebook's chat" if opts.target == ["this"] else " ".join(opts.target)
                 print(f"Reviewing {what} (focus {rv.focus}); the reviewer watches it from now on.")
@@ -411,7 +417,7 @@ class ReviewMagics(Magics):
                 display({"text/plain": answer, "text/markdown": answer}, raw=True,
                         metadata={"dsh": {"review_id": event.get("review_id"), "seq": event.get("seq")}})
                 return
-        except (R.ReviewUsageError, ValueError, FileNotFoundError, LookupError, RuntimeError) as exc:
+        except (ReviewUsageError, ValueError, FileNotFoundError, LookupError, RuntimeError) as exc:
             raise UsageError(f"%review: {exc}") from None
         except LLMError as exc:
             raise UsageError(f"%review: {exc.code}: {exc.message}") from None
@@ -474,7 +480,7 @@ class LedgerMagics(Magics):
             opts = LG.parse(line)
         except LG.LedgerUsageError as exc:
             raise UsageError(f"%ledger: {exc}\n\n{LG.USAGE}") from None
-        path = LG.kernel_ledger(self.shell, opts.name)
+        path = kernel_ledger(self.shell, opts.name)
         if opts.action == "ask":
             try:
                 result = LG.run_ask(path, opts.question, progress=LG.AskProgress(display))
@@ -492,25 +498,25 @@ class LedgerMagics(Magics):
             raise UsageError(f"%ledger {opts.action}: no ledger {opts.name!r} yet (looked for {path.name} in "
                              f"{path.parent})")
         if opts.action == "show":
-            state, _events = LG.read_state(path)
-            data, md = LG.show_bundle(path, state)
+            state, _events = AL.read_state(path)
+            data, md = AL.show_bundle(path, state)
         elif opts.action == "verify":
             try:  # against the head `sync` sealed in the notebook file on disk, when it holds one
-                result = LG.verify_sealed(path)
+                result = AL.verify_sealed(path)
             except (OSError, ValueError) as exc:  # LedgerPathError: not a ledger file
                 raise UsageError(f"%ledger verify: {exc}") from None
-            data, md = LG.verify_bundle(path, result)
+            data, md = AL.verify_bundle(path, result)
         else:
-            state, _events = LG.read_state(path)
+            state, _events = AL.read_state(path)
             formats = (opts.format,) if opts.format else ("md", "bibtex")
             try:
-                written = LG.export(path, state, formats)
+                written = AL.export(path, state, formats)
             except OSError as exc:
-                raise UsageError(f"%ledger export: cannot write under {LG.sidecar_of(path) / 'exports'}: {exc}") from None
+                raise UsageError(f"%ledger export: cannot write under {AL.sidecar_of(path) / 'exports'}: {exc}") from None
             # Where the sidecar is depends on how the kernel was started (a saved notebook, nbval's
             # unsaved folder), so the visible output names the files only; the paths are in metadata.
             names = ", ".join(p.name for p in written)
-            data = {LG.MIME_LEDGER: {"export": [p.name for p in written]},
+            data = {AL.MIME_LEDGER: {"export": [p.name for p in written]},
                     "text/plain": f"ledger exported to the sidecar's exports/ folder: {names}",
                     "text/markdown": f"Ledger exported to the sidecar's `exports/` folder: {names}"}
             md = {"dsh": {"ledger": path.name, "exports": [os.path.relpath(p, os.getcwd()) for p in written]}}

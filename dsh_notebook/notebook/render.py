@@ -16,10 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import __version__
 from ..reckoner.display import (  # noqa: F401 - re-exported for the notebook layer
-    _arr_items,
-    _arr_latex,
+    array_items,
+    array_latex,
     formula_latex,
     formula_text,
     name_latex,
@@ -28,6 +27,7 @@ from ..reckoner.display import (  # noqa: F401 - re-exported for the notebook la
     value_latex,
     value_text,
 )
+from ..version import __version__
 from . import units as U
 from .reckon import CellOutcome, Step
 
@@ -101,8 +101,8 @@ def step_rows(out: CellOutcome) -> list[dict]:
             digits = ln.digits or d
             if st.shown is not None:
                 v = st.shown
-                body = _arr_items(v, num_text, digits) if isinstance(v, np.ndarray) else num_text(v, digits)
-                lbody = _arr_latex(v, digits) if isinstance(v, np.ndarray) else num_latex(v, digits)
+                body = array_items(v, num_text, digits) if isinstance(v, np.ndarray) else num_text(v, digits)
+                lbody = array_latex(v, digits) if isinstance(v, np.ndarray) else num_latex(v, digits)
                 row["text"] = f"{ln.name} = {body} {U.unit_pretty(st.shown_unit)}"
                 row["latex"] = rf"{name_latex(ln.name)} = {lbody}\,{U.unit_latex(st.shown_unit)}"
             else:

@@ -7,7 +7,7 @@ log. ``--focus me|dialogue|ai`` chooses the angle (and reviews again), ``--pause
 ``--resume``, ``--stop``, ``--history``, ``--ask "question" [--review N]``; ``%review``
 alone shows the state and the latest review.
 
-The kernel has one :class:`~dsh_notebook.reviewer.runner.Reviewer` (:func:`kernel_reviewer`),
+The kernel has one :class:`~dsh_notebook.reviewer.runner.Reviewer` (:func:`dsh_notebook.kernel.kernel_reviewer`),
 shared by the magic, ``%%chat`` (which tells it when a turn ends) and the reviewer panel; it
 restores the last target, focus and pause when created, without starting a review.
 Outputs carry ``application/vnd.dsh.review+json`` with ``text/markdown`` and ``text/plain``
@@ -24,15 +24,12 @@ from pathlib import Path
 
 from ..reviewer.review import FOCUSES, ask, target_id
 from ..reviewer.runner import Reviewer
+from ..reviewer.targets import ReviewUsageError, relative_target
 
 MIME_REVIEW = "application/vnd.dsh.review+json"
 
 USAGE = """%review [--target this | --target session PATH | --target codex|dsh|claude|chat PATH]
         [--focus me|dialogue|ai] [--pause | --resume | --stop | --history] [--ask "QUESTION" [--review N]] [--wait]"""
-
-
-class ReviewUsageError(ValueError):
-    pass
 
 
 class _Parser(argparse.ArgumentParser):
@@ -61,107 +58,11 @@ def parse(line: str) -> argparse.Namespace:
     return _parser().parse_args(words)
 
 
-def kernel_reviewer(shell) -> Reviewer:
-    """The kernel's reviewer (created, and restored, on first use)."""
-    rv = getattr(shell, "_dsh_reviewer", None)
-    rm = shell.magics_manager.registry.get("ReckonMagics")
-    if rm is not None:
-        rm._refresh_location()
-    sidecar = rm.location.sidecar if rm is not None else None
-    if rv is not None and rv.sidecar != sidecar:  # the notebook was renamed or is now known
-        rv.close()
-        rv = None
-    if rv is None:
-        config, problems = reviewer_config()
-        rv = Reviewer(sidecar, **config)
-        rv.config_problems = problems
-        rv.restore()
-        shell._dsh_reviewer = rv
-    return rv
-
-
-_LIMITS = {"timeout": (1.0, 3600.0, 180.0), "poll": (0.2, 3600.0, 5.0), "debounce": (0.0, 600.0, 2.0),
-           "window_chars": (2_000, 1_000_000, 60_000)}
-
-
-def reviewer_config() -> tuple[dict, list[str]]:
-    """The ``[reviewer]`` table of ``settings.toml`` as Reviewer arguments; a value out of
-    range (or a settings file that cannot be read) falls back to the default, named in the
-    returned problems."""
-    from ..llm.errors import LLMError
-    from ..llm.settings import load_settings
-
-    try:
-        table = load_settings().reviewer
-    except LLMError as exc:
-        return {}, [f"settings.toml cannot be read ({exc.message}); reviewer defaults are used"]
-    if table is None:
-        return {}, []
-    if not isinstance(table, dict):
-        return {}, [f"[reviewer] must be a table, not {table!r}; defaults are used"]
-    out: dict = {}
-    problems: list[str] = []
-    for key, (lo, hi, default) in _LIMITS.items():
-        if key not in table:
-            continue
-        v = table[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
-            problems.append(f"[reviewer] {key} = {v!r} is outside {lo:g}-{hi:g}; {default:g} is used")
-            continue
-        out["max_chars" if key == "window_chars" else key] = int(v) if key == "window_chars" else float(v)
-    if "hide_unverified" in table:
-        if isinstance(table["hide_unverified"], bool):
-            out["hide_unverified"] = table["hide_unverified"]
-        else:
-            problems.append(f"[reviewer] hide_unverified = {table['hide_unverified']!r} is not true or false")
-    for key in table:
-        if key not in _LIMITS and key != "hide_unverified":
-            problems.append(f"[reviewer] has no setting {key!r}")
-    return out, problems
-
-
-def resolve_target(words: list[str], sidecar: Path | None) -> tuple[str, Path]:
-    """``["this"]`` / ``["session", PATH]`` / ``[SOURCE, PATH]`` -> ``(source, path)``."""
-    kind = words[0]
-    if kind == "this":
-        if len(words) != 1:
-            raise ReviewUsageError("--target this takes no path")
-        folder = (sidecar / "sessions") if sidecar else None
-        logs = sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime) if folder and folder.is_dir() else []
-        if not logs:
-            raise ReviewUsageError("this notebook has no chat yet: run a %%chat cell first")
-        return "notebook", logs[-1]
-    if len(words) != 2:
-        raise ReviewUsageError(f"--target {kind} needs one PATH")
-    path = Path(words[1]).expanduser()
-    if kind in ("session", "notebook"):  # `notebook` as the command line names it
-        if path.suffix == ".ipynb" or path.is_dir():
-            folder = (path.with_name(path.stem + ".dsh") if path.suffix == ".ipynb" else path)
-            folder = folder / "sessions" if (folder / "sessions").is_dir() else folder
-            logs = sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime) if folder.is_dir() else []
-            if not logs:
-                raise ReviewUsageError(f"no chat session logs in {folder}")
-            return "notebook", logs[-1]
-        return "notebook", path
-    if kind not in ("codex", "dsh", "claude", "chat"):
-        raise ReviewUsageError(f"unknown target {kind!r}; use this, session (or notebook), codex, dsh, claude or chat")
-    return kind, path
-
-
 def _md(text) -> str:
     """Model-written text for Markdown: no raw HTML, no heading/list/quote syntax at a line
     start (the text stays readable, never executable markup)."""
     s = html.escape(str(text if text is not None else ""), quote=False)
     return "\n".join(re.sub(r"^(\s*)([#>*+\-=`|]|\d+[.)])", r"\1\\\2", line) for line in s.split("\n"))
-
-
-def _relative_target(target, base: Path | None):
-    if not isinstance(target, dict) or base is None:
-        return target
-    try:
-        return {**target, "path": str(Path(target["path"]).relative_to(base))}
-    except (KeyError, ValueError, TypeError):
-        return target
 
 
 def review_bundle(review: dict | None, status: dict, hide_unverified: bool = False,
@@ -207,7 +108,7 @@ def review_bundle(review: dict | None, status: dict, hide_unverified: bool = Fal
                                               "generation")}}
     if isinstance(review.get("target"), dict):
         meta["dsh"]["reviews_file"] = f"reviews/{target_id(review['target'])}.jsonl"
-        meta["dsh"]["target"] = _relative_target(review["target"], base)  # no absolute path of this machine
+        meta["dsh"]["target"] = relative_target(review["target"], base)  # no absolute path of this machine
     return {"text/plain": "\n".join(plain), "text/markdown": "\n".join(md), MIME_REVIEW: content}, meta
 
 

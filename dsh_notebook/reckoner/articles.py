@@ -245,8 +245,8 @@ def _value(stored: dict):
     unit = display.si_text(v.sig.dim)
     lunit = display.si_latex(v.sig.dim)
     if v.sig.kind == "array":
-        text = display._arr_items(v.mag, lambda x, d: _num(x), 0)
-        latex = display._arr_latex(v.mag, 12)  # already cut: print it as it is, never round twice
+        text = display.array_items(v.mag, lambda x, d: _num(x), 0)
+        latex = display.array_latex(v.mag, 12)  # already cut: print it as it is, never round twice
     elif isinstance(v.mag, complex):
         text = f"{_num(v.mag.real)}{'-' if v.mag.imag < 0 else '+'}{_num(abs(v.mag.imag))}j"
         latex = rf"({_num_tex(v.mag.real)} {'-' if v.mag.imag < 0 else '+'} {_num_tex(abs(v.mag.imag))}\,j)"

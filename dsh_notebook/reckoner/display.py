@@ -136,9 +136,11 @@ def num_latex(x, digits: int) -> str:
     return m if e is None else rf"{m} \times 10^{{{e}}}"
 
 
-def _arr_items(a: np.ndarray, f, digits, limit=6) -> str:
+def array_items(a: np.ndarray, f, digits, limit=6) -> str:
+    """An array's items as text, each drawn by ``f(item, digits)``, at most *limit* per axis
+    (then ``…``); nested arrays in brackets."""
     if a.ndim > 1:
-        rows = [_arr_items(r, f, digits, limit) for r in a[:limit]]
+        rows = [array_items(r, f, digits, limit) for r in a[:limit]]
         more = ", …" if a.shape[0] > limit else ""
         return "[" + ", ".join(rows) + more + "]"
     vals = a.tolist()
@@ -153,7 +155,7 @@ def value_text(v: Value, digits: int) -> str:
         return "{" + ", ".join(f"{n}: {value_text(Value(v.mag[n], s), digits)}" for n, s in v.sig.fields) + "}"
     unit = si_text(v.sig.dim)
     if isinstance(v.mag, np.ndarray):
-        body = _arr_items(v.mag, num_text, digits)
+        body = array_items(v.mag, num_text, digits)
     else:
         body = num_text(v.mag, digits)
     return f"{body} {unit}".strip()
@@ -165,15 +167,17 @@ def value_latex(v: Value, digits: int) -> str:
             rf"\mathrm{{{n}}}: {value_latex(Value(v.mag[n], s), digits)}" for n, s in v.sig.fields) + r"\right\}"
     unit = si_latex(v.sig.dim)
     if isinstance(v.mag, np.ndarray):
-        body = _arr_latex(v.mag, digits)
+        body = array_latex(v.mag, digits)
     else:
         body = num_latex(v.mag, digits)
     return f"{body}\\,{unit}" if unit else body
 
 
-def _arr_latex(a: np.ndarray, digits: int, limit: int = 6) -> str:
+def array_latex(a: np.ndarray, digits: int, limit: int = 6) -> str:
+    """An array as LaTeX (``\\left[ ... \\right]``), *digits* significant digits, at most *limit*
+    items per axis (then ``\\ldots``)."""
     if a.ndim > 1:
-        rows = [_arr_latex(r, digits, limit) for r in a[:limit]]
+        rows = [array_latex(r, digits, limit) for r in a[:limit]]
         return r"\left[" + ", ".join(rows) + (r", \ldots" if a.shape[0] > limit else "") + r"\right]"
     vals = a.tolist()
     if len(vals) > limit:

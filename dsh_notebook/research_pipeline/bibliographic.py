@@ -288,7 +288,7 @@ class _Fetcher:
     def __init__(self, conf: dict, cache_dir: Path | None):
         self.conf = conf
         self.cache_dir = Path(cache_dir) if cache_dir else None
-        from .. import __version__
+        from ..version import __version__
 
         agent = f"dsh-notebook/{__version__} (bibliographic verifier"
         agent += f"; mailto:{conf['mailto']})" if conf.get("mailto") else ")"
@@ -406,7 +406,10 @@ def _family(name: str) -> str:
     return parts[-1] if parts else ""
 
 
-def _split_authors(authors: Any) -> list[str]:
+def split_authors(authors: Any) -> list[str]:
+    """Claimed or recorded authors as a list of names: a string is split on ``;``, ``and`` or
+    ``&`` (one name when it has none of them), a list of strings or of ``{"given", "family"}``
+    dicts joined per author; empty parts and "et al."/"others" dropped; ``None`` is ``[]``."""
     if authors is None:
         return []
     if isinstance(authors, str):
@@ -461,7 +464,7 @@ def _compare(claimed: dict | None, meta: dict, checks: list[dict]) -> tuple[bool
             mismatch |= not ok
             judge |= grey
             definite |= score < TITLE_JUDGE
-    authors = _split_authors(claimed.get("authors"))
+    authors = split_authors(claimed.get("authors"))
     if authors:
         have = [_family(a) for a in meta.get("authors") or []]
         if not have:

@@ -77,7 +77,7 @@ def _os_path(contents_manager, path: str) -> Path | None:
 
 def _has_dsh(nb, notebook: Path) -> bool:
     """Whether the notebook is a dsh artifact: a sidecar folder, an index, or a dsh output."""
-    from ..notebook.paths import sidecar_for
+    from ..artifact.paths import sidecar_for
 
     if sidecar_for(notebook).is_dir() or "dsh" in (nb.get("metadata") or {}):
         return True
@@ -99,7 +99,7 @@ def pre_save_hook(model, path, contents_manager, **kwargs) -> None:
             return
         import nbformat
 
-        from ..notebook.artifact import sync_node
+        from ..artifact.seal import sync_node
 
         nb = nbformat.from_dict(copy.deepcopy(model["content"]))
         if not _has_dsh(nb, notebook):

@@ -112,7 +112,7 @@ def person_for(user, provider=None) -> str:
     random hex id, see :func:`is_anonymous`) the operating-system user running the server,
     ``"alice (JupyterLab)"``: whoever holds the token acts as that user."""
     if is_anonymous(user, provider):
-        from ..notebook.ledger import person_name
+        from ..artifact.ledgers import person_name
 
         return f"{person_name()} (JupyterLab)"
     name = getattr(user, "username", None) or getattr(user, "name", None)

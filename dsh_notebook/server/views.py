@@ -7,7 +7,7 @@ panel"; academic.md "State and surface"; research.md "The explorer").
   inside the root: an absolute path, a ``..`` part, or a symlink leading out of the root
   raises :class:`RouteError` 403; so does a sidecar folder that leads out of it.
 * Each view reuses the feature's own reader: ``records_view.record_list`` (as
-  ``dsh-notebook records list``), ``reckoner.read_record``, ``chat.sessions_table`` (as
+  ``dsh-notebook records list``), ``reckoner.read_record``, ``llm.session.sessions_table`` (as
   ``%chat list``), the review history files, and ``notebook.ledger`` (``read_state``,
   ``summary``, ``timeline``, ``awaiting_person``, ``record_decision``: the explorer's data and
   its one writer of the person's decision).
@@ -21,7 +21,7 @@ import os
 import re
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from ..notebook.paths import sidecar_for
+from ..artifact.paths import sidecar_for
 
 ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 DECISION_FIELDS = ("decision_id", "revision", "verdict", "note")
@@ -117,7 +117,7 @@ def academic_set(body) -> dict:
 
 def records(notebook: Path, root: Path) -> list[dict]:
     """``[{id, title, status, opened, closed, steps, refused}]`` (``dsh-notebook records list``)."""
-    from ..notebook.records_view import record_list
+    from ..artifact.records import record_list
 
     home = _folder(notebook, "", root)
     return record_list(home) if home is not None else []
@@ -156,7 +156,7 @@ def record(notebook: Path, root: Path, record_id: str) -> dict:
 
 def sessions(notebook: Path, root: Path) -> list[dict]:
     """The chat sessions, oldest first, as ``%chat list`` reads them (``file`` relative to the sidecar)."""
-    from ..notebook.chat import sessions_table
+    from ..llm.session import sessions_table
 
     folder = _folder(notebook, "sessions", root)
     if folder is None:
@@ -175,7 +175,7 @@ def reviews(notebook: Path, root: Path) -> list[dict]:
     coverage, model, prompt_version, error) with the history line's ``file``, ``seq`` and ``ts``,
     and the follow-up ``questions`` asked about it. A target inside the notebook's folder is
     named relative to it."""
-    from ..notebook.review import _relative_target
+    from ..reviewer.targets import relative_target
     from ..storage import read_jsonl
 
     folder = _folder(notebook, "reviews", root)
@@ -194,7 +194,7 @@ def reviews(notebook: Path, root: Path) -> list[dict]:
             questions = [{k: q.get(k) for k in ("seq", "ts", "question", "answer", "error") if k in q}
                          for q in events if q.get("type") == "question" and review.get("id")
                          and q.get("review_id") == review.get("id")]
-            out.append({**review, "target": _relative_target(review.get("target"), notebook.parent),
+            out.append({**review, "target": relative_target(review.get("target"), notebook.parent),
                         "file": f"reviews/{f.name}", "seq": e.get("seq"), "ts": e.get("ts"), "questions": questions})
     out.sort(key=lambda r: (str(r.get("ts") or r.get("at") or ""), r["file"], r.get("seq") or 0), reverse=True)
     return out
@@ -204,7 +204,7 @@ def reviews(notebook: Path, root: Path) -> list[dict]:
 
 
 def _ledger_file(notebook: Path, root: Path, name: str) -> Path:
-    from ..notebook.ledger import NAME, NAME_RULE
+    from ..artifact.ledgers import NAME, NAME_RULE
 
     if not NAME.fullmatch(name):
         shown = name if len(name) <= 60 else name[:60] + "…"
@@ -222,8 +222,8 @@ def _brief(path: Path) -> tuple[dict, object, list[dict], dict]:
     sealed in the notebook, when there is one: a ledger whose sealed last lines were deleted or
     edited is not intact; events appended since the last save are (the panel polls a live
     ledger; the result's ``sealed`` says how many came after the seal)."""
-    from ..notebook import ledger as LG
-    from ..notebook.artifact import sealed_ledger
+    from ..artifact import ledgers as LG
+    from ..artifact.seal import sealed_ledger
 
     sealed = sealed_ledger(path)
     if sealed is None:
@@ -248,7 +248,7 @@ def ledgers(notebook: Path, root: Path) -> list[dict]:
     if folder is None:
         return []
     out = []
-    from ..notebook.ledger import NAME
+    from ..artifact.ledgers import NAME
 
     for f in sorted(folder.glob("*.jsonl")):
         if not NAME.fullmatch(f.stem):
@@ -268,7 +268,7 @@ def ledger(notebook: Path, root: Path, name: str) -> dict:
     """One ledger as the explorer shows it: the brief of :func:`ledgers`, the fold's summary
     (questions, decisions with status and predicate results and reasons, claims, sources,
     objections, escalations), the ``timeline`` and the ``verify`` result."""
-    from ..notebook import ledger as LG
+    from ..artifact import ledgers as LG
 
     path = _ledger_file(notebook, root, name)
     brief, state, events, checked = _brief(path)
@@ -282,7 +282,7 @@ def decide(notebook: Path, root: Path, name: str, body, user: str) -> dict:
     refuses the decision (409 ``LEDGER_STATE``, "reload") when the decision has moved on to
     another revision meanwhile, so an approval never lands on a revision nobody showed the
     person. Refused (409 with the ledger's ``code``) unless the decision awaits the person."""
-    from ..notebook import ledger as LG
+    from ..artifact import ledgers as LG
 
     if not isinstance(body, dict):
         raise RouteError(400, 'the body must be a JSON object {"decision_id": "...", "revision": N, "verdict": '

@@ -9,7 +9,7 @@ notebook's (``<stem>.dsh/ledger/<name>.jsonl``, found as ``%reckon`` finds it) o
   eligibility) and its human decisions. Only a decision *awaiting the person* (a
   ``human-approval-requested`` for its current revision and no human decision yet) gets a note
   box and Approve / Reject / Needs revision buttons; a click asks for confirmation, and
-  Confirm records ``human-decision-recorded`` through ``notebook.ledger.record_decision`` as
+  Confirm records ``human-decision-recorded`` through ``artifact.ledgers.record_decision`` as
   ``getpass.getuser()`` on the ``explorer`` channel. The ledger's receipt is shown (a refusal
   with its code).
 * **Claims** (source, quote, verdicts, eligibility and why), **Sources** (verification,
@@ -28,7 +28,8 @@ import threading
 
 import ipywidgets as W
 
-from ..notebook import ledger as L
+from ..artifact import ledgers as L
+from ..kernel import kernel_ledger
 
 _LABELS = {"approved": "Approve", "rejected": "Reject", "needs_revision": "Needs revision"}
 # buttons keep their width in a row beside long text (a flex item's default shrink cut
@@ -142,7 +143,7 @@ class LedgerExplorer(W.VBox):
         if notebook is None:
             from IPython import get_ipython
 
-            self.path = L.kernel_ledger(get_ipython(), name)
+            self.path = kernel_ledger(get_ipython(), name)
         else:
             self.path = L.resolve_ledger(notebook, name)
         self.name = name

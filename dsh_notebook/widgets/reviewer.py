@@ -31,9 +31,10 @@ from urllib.parse import urlparse
 
 import ipywidgets as W
 
-from ..notebook.review import ReviewUsageError, kernel_reviewer, resolve_target
+from ..kernel import kernel_reviewer
 from ..reviewer import sources
 from ..reviewer.review import WINDOW_CHARS, ReviewHistory, ask
+from ..reviewer.targets import ReviewUsageError, resolve_target
 
 #: The target picker's sources: (label, value). ``this`` and ``session`` are read as ``notebook``.
 SOURCE_OPTIONS = [
@@ -150,7 +151,7 @@ def review_html(review: dict | None, hide_unverified: bool = False) -> str:
 
 class ReviewerPanel(W.VBox):
     """``ReviewerPanel(reviewer=None)``: the panel on ``reviewer`` (default: the kernel's,
-    :func:`~dsh_notebook.notebook.review.kernel_reviewer`). Parts, as attributes:
+    :func:`~dsh_notebook.kernel.kernel_reviewer`). Parts, as attributes:
     ``source``, ``path``, ``list_button``, ``listing``, ``review_button``; ``notice``,
     ``confirm_button``, ``cancel_button``; ``focus``; ``rereview_button``, ``stop_button``,
     ``pause_button``; ``status``; ``new_button``; ``history``, ``hide_unverified``;

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ...notebook.paths import sidecar_for
+from ...artifact.paths import sidecar_for
 from ...storage import read_jsonl
 from ..transcript import (
     Conversation,

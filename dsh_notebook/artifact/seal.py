@@ -22,7 +22,7 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .. import __version__
+from ..version import __version__
 from ..reckoner import read_record, rerun
 from ..reckoner.records import RECORDS_DIR, UnreadableRecord
 from .paths import sidecar_for
@@ -209,7 +209,7 @@ def sync_node(nb, notebook, problems: list[str] | None = None) -> dict:
 
 def _old_ledger_seals(meta) -> dict[str, dict]:
     """The well-formed ``{name: {head, events}}`` entries of an existing ``metadata.dsh.ledgers``."""
-    from .ledger import NAME
+    from .ledgers import NAME
 
     held = meta.get("ledgers") if isinstance(meta, dict) else None
     if not isinstance(held, dict):
@@ -382,7 +382,7 @@ def _check_sessions(nb, meta: dict, sidecar: Path) -> list[Finding]:
 def _check_sealed_ledgers(held: dict | None, ledgers: list[Path], sidecar: Path) -> list[Finding]:
     """Check 1 for ledgers: each ledger ``metadata.dsh.ledgers`` seals exists beside the
     notebook (its head is checked under 3) and its entry is well formed."""
-    from .ledger import NAME
+    from .ledgers import NAME
 
     out: list[Finding] = []
     on_disk = {f.stem for f in ledgers}
@@ -489,7 +489,7 @@ def _secrets(name: str, text: str) -> list[Finding]:
 
 
 def findings_table(findings: list[Finding]) -> str:
-    from .records_view import table
+    from .records import table
 
     rows = [(f"{f.check} {CHECKS[f.check]}", f.subject, {True: "ok", False: "FAIL", None: "skipped"}[f.ok], f.detail)
             for f in findings]
