@@ -87,3 +87,19 @@ def test_the_check_finds_a_private_name(tmp_path):
                    "from .handlers import _own\nS._outputs(1, 2)\nS.__name__\n")
     assert [f.split(" ", 1)[1] for f in private_uses(bad, "dsh_notebook.server.views")] == [
         "imports dsh_notebook.notebook.review._md", "uses dsh_notebook.artifact.seal._outputs"]
+
+
+def test_every_client_gets_academic_mode_without_llm_importing_it():
+    """Academic mode's hooks reach a client made with the defaults through the entry point group
+    ``dsh_notebook.llm_hooks``; importing the client alone loads no feature."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nimport dsh_notebook.llm.client as c\nimport dsh_notebook.llm.agent as a\n"
+            "assert not [m for m in sys.modules if m.startswith(('dsh_notebook.academic', 'dsh_notebook.reviewer',"
+            " 'dsh_notebook.research_pipeline', 'dsh_notebook.notebook', 'IPython'))], sorted(sys.modules)\n"
+            "hooks = c.ChatClient(model='deepseek/deepseek-chat').hooks\n"
+            "from dsh_notebook.academic.shaping import academic_hook\nfrom dsh_notebook.academic.gate import academic_gate\n"
+            "assert hooks == [academic_hook], hooks\nassert a.default_stop_hooks() == [academic_gate]\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
