@@ -5,7 +5,8 @@ enrichment).
 
 Design:
 
-- Only ``http`` and ``https``. The host is resolved with ``socket.getaddrinfo`` and every address
+- Only ``http`` and ``https``, with one host however the URL is read (``urllib`` and httpx
+  must agree). The host is resolved with ``socket.getaddrinfo`` and every address
   checked with ``ipaddress`` (:func:`address_rule`): loopback, private, link-local, unspecified,
   multicast, reserved or otherwise not globally routable addresses are refused (an IPv4-mapped
   IPv6 address is checked as its IPv4 address, and the IPv4 address inside a 6to4 or Teredo
@@ -159,6 +160,13 @@ def _split_url(url: str) -> tuple[str, str, int]:
         raise FetchRefused(f"{url!r} is not a valid URL ({exc})") from None
     if not host:
         raise FetchRefused(f"{url!r} names no host")
+    try:
+        read_by_httpx = httpx.URL(url).host
+    except (httpx.InvalidURL, TypeError, ValueError) as exc:
+        raise FetchRefused(f"{url!r} is not a valid URL ({exc})") from None
+    if read_by_httpx.lower().rstrip(".") != host.lower().rstrip("."):
+        raise FetchRefused(f"{url!r} names its host ambiguously ({host!r} or {read_by_httpx!r}); such URLs are not "
+                           "fetched")
     return scheme, host, port or (443 if scheme == "https" else 80)
 
 
