@@ -9,7 +9,7 @@ import ipaddress
 import socket
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import httpx
@@ -28,7 +28,7 @@ from dsh_notebook.net import (
 )
 from dsh_notebook.net import fetcher as NF
 
-NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 
 
 class Server(LoopbackServer):
@@ -120,7 +120,8 @@ def test_loopback_and_private_hosts_are_refused_without_the_override(server):
     with pytest.raises(FetchRefused) as exc:
         fetch(server.url("/paper"))
     assert exc.value.code == "NET_REFUSED"
-    assert "127.0.0.1, which is a loopback address" in str(exc.value) and "DSH_FULLTEXT_ALLOW_PRIVATE=1" in str(exc.value)
+    err = str(exc.value)
+    assert "127.0.0.1, which is a loopback address" in err and "DSH_FULLTEXT_ALLOW_PRIVATE=1" in err
     with pytest.raises(FetchRefused, match="localhost resolves to .*loopback"):
         fetch(server.url("/paper", "localhost"))
     with pytest.raises(FetchRefused, match="loopback"):
@@ -218,7 +219,9 @@ def _closed_port() -> int:
 
 
 def test_retry_after_is_read_as_seconds_and_as_an_http_date():
-    now = lambda: NOW  # noqa: E731
+    def now():
+        return NOW
+
     assert retry_after_seconds("120", now=now) == 120.0 and retry_after_seconds(" 0.5 ", now=now) == 0.5
     assert retry_after_seconds(format_datetime(NOW + timedelta(seconds=7), usegmt=True), now=now) == 7.0
     assert retry_after_seconds("Thu, 01 Jan 2026 12:00:30 GMT", now=now) == 30.0

@@ -16,10 +16,10 @@ Design:
 ::
 
     >>> from dsh_notebook.net import fetch
-    >>> fetch("ftp://example.org/paper.pdf")
+    >>> fetch("ftp://x.org/p")
     Traceback (most recent call last):
     ...
-    dsh_notebook.net.errors.FetchRefused: 'ftp://example.org/paper.pdf': only http and https URLs are fetched (got ftp scheme)
+    dsh_notebook.net.errors.FetchRefused: 'ftp://x.org/p': only http and https URLs are fetched (got ftp scheme)
 """
 
 from __future__ import annotations

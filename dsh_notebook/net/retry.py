@@ -38,7 +38,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
@@ -60,7 +60,7 @@ CONNECTION_ERRORS: tuple[type[BaseException], ...] = (httpx.ConnectError, httpx.
 
 
 def _utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def retry_after_seconds(value: str | None, *, now: Callable[[], datetime] = _utcnow) -> float | None:
@@ -89,7 +89,7 @@ def retry_after_seconds(value: str | None, *, now: Callable[[], datetime] = _utc
     if when is None:  # some Python versions return None instead of raising
         return None
     if when.tzinfo is None:  # "-0000": UTC by RFC 5322
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     return max(0.0, (when - now()).total_seconds())
 
 
