@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from dsh_notebook.research import Actor, Ledger, ledger_path
+from dsh_notebook.net import fetcher as NF
 from dsh_notebook.research_pipeline import fulltext as FT
 from dsh_notebook.research_pipeline.fulltext import link_fulltext
 
@@ -321,12 +322,12 @@ def test_opt_in_fetches_from_the_local_server(nb, server, monkeypatch):
 def test_every_redirect_hop_is_checked(nb, server, monkeypatch):
     """A public host that redirects to a loopback address: the second hop is refused, never fetched."""
     work, led = nb
-    real = FT._check_host
+    real = NF.check_host
 
     def fake(host, port, allow_private):  # papers.test stands for a public host (served here)
         return ["127.0.0.1"] if host == "papers.test" else real(host, port, allow_private)
 
-    monkeypatch.setattr(FT, "_check_host", fake)
+    monkeypatch.setattr(NF, "check_host", fake)  # the network layer's fetcher checks URLs
     server.routes["/paper"] = (200, {"Content-Type": "text/plain"}, TEXT)
     r = link_fulltext(led, "s1", server.url("/paper", "papers.test"), actor=Actor("lead"))
     assert r["ok"], r
@@ -353,7 +354,7 @@ def test_the_embedded_ipv4_of_6to4_and_teredo_addresses_is_checked(nb):
     err = refused(led, work, "http://[2002:7f00:1::]/paper")  # 6to4 of 127.0.0.1
     assert "loopback" in err and "127.0.0.1" in err
     assert "private" in refused(led, work, "http://[2002:a00:1::]/paper")  # 6to4 of 10.0.0.1
-    assert FT._address_rule(ipaddress.ip_address("2002:808:808::")) is None  # 6to4 of 8.8.8.8: public
+    assert NF.address_rule(ipaddress.ip_address("2002:808:808::")) is None  # 6to4 of 8.8.8.8: public
 
 
 def test_a_trickling_host_is_cut_off_by_the_overall_deadline(nb):

@@ -93,6 +93,27 @@ def test_500_three_times_gives_up_with_the_code(home):
     assert (exc.value.code, exc.value.status) == ("HTTP_STATUS", 500) and len(srv.requests) == 3
 
 
+def test_a_refused_connection_is_retried_then_reported(home):
+    """Connection errors (the request never reached the provider) go through the one retry policy too."""
+    import httpx
+
+    tries = []
+
+    def refuse(request):
+        tries.append(request.url)
+        raise httpx.ConnectError("connection refused", request=request)
+
+    os.environ["DEEPSEEK_BASE_URL"] = "http://127.0.0.1:9"
+    try:
+        c = ChatClient(backoff=0.001, max_retries=2, transport=httpx.MockTransport(refuse))
+    finally:
+        del os.environ["DEEPSEEK_BASE_URL"]
+    with pytest.raises(LLMError) as exc:
+        c.complete(USER, stream=False)
+    assert exc.value.code == "HTTP_STATUS" and "could not connect" in exc.value.message and len(tries) == 3
+    c.close()
+
+
 def test_timeout(home):
     with ScriptedServer([{"reply": {"content": "late", "delay": 1.0}}]) as srv:
         with pytest.raises(LLMError) as exc:

@@ -263,7 +263,7 @@ def test_enrich_reads_allowed_pages_and_skips_failures(engine, monkeypatch):
     with sx, ScriptedServer(script) as srv:
         receipt = lookup(engine, Q, client=chat_client(srv, monkeypatch),
                          policy=SearchPolicy(tier="open", enrich_pages=2, enrich_chars_per_page=200),
-                         provider=SearxngProvider(sx.base_url))
+                         provider=SearxngProvider(sx.base_url, allow_private=True))  # pages on 127.0.0.1
     assert receipt["ok"] and receipt["origin"] == "web"
     user = srv.requests[0]["body"]["messages"][1]["content"]
     assert "Copper Resistivity: 1.68 × 10 -8 Ω·m at 20 °C." in user and "steal()" not in user
@@ -271,6 +271,33 @@ def test_enrich_reads_allowed_pages_and_skips_failures(engine, monkeypatch):
     assert [r["path"] for r in sx.requests] == ["/search", "/page/copper", "/page/missing"]
     fact = search_rows(engine)[0]["content"]
     assert all(set(c) <= {"url", "title", "snippet", "publishedAt"} for c in fact["used"])  # no page text stored
+
+
+def test_enrich_never_fetches_a_private_address_a_page_redirects_to(engine, monkeypatch):
+    """A result on a public host whose page redirects to 127.0.0.1: the redirect is checked like
+    the first hop (dsh_notebook.net.fetch), so the private page is never requested and the
+    result keeps only its snippet; a result on a private address is not fetched at all."""
+    from dsh_notebook.net import fetcher
+
+    real = fetcher.check_host
+    monkeypatch.setattr(fetcher, "check_host",  # public.test stands for a public host (served here)
+                        lambda host, port, allow: ["127.0.0.1"] if host == "public.test" else real(host, port, allow))
+    monkeypatch.delenv("DSH_FULLTEXT_ALLOW_PRIVATE", raising=False)
+    secret = "<p>admin console: the copper resistivity is 9 ohm m</p>"
+    sx = FakeSearxng(lambda q: [{"url": f"http://public.test:{sx.port}/page/moved", "title": "Moved",
+                                 "content": "moved snippet"},
+                                {"url": sx.base_url + "/page/secret", "title": "Direct", "content": "direct snippet"}],
+                     documents={"/page/secret": secret})
+    sx.documents["/page/moved"] = (302, "text/plain", "", {"Location": sx.base_url + "/page/secret"})
+    script = [extraction({"answer": "Nothing.", "used": [], "insufficient": True})]
+    with sx, ScriptedServer(script) as srv:
+        receipt = lookup(engine, Q, client=chat_client(srv, monkeypatch),
+                         policy=SearchPolicy(tier="open", enrich_pages=2),
+                         provider=SearxngProvider(sx.base_url))  # no allow_private: as in real use
+    assert receipt["code"] == "SEARCH_INSUFFICIENT"
+    assert [r["path"] for r in sx.requests] == ["/search", "/page/moved"]  # /page/secret never requested
+    user = srv.requests[0]["body"]["messages"][1]["content"]
+    assert "moved snippet" in user and "direct snippet" in user and "admin console" not in user
 
 
 # ------------------------------------------------------------------ hosts, policy, settings
@@ -746,7 +773,7 @@ def test_the_material_sent_to_the_extraction_model_is_capped(engine, monkeypatch
                     provider=SearxngProvider(sx.base_url))
         r2 = lookup(engine, "pages", client=client,
                     policy=SearchPolicy(tier="open", max_results=10, enrich_pages=10, enrich_chars_per_page=50_000),
-                    provider=SearxngProvider(sx.base_url))
+                    provider=SearxngProvider(sx.base_url, allow_private=True))  # pages on 127.0.0.1
     assert r1["ok"] and r2["ok"]
     rows = search_rows(engine)
     for req, row in zip(srv.requests, rows):

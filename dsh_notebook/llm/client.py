@@ -4,8 +4,11 @@
   async (:meth:`ChatClient.acomplete`) sharing one request builder and one stream assembler.
 * Streaming is server-sent events (httpx-sse): text deltas, ``reasoning_content`` deltas,
   tool-call deltas whose arguments arrive in pieces, usage and the finish reason.
-* Failures carry the stable codes of :mod:`.errors`; 429 and 5xx are retried a bounded
-  number of times with exponential backoff and jitter, honouring ``Retry-After``.
+* Failures carry the stable codes of :mod:`.errors`; 429, 5xx and connection errors (the
+  request never reached the provider) are retried under the network layer's one retry policy
+  (:class:`dsh_notebook.net.RetryPolicy`: at most ``max_retries`` times, exponential backoff
+  with jitter, ``Retry-After`` as seconds or a date, each wait at most 60 s and 120 s in all; a
+  cancel ends a wait at once).
 * Request-shaping hooks run in order before each request and record what they changed
   (academic mode raises the reasoning effort and ``max_tokens`` there).
 """
@@ -14,16 +17,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 import re
 import threading
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import httpx
 from httpx_sse import SSEError, aconnect_sse, connect_sse
 
+from ..net import CONNECTION_ERRORS, RetryCancelled, RetryPolicy
 from .errors import CANCELLED, HTTP_STATUS, PROTOCOL, TIMEOUT, LLMError
 from .hooks import RequestHook, default_request_hooks
 from .prompt import SystemPrompt
@@ -178,6 +180,11 @@ class _Assembler:
             raise LLMError(PROTOCOL, "the stream ended without a finish reason")
         return self.r
 
+
+#: What the client retries (llm.md "Client": 429 and 5xx), and how long it waits at most, seconds.
+RETRY_STATUSES = frozenset({429, *range(500, 600)})
+RETRY_MAX_WAIT = 60.0
+RETRY_MAX_TOTAL = 120.0
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _KEYLIKE = re.compile(r"(?:sk-[A-Za-z0-9_\-]{8,}|[Bb]earer\s+[A-Za-z0-9._\-]{8,})")
@@ -343,18 +350,14 @@ class ChatClient:
         return {"Authorization": f"Bearer {api_key(self.provider_id, self.provider)}",
                 "Content-Type": "application/json"}
 
-    def _retry_wait(self, attempt: int, exc: LLMError) -> float:
-        ra = getattr(exc, "retry_after", None)
-        if ra:
-            try:
-                return min(float(ra), 60.0)
-            except ValueError:
-                pass
-        return self.backoff * (2 ** attempt) * (0.5 + random.random())
-
-    def _retries(self, exc: LLMError, attempt: int) -> bool:
-        """429 and 5xx are retried, at most ``max_retries`` times."""
-        return exc.code == HTTP_STATUS and _retryable(exc.status) and attempt < self.max_retries
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        """The retry policy of every call: 429, 5xx and connection errors are retried at most
+        ``max_retries`` times, ``backoff`` seconds growing exponentially with jitter or the
+        provider's ``Retry-After``, each wait at most ``RETRY_MAX_WAIT`` and ``RETRY_MAX_TOTAL``
+        seconds in all (see :mod:`dsh_notebook.net.retry`)."""
+        return RetryPolicy(attempts=max(0, int(self.max_retries)) + 1, backoff=self.backoff, max_wait=RETRY_MAX_WAIT,
+                           max_total=RETRY_MAX_TOTAL, statuses=RETRY_STATUSES, exceptions=CONNECTION_ERRORS)
 
     def _transport_error(self, exc: Exception) -> LLMError:
         """An httpx or SSE failure as the client's stable codes (shared by sync and async)."""
@@ -417,43 +420,36 @@ class ChatClient:
     def _complete(self, messages, tools, stream, on_delta, cancel: threading.Event | None, params: dict) -> ChatResult:
         body, notes = self.build(messages, tools, stream, **params)
         headers = self._headers()
-        attempt = 0
         http = self._client()
-        while True:
-            result = ChatResult(model=self.model.id, shaping=list(notes))
-            asm = _Assembler(result, on_delta)
-            try:
-                if stream:
-                    with connect_sse(http, "POST", self.url, json=body, headers=headers) as source:
-                        resp = source.response
-                        if resp.status_code != 200:
-                            resp.read()
-                            raise self._status_error(resp)
-                        for event in source.iter_sse():
-                            if cancel is not None and cancel.is_set():
-                                raise LLMError(CANCELLED, "the call was cancelled")
-                            data = event.data
-                            if data == "[DONE]":
-                                break
-                            asm.event(data)
-                else:
-                    resp = http.post(self.url, json=body, headers=headers)
+
+        def attempt() -> ChatResult:
+            asm = _Assembler(ChatResult(model=self.model.id, shaping=list(notes)), on_delta)
+            if stream:
+                with connect_sse(http, "POST", self.url, json=body, headers=headers) as source:
+                    resp = source.response
                     if resp.status_code != 200:
+                        resp.read()
                         raise self._status_error(resp)
-                    asm.body(_json(resp.text))
-                return asm.finish()
-            except LLMError as exc:
-                if self._retries(exc, attempt):
-                    wait = self._retry_wait(attempt, exc)
-                    if cancel is not None and cancel.wait(wait):
-                        raise LLMError(CANCELLED, "the call was cancelled") from None
-                    if cancel is None:
-                        time.sleep(wait)
-                    attempt += 1
-                    continue
-                raise
-            except (httpx.HTTPError, SSEError) as exc:
-                raise self._transport_error(exc) from None
+                    for event in source.iter_sse():
+                        if cancel is not None and cancel.is_set():
+                            raise LLMError(CANCELLED, "the call was cancelled")
+                        data = event.data
+                        if data == "[DONE]":
+                            break
+                        asm.event(data)
+            else:
+                resp = http.post(self.url, json=body, headers=headers)
+                if resp.status_code != 200:
+                    raise self._status_error(resp)
+                asm.body(_json(resp.text))
+            return asm.finish()
+
+        try:
+            return self.retry_policy.call(attempt, cancel=cancel)
+        except RetryCancelled:
+            raise LLMError(CANCELLED, "the call was cancelled") from None
+        except (httpx.HTTPError, SSEError) as exc:
+            raise self._transport_error(exc) from None
 
     # ------------------------------------------------------------ async
 
@@ -462,43 +458,34 @@ class ChatClient:
         """The async twin of :meth:`complete` (cancel it with ``task.cancel()``: ``CANCELLED``)."""
         body, notes = self.build(messages, tools, stream, **params)
         headers = self._headers()
-        attempt = 0
         async with httpx.AsyncClient(timeout=self.timeout) as http:
-            while True:
-                result = ChatResult(model=self.model.id, shaping=list(notes))
-                asm = _Assembler(result, on_delta)
-                try:
-                    if stream:
-                        async with aconnect_sse(http, "POST", self.url, json=body, headers=headers) as source:
-                            resp = source.response
-                            if resp.status_code != 200:
-                                await resp.aread()
-                                raise self._status_error(resp)
-                            async for event in source.aiter_sse():
-                                data = event.data
-                                if data == "[DONE]":
-                                    break
-                                asm.event(data)
-                    else:
-                        resp = await http.post(self.url, json=body, headers=headers)
+
+            async def attempt() -> ChatResult:
+                asm = _Assembler(ChatResult(model=self.model.id, shaping=list(notes)), on_delta)
+                if stream:
+                    async with aconnect_sse(http, "POST", self.url, json=body, headers=headers) as source:
+                        resp = source.response
                         if resp.status_code != 200:
+                            await resp.aread()
                             raise self._status_error(resp)
-                        asm.body(_json(resp.text))
-                    return asm.finish()
-                except LLMError as exc:
-                    if self._retries(exc, attempt):
-                        await asyncio.sleep(self._retry_wait(attempt, exc))
-                        attempt += 1
-                        continue
-                    raise
-                except asyncio.CancelledError:
-                    raise LLMError(CANCELLED, "the call was cancelled") from None
-                except (httpx.HTTPError, SSEError) as exc:
-                    raise self._transport_error(exc) from None
+                        async for event in source.aiter_sse():
+                            data = event.data
+                            if data == "[DONE]":
+                                break
+                            asm.event(data)
+                else:
+                    resp = await http.post(self.url, json=body, headers=headers)
+                    if resp.status_code != 200:
+                        raise self._status_error(resp)
+                    asm.body(_json(resp.text))
+                return asm.finish()
 
-
-def _retryable(status: int | None) -> bool:
-    return status is not None and (status == 429 or 500 <= status < 600)
+            try:
+                return await self.retry_policy.acall(attempt)
+            except asyncio.CancelledError:
+                raise LLMError(CANCELLED, "the call was cancelled") from None
+            except (httpx.HTTPError, SSEError) as exc:
+                raise self._transport_error(exc) from None
 
 
 _raw_decode = json.JSONDecoder().raw_decode

@@ -37,6 +37,12 @@
   a path separator and userinfo is ignored, so ``https://evil.com\\@en.wikipedia.org/`` is on
   ``evil.com``. A strict-tier source must also be on an allowed host as httpx reads the URL
   (the enrich step fetches with httpx), so a URL the two read differently is refused.
+* The enrich step fetches pages through the network layer's checked fetcher
+  (:func:`dsh_notebook.net.fetch`): public http(s) hosts only, every redirect hop checked again
+  (its address, and the policy's allow-list), one deadline per page. Only Python callers can
+  lift the address rule, for pages served from ``127.0.0.1`` in tests and demos
+  (``HttpSearchProvider(..., allow_private=True)``, or ``DSH_FULLTEXT_ALLOW_PRIVATE=1`` when it is
+  left ``None``); nothing a model sends reaches it.
 * Providers are small classes over httpx with one method, ``search(query, max_results)``
   returning candidates ``{url, title?, snippet?, publishedAt?}``: :class:`SearxngProvider`
   (a SearXNG instance's JSON API) and :class:`WikipediaProvider` (Wikipedia's REST search).
@@ -45,6 +51,7 @@
 
 from __future__ import annotations
 
+import codecs
 import html
 import json
 import logging
@@ -60,6 +67,7 @@ from urllib.parse import quote, unquote, urlsplit
 import httpx
 from pydantic import BaseModel, ValidationError, field_validator
 
+from ..net import FetchFailed, FetchRefused, fetch
 from ..version import __version__
 from ..reckoner.errors import OPEN_RECORD_NOT_FOUND, EngineError
 from .agent import Tool, current_cancel
@@ -479,22 +487,27 @@ def html_text(markup: str) -> str:
 
 class HttpSearchProvider:
     """Shared httpx plumbing of the providers: one connection pool, a ``User-Agent``, JSON
-    GETs that raise :class:`SearchError`, and :meth:`fetch_text` for the enrich step.
-    Usable as a context manager; :meth:`close` releases the pool."""
+    GETs that raise :class:`SearchError`, and :meth:`fetch_text` for the enrich step (through
+    :func:`dsh_notebook.net.fetch`; ``allow_private=True`` lets it read pages on private
+    addresses, for tests and demos only). Usable as a context manager; :meth:`close` releases
+    the pool."""
 
     name = "http"
     max_page_bytes = 2_000_000
+    user_agent = f"dsh-notebook/{__version__} (reckoner search tool)"
 
-    def __init__(self, base_url: str, *, timeout: float = 15.0, transport: httpx.BaseTransport | None = None):
+    def __init__(self, base_url: str, *, timeout: float = 15.0, transport: httpx.BaseTransport | None = None,
+                 allow_private: bool | None = None):
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
+        self.allow_private = allow_private
         self._transport = transport
         self._http: httpx.Client | None = None
 
     def _client(self) -> httpx.Client:
         if self._http is None or self._http.is_closed:
             self._http = httpx.Client(timeout=self.timeout, transport=self._transport,
-                                      headers={"User-Agent": f"dsh-notebook/{__version__} (reckoner search tool)"})
+                                      headers={"User-Agent": self.user_agent})
         return self._http
 
     def close(self) -> None:
@@ -525,27 +538,46 @@ class HttpSearchProvider:
 
     def fetch_text(self, url: str, max_chars: int, allow: Callable[[str], bool] | None = None) -> str | None:
         """The text of one page (HTML reduced to its visible text; ``text/*`` and JSON as
-        they are), cut to ``max_chars``; ``None`` for a non-2xx answer, another content
-        type, an empty body, a redirect to a URL ``allow`` refuses, or a non-http(s) URL.
-        Transport errors raise ``httpx.HTTPError``."""
+        they are), cut to ``max_chars``; ``None`` for an answer other than 200, another content
+        type, an empty body, a URL or redirect target that ``allow`` refuses, or a URL the
+        network layer refuses (not http(s), or a host on a loopback, private or otherwise
+        non-public address: :func:`dsh_notebook.net.fetch` checks every redirect hop). The body
+        is read up to ``max_page_bytes``. Other failures raise
+        :class:`dsh_notebook.net.FetchFailed`."""
         if host_of(url) is None:
             return None
-        with self._client().stream("GET", url, follow_redirects=True) as resp:
-            if not 200 <= resp.status_code < 300 or (allow is not None and not allow(str(resp.url))):
+        try:
+            page = fetch(url, timeout=self.timeout, max_bytes=self.max_page_bytes, truncate=True,
+                         allow_private=self.allow_private, allow_url=allow, media_ok=_readable_media,
+                         user_agent=self.user_agent)
+        except FetchRefused as exc:
+            _log.info("search enrich: %s", exc)
+            return None
+        except FetchFailed as exc:
+            if exc.status is not None:
                 return None
-            kind = resp.headers.get("Content-Type", "").split(";")[0].strip().lower()
-            if not (kind.startswith("text/") or kind in ("application/json", "application/xhtml+xml", "")):
-                return None
-            body = bytearray()
-            for piece in resp.iter_bytes():
-                body += piece
-                if len(body) >= self.max_page_bytes:
-                    break
-            text = bytes(body).decode(resp.encoding or "utf-8", errors="replace")
+            raise
+        kind = page.media_type or ""
+        text = page.content.decode(_codec(page.charset), errors="replace")
         if kind in ("text/html", "application/xhtml+xml", "") and "<" in text:
             text = html_text(text)
         text = text.strip()
         return text[:max_chars] if text else None
+
+
+def _readable_media(kind: str) -> bool:
+    """Whether enrich reads a page of media type ``kind`` (``""``: none declared)."""
+    return kind.startswith("text/") or kind in ("application/json", "application/xhtml+xml", "")
+
+
+def _codec(charset: str | None) -> str:
+    """The codec for a declared charset; UTF-8 when none is declared or Python does not know it."""
+    if charset:
+        try:
+            return codecs.lookup(charset).name
+        except LookupError:
+            pass
+    return "utf-8"
 
 
 class SearxngProvider(HttpSearchProvider):

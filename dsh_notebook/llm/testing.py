@@ -338,7 +338,8 @@ class _FakeJsonServer(LoopbackServer):
     """Base of the fake search servers: a standard-library HTTP server on 127.0.0.1 that
     answers GET requests, records each one in ``requests`` (``{"method", "path", "query",
     "user_agent"}``; ``query`` maps each parameter to its first value) and serves
-    ``documents`` (path -> HTML text, or ``(status, content type, body)``) for the enrich step.
+    ``documents`` (path -> HTML text, or ``(status, content type, body)``, or ``(status, content
+    type, body, headers)`` such as a redirect's ``Location``) for the enrich step.
     ``status`` (changeable at any time) other than 200 makes the search endpoint fail with it."""
 
     search_path = "/search"
@@ -392,8 +393,8 @@ class _FakeJsonServer(LoopbackServer):
         if doc is None:
             h._send(404, "text/plain", b"not found")
             return
-        status, ctype, body = doc if isinstance(doc, tuple) else (200, "text/html; charset=utf-8", doc)
-        h._send(status, ctype, body.encode() if isinstance(body, str) else body)
+        status, ctype, body, *headers = doc if isinstance(doc, tuple) else (200, "text/html; charset=utf-8", doc)
+        h._send(status, ctype, body.encode() if isinstance(body, str) else body, headers[0] if headers else None)
 
     def _answer(self, query: dict) -> tuple[int, Any]:  # pragma: no cover - overridden
         raise NotImplementedError

@@ -21,8 +21,10 @@ the identifier, resolves it with httpx, compares the claimed metadata and reads 
   settings goes in the query and the User-Agent), the arXiv API ``GET {arxiv_url}/api/query?id_list=``
   and PubMed E-utilities ``efetch.fcgi`` (``esearch.fcgi`` turns a DOI Crossref does not know into
   a PMID). A DOI Crossref answers 404 for is tried on PubMed before it is called not found.
-  Timeouts, and a 429/503 is retried (``Retry-After`` honoured up to ``max_retry_wait``); a
-  network failure is retried too and logged once per lookup, with the number of attempts.
+  Timeouts. A 429, 500, 502, 503 or 504, a connection failure and a read timeout are retried
+  ``retries`` times under the network layer's one retry policy (:class:`dsh_notebook.net.RetryPolicy`:
+  ``Retry-After`` as seconds or a date, else jittered exponential backoff from 0.5 s, each wait at
+  most ``max_retry_wait``); a network failure is logged once per lookup, with the number of attempts.
 * **Verdicts**: ``verified`` (resolves, no notices, claimed metadata agrees or none was
   claimed), ``mismatch`` (title, authors or year disagree), ``inconclusive`` (not found, a
   service error, a network failure, an ISBN or plain URL: no resolver), ``retracted``,
@@ -49,8 +51,8 @@ the identifier, resolves it with httpx, compares the claimed metadata and reads 
   ``timeout``, ``retries``, ``max_retry_wait``, ``cache_max_age``), then the environment
   (``DSH_CROSSREF_URL``, ``DSH_ARXIV_URL``, ``DSH_PUBMED_URL``), then the ``settings`` argument.
 
-The only module of :mod:`dsh_notebook.research` that imports httpx; nothing imports it at
-package import time.
+It imports httpx and :mod:`dsh_notebook.net`; the ledger core (:mod:`dsh_notebook.research`) never
+imports it.
 """
 
 from __future__ import annotations
@@ -71,6 +73,8 @@ from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
 import httpx
+
+from ..net import CONNECTION_ERRORS, Attempt, FetchFailed, RetryPolicy, request
 
 log = logging.getLogger(__name__)
 
@@ -283,7 +287,8 @@ def bibliographic_settings(settings: dict | None = None) -> dict:
 
 
 class _Fetcher:
-    """GET with retries on 429/503, timeouts, and the dated response cache."""
+    """GET under the one retry policy (429, 5xx, connection errors and read timeouts; ``retries``,
+    ``max_retry_wait``), timeouts, and the dated response cache."""
 
     def __init__(self, conf: dict, cache_dir: Path | None):
         self.conf = conf
@@ -294,6 +299,9 @@ class _Fetcher:
         agent += f"; mailto:{conf['mailto']})" if conf.get("mailto") else ")"
         self.client = httpx.Client(timeout=httpx.Timeout(float(conf["timeout"])), follow_redirects=True,
                                    headers={"User-Agent": agent})
+        retries, most = max(0, int(conf["retries"])), max(0.0, float(conf["max_retry_wait"]))
+        self.policy = RetryPolicy(attempts=retries + 1, backoff=0.5, max_wait=most, max_total=most * max(1, retries),
+                                  exceptions=(*CONNECTION_ERRORS, httpx.ReadTimeout))
         self.calls: list[dict] = []
 
     def close(self) -> None:
@@ -321,32 +329,29 @@ class _Fetcher:
                     return out
             except (OSError, ValueError, KeyError, TypeError):
                 pass
-        attempts = int(self.conf["retries"]) + 1
-        out: dict = {}
-        for attempt in range(attempts):
-            try:
-                resp = self.client.get(url, params={**(params or {}), **(secret or {})})
-            except httpx.HTTPError as exc:
-                out = {"url": shown, "status": None, "error": f"{type(exc).__name__}: {exc}".strip(": "),
-                       "cached": False}
-                if attempt + 1 < attempts and isinstance(exc, (httpx.ConnectError, httpx.ReadTimeout)):
-                    log.info("%s %s: %s (attempt %d of %d, retrying)", service, shown, out["error"], attempt + 1,
-                             attempts)
-                    continue
-                tries = f"{attempt + 1} attempt{'s' if attempt else ''}"
-                log.warning("%s %s: %s (after %s)", service, shown, out["error"], tries)
-                break
-            fetched = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        attempts = self.policy.attempts
+
+        def on_retry(a: Attempt) -> None:
+            if a.response is not None:
+                retried = {"url": shown, "status": a.response.status_code, "fetched": _now(), "cached": False}
+                log.info("%s %s: HTTP %s", service, shown, a.response.status_code)
+                log.info("%s: HTTP %s, retrying in %.1f s", service, a.response.status_code, a.wait)
+                self.calls.append(retried)
+            else:
+                log.info("%s %s: %s (attempt %d of %d, retrying)", service, shown, _error_text(a.error), a.number,
+                         attempts)
+
+        try:
+            resp = request(self.client, "GET", url, params={**(params or {}), **(secret or {})},
+                           policy=self.policy, on_retry=on_retry)
+        except FetchFailed as exc:
+            out = {"url": shown, "status": None, "error": _error_text(exc.__cause__ or exc), "cached": False}
+            tries = f"{exc.attempts} attempt{'s' if exc.attempts != 1 else ''}"
+            log.warning("%s %s: %s (after %s)", service, shown, out["error"], tries)
+        else:
             out = {"url": shown, "status": resp.status_code, "content_type": resp.headers.get("content-type", ""),
-                   "body": resp.text, "fetched": fetched, "cached": False}
+                   "body": resp.text, "fetched": _now(), "cached": False}
             log.info("%s %s: HTTP %s", service, shown, resp.status_code)
-            if resp.status_code in (429, 502, 503, 504) and attempt + 1 < attempts:
-                wait = _retry_after(resp.headers.get("retry-after"), float(self.conf["max_retry_wait"]), attempt)
-                log.info("%s: HTTP %s, retrying in %.1f s", service, resp.status_code, wait)
-                self.calls.append({k: out.get(k) for k in ("url", "status", "fetched", "cached")})
-                time.sleep(wait)
-                continue
-            break
         if cache and out.get("status") in (200, 404):
             try:
                 cache.parent.mkdir(parents=True, exist_ok=True)
@@ -360,12 +365,12 @@ class _Fetcher:
         return out
 
 
-def _retry_after(value: str | None, cap: float, attempt: int) -> float:
-    try:
-        wait = float(value) if value is not None else 0.5 * (2 ** attempt)
-    except ValueError:
-        wait = 0.5 * (2 ** attempt)
-    return max(0.0, min(wait, cap))
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _error_text(exc: BaseException | None) -> str:
+    return f"{type(exc).__name__}: {exc}".strip(": ") if exc is not None else "unknown error"
 
 
 def _failure(resp: dict, service: str) -> str:

@@ -4,8 +4,8 @@ stores the bytes under the sidecar folder and records the hash).
 Design:
 
 - ``link_fulltext(ledger, source_id, locator, *, actor, sidecar, allow_private=None)`` reads a
-  local file or fetches an http(s) URL with httpx (a per-read timeout, an overall deadline for the
-  whole fetch, redirects included, and a 20 MB cap), appends
+  local file or fetches an http(s) URL (:func:`dsh_notebook.net.fetch`: a per-read timeout, an
+  overall deadline for the whole fetch, redirects included, and a 20 MB cap), appends
   ``fulltext-linked`` {source_id, locator, sha256, bytes, media_type} under *actor* (the lead's
   ``synthesis`` authority; the writer refuses anyone else) and only then moves the bytes into
   ``<sidecar>/fulltext/<sha256>.<ext>``. It returns the ledger's receipt, plus ``path`` and
@@ -29,19 +29,18 @@ Design:
   (``openat`` with ``O_NOFOLLOW`` from ``/``), so a folder swapped for a symlink after the check
   is not followed, and the opened file must be the one checked (same device and inode, and on
   Linux its ``/proc/self/fd`` path inside the folder).
-- URLs: only ``http`` and ``https``. The host is resolved with ``socket.getaddrinfo`` and every
-  address checked with ``ipaddress``: loopback, private, link-local, unspecified, multicast,
-  reserved or otherwise not globally routable addresses are refused (an IPv4-mapped IPv6
-  address is checked as its IPv4 address, and the IPv4 address inside a 6to4 or Teredo address
-  is checked too), and the connection goes to the address that was
-  checked (the host name is kept for ``Host`` and TLS), so a second DNS answer cannot point it
-  elsewhere. Redirects are followed by hand, at most ``MAX_REDIRECTS``, each hop checked again.
+- URLs go through the network layer's one checked fetcher, :func:`dsh_notebook.net.fetch`: only
+  ``http`` and ``https``, every resolved address checked (loopback, private, link-local,
+  unspecified, multicast, reserved or otherwise not globally routable addresses are refused,
+  including the IPv4 address inside an IPv4-mapped, 6to4 or Teredo address), the connection
+  pinned to the checked address (the host name kept for ``Host`` and TLS), at most
+  ``MAX_REDIRECTS`` redirects each checked again. Its refusals become ``FULLTEXT_REFUSED``, its
+  failures ``FULLTEXT_FETCH``.
 - ``allow_private=True`` (or the environment variable ``DSH_FULLTEXT_ALLOW_PRIVATE=1`` when the
   argument is left ``None``) lifts the address rule, for tests and demos that serve a paper from
   ``127.0.0.1``. It is a keyword of this function only: the model-facing tool and the pipeline
   never pass it, so a model cannot turn it on (nor set ``timeout`` or ``deadline``, keywords of
   this function only). The local-file rule always applies.
-- httpx is imported only inside the fetch, so the ledger core stays free of it.
 - ``fulltext_path(sidecar, sha256)`` finds the stored copy again (the claim verifier's quote check).
 """
 
@@ -49,16 +48,15 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import ipaddress
 import mimetypes
 import os
-import socket
 import stat
-import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import unquote, urlsplit
 
+from ..net import (ALLOW_PRIVATE_ENV, DEADLINE, MAX_BYTES, MAX_REDIRECTS, TIMEOUT, FetchRefused, allow_private_default,
+                   fetch)
 from ..research.actors import Actor
 from ..research.claims import fulltext_path, sidecar_of
 from ..research.ledger import Ledger
@@ -68,11 +66,8 @@ __all__ = ["ALLOW_PRIVATE_ENV", "DEADLINE", "FULLTEXT_FETCH", "FULLTEXT_REFUSED"
 
 FULLTEXT_FETCH = "FULLTEXT_FETCH"
 FULLTEXT_REFUSED = "FULLTEXT_REFUSED"
-ALLOW_PRIVATE_ENV = "DSH_FULLTEXT_ALLOW_PRIVATE"
-MAX_BYTES = 20 * 1024 * 1024
-MAX_REDIRECTS = 5
-TIMEOUT = 30.0
-DEADLINE = 60.0  # the whole fetch, redirects included (the default: min(DEADLINE, 3 x timeout))
+# ALLOW_PRIVATE_ENV, MAX_BYTES (20 MiB), MAX_REDIRECTS (5), TIMEOUT (30 s) and DEADLINE (60 s, the whole
+# fetch, redirects included; the default is min(DEADLINE, 3 x timeout)) are the network layer's.
 
 _EXT = {"application/pdf": "pdf", "text/html": "html", "text/plain": "txt", "application/xml": "xml",
         "text/xml": "xml", "application/json": "json", "application/xhtml+xml": "html"}
@@ -214,147 +209,6 @@ def _read_local(text: str, root: Path, max_bytes: int, sidecar: Path | None = No
     return data, real.name
 
 
-# ----------------------------------------------------------------------------- URLs
-
-
-def _address_rule(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
-    """Which rule refuses *ip*, or ``None`` for a public address."""
-    if isinstance(ip, ipaddress.IPv6Address):
-        embedded = [a for a in (ip.sixtofour, ip.teredo[1] if ip.teredo else None) if a is not None]
-        for inner in embedded:  # 6to4 (2002::/16) and Teredo carry an IPv4 address: checked too
-            rule = _address_rule(inner)
-            if rule:
-                return f"{rule} (an IPv4 address {inner} inside {ip})"
-        if ip.ipv4_mapped is not None:
-            ip = ip.ipv4_mapped
-    for rule, hit in (("loopback", ip.is_loopback), ("unspecified", ip.is_unspecified),
-                      ("link-local", ip.is_link_local), ("multicast", ip.is_multicast),
-                      ("private", ip.is_private), ("reserved", ip.is_reserved),
-                      ("non-global (not publicly routable)", not ip.is_global)):
-        if hit:
-            return rule
-    return None
-
-
-def _resolve(host: str, port: int) -> list[str]:
-    """Every address *host* resolves to (``socket.getaddrinfo``)."""
-    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(info[4][0] for info in infos))
-
-
-def _check_host(host: str, port: int, allow_private: bool) -> list[str]:
-    """The addresses to connect to, every one checked; raises :class:`_Refused` naming the rule."""
-    try:
-        literal = ipaddress.ip_address(host)
-    except ValueError:
-        literal = None
-    if literal is not None:
-        addresses = [host]
-    else:
-        try:
-            addresses = _resolve(host, port)
-        except (socket.gaierror, UnicodeError, OSError) as exc:
-            raise OSError(f"cannot resolve the host {host!r} ({exc})") from None
-        if not addresses:
-            raise OSError(f"the host {host!r} resolves to no address")
-    if not allow_private:
-        for a in addresses:
-            rule = _address_rule(ipaddress.ip_address(a.split("%")[0]))
-            if rule:
-                named = f"{host} resolves to {a}" if a != host else host
-                raise _Refused(f"{named}, which is {'an' if rule[0] in 'aeiou' else 'a'} {rule} address: full texts "
-                               f"are fetched from public hosts only ({ALLOW_PRIVATE_ENV}=1 lifts this for local "
-                               "tests and demos)")
-    return addresses
-
-
-def _split_url(url: str) -> tuple[str, str, int]:
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    if scheme not in ("http", "https"):
-        raise _Refused(f"{url!r}: only http and https URLs are fetched (got {scheme or 'no'} scheme)")
-    try:
-        host, port = parts.hostname, parts.port
-    except ValueError as exc:
-        raise _Refused(f"{url!r} is not a valid URL ({exc})") from None
-    if not host:
-        raise _Refused(f"{url!r} names no host")
-    return scheme, host, port or (443 if scheme == "https" else 80)
-
-
-def _fetch(url: str, timeout: float, max_bytes: int, allow_private: bool,
-           deadline: float | None = None) -> tuple[bytes, str | None, str]:
-    """``(bytes, content type, final URL)``; redirects followed by hand, each hop checked. The
-    whole fetch must end within *deadline* seconds (each read also has *timeout*), so a host
-    trickling a byte at a time cannot hold it."""
-    import httpx  # only here: the ledger core has no httpx import
-
-    limit = min(DEADLINE, 3 * timeout) if deadline is None else deadline
-    ends = time.monotonic() + limit
-
-    def left(where: str) -> float:
-        remaining = ends - time.monotonic()
-        if remaining <= 0:
-            raise OSError(f"{where} took longer than the {limit:g}-second deadline for the whole fetch; "
-                          "the host is too slow")
-        return remaining
-
-    current, came_from = url, None
-    with httpx.Client(timeout=timeout, follow_redirects=False) as client:
-        for hop in range(MAX_REDIRECTS + 1):
-            try:
-                scheme, host, port = _split_url(current)
-                addresses = _check_host(host, port, allow_private)
-            except _Refused as exc:
-                if came_from is None:
-                    raise
-                raise _Refused(f"{came_from} redirects to {current}, refused: {exc}") from None
-            parts = urlsplit(current)
-            default_port = port == (443 if scheme == "https" else 80)
-            headers = {"User-Agent": "dsh-notebook research (fulltext)",
-                       "Host": (f"[{host}]" if ":" in host else host) + ("" if default_port else f":{port}")}
-            last_error: Exception | None = None
-            for address in addresses:  # connect to the checked address, never to a fresh DNS answer
-                ip_host = f"[{address}]" if ":" in address else address
-                pinned = parts._replace(netloc=f"{ip_host}:{port}").geturl()
-                request = client.build_request("GET", pinned, headers=headers,
-                                               timeout=min(timeout, left(f"GET {current}")),
-                                               extensions={"sni_hostname": host} if scheme == "https" else None)
-                try:
-                    response = client.send(request, stream=True)
-                except httpx.ConnectError as exc:
-                    last_error = exc
-                    continue
-                break
-            else:
-                raise OSError(f"cannot connect to {host} ({last_error})")
-            try:
-                if response.status_code in (301, 302, 303, 307, 308):
-                    location = response.headers.get("Location")
-                    if not location:
-                        raise OSError(f"GET {current} answered HTTP {response.status_code} without a Location")
-                    if hop == MAX_REDIRECTS:
-                        raise OSError(f"{url} redirects more than {MAX_REDIRECTS} times")
-                    came_from, current = current, urljoin(current, location)
-                    continue
-                if response.status_code != 200:
-                    raise OSError(f"GET {current} answered HTTP {response.status_code}")
-                length = response.headers.get("Content-Length")
-                if length and length.isdigit() and int(length) > max_bytes:
-                    raise OSError(f"{current} is {int(length)} bytes, over the {max_bytes}-byte cap")
-                chunks, total = [], 0
-                for chunk in response.iter_bytes():
-                    left(f"GET {current}")
-                    total += len(chunk)
-                    if total > max_bytes:
-                        raise OSError(f"{current} is over the {max_bytes}-byte cap")
-                    chunks.append(chunk)
-                return b"".join(chunks), response.headers.get("Content-Type"), current
-            finally:
-                response.close()
-    raise OSError(f"{url} redirects more than {MAX_REDIRECTS} times")  # not reached
-
-
 # ----------------------------------------------------------------------------- linking
 
 
@@ -367,8 +221,7 @@ def link_fulltext(ledger: Ledger, source_id: str, locator: str, *, actor: Actor,
     ``<stem>.dsh`` folder; *allow_private* ``None`` reads ``DSH_FULLTEXT_ALLOW_PRIVATE``; *deadline*
     (seconds for the whole fetch, redirects included) defaults to ``min(DEADLINE, 3 * timeout)``."""
     sidecar = Path(sidecar) if sidecar is not None else sidecar_of(ledger)
-    if allow_private is None:
-        allow_private = os.environ.get(ALLOW_PRIVATE_ENV, "").strip() == "1"
+    allow_private = allow_private_default(allow_private)  # None: DSH_FULLTEXT_ALLOW_PRIVATE
     text = str(locator if locator is not None else "").strip()
 
     def refuse(code: str, why: str) -> dict[str, Any]:
@@ -381,8 +234,9 @@ def link_fulltext(ledger: Ledger, source_id: str, locator: str, *, actor: Actor,
     scheme = parts.scheme.lower()
     try:
         if scheme in ("http", "https"):
-            data, declared, final = _fetch(text, timeout, max_bytes, bool(allow_private), deadline)
-            name = urlsplit(final).path
+            page = fetch(text, timeout=timeout, deadline=deadline, max_bytes=max_bytes,
+                         allow_private=allow_private, user_agent="dsh-notebook research (fulltext)")
+            data, declared, name = page.content, page.content_type, urlsplit(page.url).path
         elif scheme == "file":
             if parts.netloc not in ("", "localhost"):
                 raise _Refused(f"a file:// URL names a host ({parts.netloc!r}); only local files are read")
@@ -393,9 +247,9 @@ def link_fulltext(ledger: Ledger, source_id: str, locator: str, *, actor: Actor,
         else:
             data, name = _read_local(text, allowed_folder(sidecar), max_bytes, sidecar)
             declared = None
-    except _Refused as exc:
+    except (_Refused, FetchRefused) as exc:
         return refuse(FULLTEXT_REFUSED, str(exc))
-    except Exception as exc:  # httpx errors and OSError alike: nothing is written
+    except Exception as exc:  # the network layer's FetchFailed and OSError alike: nothing is written
         return refuse(FULLTEXT_FETCH, " ".join(str(exc).split()) or type(exc).__name__)
     if not data:
         return refuse(FULLTEXT_REFUSED, "empty full text (0 bytes)")
