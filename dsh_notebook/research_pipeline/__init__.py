@@ -3,7 +3,8 @@
 built on the pure ledger core in :mod:`dsh_notebook.research`.
 
 Layer: above :mod:`dsh_notebook.llm` (it is handed a model client, or a ``client_factory``) and
-:mod:`dsh_notebook.net` (every HTTP request); below the magics, the widgets and the CLI. The
+:mod:`dsh_notebook.net` (full texts through its checked fetcher, the bibliographic services under
+its retry policy); below the magics, the widgets and the CLI. The
 ledger core never imports this package.
 
 - :mod:`.roles`: ``run_role`` (one role end to end, prompts ``research-roles/*``, pydantic outputs);
