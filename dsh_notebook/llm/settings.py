@@ -25,6 +25,7 @@ from pydantic import (
     model_validator,
 )
 
+from ..storage import home
 from .errors import MISSING_CREDENTIAL, SETTINGS, UNKNOWN_MODEL, LLMError
 
 
@@ -169,10 +170,6 @@ BUILTIN = {
         }
     },
 }
-
-
-def home() -> Path:
-    return Path(os.environ.get("DSH_NOTEBOOK_HOME") or Path.home() / ".dsh-notebook")
 
 
 def _merge(base: dict, extra: dict) -> dict:

@@ -72,6 +72,8 @@ from urllib.parse import quote, unquote, urlsplit
 
 import httpx
 
+from ..storage import home
+
 log = logging.getLogger(__name__)
 
 VERDICTS = ("verified", "mismatch", "inconclusive", "retracted", "corrected", "expression_of_concern")
@@ -259,8 +261,7 @@ def normalize(identifier: str, kind: str | None = None) -> dict:
 def bibliographic_settings(settings: dict | None = None) -> dict:
     """Defaults < ``[research.bibliographic]`` of settings.toml < environment < ``settings``."""
     out = dict(DEFAULTS)
-    home = Path(os.environ.get("DSH_NOTEBOOK_HOME") or Path.home() / ".dsh-notebook")
-    path = home / "settings.toml"
+    path = home() / "settings.toml"
     if path.is_file():
         try:
             table = tomllib.loads(path.read_text(encoding="utf-8")).get("research", {})

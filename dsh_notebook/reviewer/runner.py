@@ -25,12 +25,11 @@ States: ``no-target`` -> ``reviewing`` -> ``watching`` (or ``failed``, with a re
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from pathlib import Path
 
-from ..storage import atomic_write_text
+from ..storage import atomic_write_text, home
 from . import sources
 from .review import FOCUSES, ReviewHistory, run_review
 
@@ -38,7 +37,7 @@ STATES = ("no-target", "reviewing", "watching", "paused")
 
 
 def state_path() -> Path:
-    return Path(os.environ.get("DSH_NOTEBOOK_HOME") or Path.home() / ".dsh-notebook") / "reviewer.json"
+    return home() / "reviewer.json"
 
 
 class Reviewer:
