@@ -61,6 +61,7 @@ import httpx
 from pydantic import BaseModel, ValidationError, field_validator
 
 from .. import __version__
+from ..errors import DshError
 from ..reckoner.errors import OPEN_RECORD_NOT_FOUND, EngineError
 from .agent import Tool, current_cancel
 from .client import ChatClient, interruptible
@@ -140,9 +141,11 @@ class Candidate(TypedDict, total=False):
     publishedAt: str
 
 
-class SearchError(Exception):
+class SearchError(DshError):
     """A provider could not answer: the message says which provider and what failed (an HTTP
     status, a reply that is not JSON, a JSON reply of the wrong shape, a transport error)."""
+
+    code = UNAVAILABLE
 
 
 class SearchProvider(Protocol):

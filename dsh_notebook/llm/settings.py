@@ -26,7 +26,7 @@ from pydantic import (
 )
 
 from ..storage import home
-from .errors import MISSING_CREDENTIAL, SETTINGS, UNKNOWN_MODEL, LLMError
+from .errors import MISSING_CREDENTIAL, UNKNOWN_MODEL, LLMError, SettingsError
 
 
 class ModelInfo(BaseModel):
@@ -201,7 +201,7 @@ def load_settings(path: Path | None = None) -> Settings:
         try:
             file_data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise LLMError(SETTINGS, f"{path} is not valid TOML: {exc}") from None
+            raise SettingsError(f"{path} is not valid TOML: {exc}") from None
         data = _merge(BUILTIN, file_data)
     data = _merge(data, {})
     if os.environ.get("DEEPSEEK_BASE_URL") and "deepseek" in data.get("providers", {}):
@@ -213,7 +213,7 @@ def load_settings(path: Path | None = None) -> Settings:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first["loc"])
-        raise LLMError(SETTINGS, f"{path}: {where}: {first['msg']}") from None
+        raise SettingsError(f"{path}: {where}: {first['msg']}") from None
 
 
 def api_key(provider_id: str, provider: Provider) -> str:

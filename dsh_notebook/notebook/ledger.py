@@ -34,6 +34,7 @@ import re
 import shlex
 from pathlib import Path
 
+from ..errors import NotebookError
 from ..research import (
     LedgerState,
     can_request_human_approval,
@@ -57,8 +58,10 @@ NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,%d}" % (NAME_MAX - 1))
 NAME_RULE = f"letters, digits, _ . -, starting with a letter or digit, at most {NAME_MAX} characters"
 
 
-class LedgerUsageError(ValueError):
-    pass
+class LedgerUsageError(NotebookError, ValueError):
+    """A malformed ``%ledger`` line; nothing was read or written."""
+
+    code = "LEDGER_USAGE"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -646,9 +649,11 @@ class AskProgress:
                 prog.bar_style = "success"
 
 
-class AskRefused(ValueError):
+class AskRefused(NotebookError, ValueError):
     """``%ledger ask`` cannot start (a question over the length cap, no usable model credentials);
     nothing was written, not even a new ledger file."""
+
+    code = "ASK_REFUSED"
 
 
 def run_ask(path: Path, question: str, *, client_factory=None, progress=None, router=None) -> dict:

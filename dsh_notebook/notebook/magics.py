@@ -26,6 +26,7 @@ from IPython.core.magic import (
 from IPython.display import display
 from IPython.utils.text import DollarFormatter
 
+from ..errors import NotebookError
 from ..llm import LLMError
 from ..reckoner import (
     Engine,
@@ -41,12 +42,15 @@ from . import units as U
 from .reckon import USAGE, ReckonSession, ReckonUsageError, parse_options, run_cell
 
 
-class ReckonRefused(Exception):
-    """A ``%%reckon`` line was refused; the record is closed with the refusal in it."""
+class ReckonRefused(NotebookError):
+    """A ``%%reckon`` line was refused; the record is closed with the refusal in it. ``code`` is
+    the engine's code for the refusal (``RECKON_REFUSED`` when it gave none)."""
+
+    code = "RECKON_REFUSED"
 
     def __init__(self, message: str, code: str | None = None):
         super().__init__(message)
-        self.code = code
+        self.code = code or type(self).code
 
     def _render_traceback_(self):  # IPython: show this instead of a Python traceback
         return [f"\x1b[31mReckonRefused: {self}\x1b[0m"]

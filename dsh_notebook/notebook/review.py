@@ -22,6 +22,7 @@ import re
 import shlex
 from pathlib import Path
 
+from ..errors import NotebookError
 from ..reviewer.review import FOCUSES, ask, target_id
 from ..reviewer.runner import Reviewer
 
@@ -31,8 +32,10 @@ USAGE = """%review [--target this | --target session PATH | --target codex|dsh|c
         [--focus me|dialogue|ai] [--pause | --resume | --stop | --history] [--ask "QUESTION" [--review N]] [--wait]"""
 
 
-class ReviewUsageError(ValueError):
-    pass
+class ReviewUsageError(NotebookError, ValueError):
+    """A malformed ``%review`` line or target; nothing was changed."""
+
+    code = "REVIEW_USAGE"
 
 
 class _Parser(argparse.ArgumentParser):

@@ -72,6 +72,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 import httpx
 
+from ..errors import DshError
 from ..storage import home
 
 log = logging.getLogger(__name__)
@@ -96,8 +97,10 @@ TITLE_OK = 90  # rapidfuzz score (0-100) at or above which titles agree
 TITLE_JUDGE = 70  # between this and TITLE_OK the title needs judgment (a model or a person)
 
 
-class IdentifierError(ValueError):
+class IdentifierError(DshError, ValueError):
     """A malformed identifier: the message is one line saying why."""
+
+    code = "IDENTIFIER_INVALID"
 
 
 #: the longest identifier accepted (a DOI has no length limit, but no real one comes near this)
