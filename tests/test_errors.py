@@ -68,7 +68,7 @@ def test_old_bases_still_catch():
 
 
 def test_a_bad_settings_value_raises_a_settings_error(tmp_path, monkeypatch):
-    from dsh_notebook.llm.settings import load_settings
+    from dsh_notebook.settings import load_settings
 
     monkeypatch.setenv("DSH_NOTEBOOK_HOME", str(tmp_path))
     (tmp_path / "settings.toml").write_text('default_model = 3\n', encoding="utf-8")
@@ -83,7 +83,7 @@ def test_a_bad_settings_value_raises_a_settings_error(tmp_path, monkeypatch):
 
 
 def test_an_unknown_model_is_an_llm_error_with_its_code(tmp_path, monkeypatch):
-    from dsh_notebook.llm.settings import load_settings
+    from dsh_notebook.settings import load_settings
 
     monkeypatch.setenv("DSH_NOTEBOOK_HOME", str(tmp_path))
     with pytest.raises(DshError) as info:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from ..llm.errors import LLMError
-from ..llm.settings import load_settings
+from ..settings import load_settings
 from . import prompt
 from .state import is_enabled, now, record_applied
 

@@ -24,9 +24,9 @@ from typing import Any, Callable
 import httpx
 from httpx_sse import SSEError, aconnect_sse, connect_sse
 
+from ..settings import ModelInfo, Settings, api_key, load_settings
 from .errors import CANCELLED, HTTP_STATUS, PROTOCOL, TIMEOUT, LLMError
 from .prompt import SystemPrompt
-from .settings import ModelInfo, Settings, api_key, load_settings
 
 
 @dataclass

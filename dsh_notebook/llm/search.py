@@ -63,10 +63,10 @@ from pydantic import BaseModel, ValidationError, field_validator
 from .. import __version__
 from ..errors import DshError
 from ..reckoner.errors import OPEN_RECORD_NOT_FOUND, EngineError
+from ..settings import Settings, api_key, load_settings
 from .agent import Tool, current_cancel
 from .client import ChatClient, interruptible
 from .errors import CANCELLED, LLMError
-from .settings import Settings, api_key, load_settings
 
 _log = logging.getLogger(__name__)
 

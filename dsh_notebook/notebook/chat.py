@@ -39,7 +39,7 @@ from ..llm.presets import (
     system_sections,
 )
 from ..llm.session import EVENT_TYPES, SessionLog, read_events
-from ..llm.settings import api_key
+from ..settings import api_key
 from ..reckoner import list_records, read_record
 from ..reckoner.display import value_text
 from ..reckoner.values import parse_tagged

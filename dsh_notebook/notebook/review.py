@@ -92,7 +92,7 @@ def reviewer_config() -> tuple[dict, list[str]]:
     range (or a settings file that cannot be read) falls back to the default, named in the
     returned problems."""
     from ..llm.errors import LLMError
-    from ..llm.settings import load_settings
+    from ..settings import load_settings
 
     try:
         table = load_settings().reviewer

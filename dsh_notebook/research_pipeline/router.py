@@ -58,11 +58,11 @@ def _table(value: Any) -> dict:
 
 
 class Router:
-    """Tiers and budget read once from *settings* (an ``llm.settings.Settings``; default: loaded)."""
+    """Tiers and budget read once from *settings* (a :class:`~dsh_notebook.settings.Settings`; default: loaded)."""
 
     def __init__(self, settings=None) -> None:
         if settings is None:
-            from ..llm.settings import load_settings
+            from ..settings import load_settings
 
             settings = load_settings()
         self.settings = settings

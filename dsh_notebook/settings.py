@@ -25,8 +25,8 @@ from pydantic import (
     model_validator,
 )
 
-from ..storage import home
 from .errors import MISSING_CREDENTIAL, UNKNOWN_MODEL, LLMError, SettingsError
+from .storage import home
 
 
 class ModelInfo(BaseModel):
