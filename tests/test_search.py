@@ -342,7 +342,8 @@ def test_settings_search_table(env):
     assert provider_from_settings(load_settings()) is None
     assert any("needs searxng_url" in p for p in SearchPolicy.from_settings(load_settings()).problems)
     (home / "settings.toml").unlink()
-    assert load_settings().search is None and provider_from_settings(load_settings()) is None
+    # no [search] table: the defaults, nothing to report, no provider
+    assert load_settings().search.problems == () and provider_from_settings(load_settings()) is None
     assert SearchPolicy.from_settings(load_settings()) == SearchPolicy()
 
 

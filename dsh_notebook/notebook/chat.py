@@ -39,10 +39,10 @@ from ..llm.presets import (
     system_sections,
 )
 from ..llm.session import EVENT_TYPES, SessionLog, read_events
-from ..settings import api_key
 from ..reckoner import list_records, read_record
 from ..reckoner.display import value_text
 from ..reckoner.values import parse_tagged
+from ..settings import api_key
 from ..storage import LockedError, read_jsonl
 
 MIME_SESSION = "application/vnd.dsh.session+json"
