@@ -39,7 +39,7 @@ import threading
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, Self
 from urllib.parse import unquote, urlsplit
 
 from pydantic import (
@@ -235,7 +235,7 @@ class Table(BaseModel):
     def problems_of(self, key: str) -> tuple[str, ...]:
         """The problems of one field (``""``: of the table itself; ``"tiers.cheap.model"``: of a
         field of a nested table), those of a nested table's fields included."""
-        return tuple(message for k, message in self._issues if k == key or k.startswith(key + ".") and key)
+        return tuple(message for k, message in self._issues if k == key or (key and k.startswith(key + ".")))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Table) or type(self) is not type(other):
@@ -245,7 +245,7 @@ class Table(BaseModel):
     __hash__ = None  # type: ignore[assignment]
 
     @classmethod
-    def from_table(cls, table: Table) -> Table:
+    def from_table(cls, table: Table) -> Self:
         """``table`` as an instance of ``cls``, a subclass of its class that adds behaviour (the
         search tool's policy): the same values and problems, no second validation."""
         if not issubclass(cls, type(table)):
@@ -269,7 +269,7 @@ class Table(BaseModel):
         return f"{cls._table} must be a table, not {value!r}; defaults are used"
 
     @classmethod
-    def _finish(cls, raw: dict, table: Table) -> list[tuple[str, str]]:
+    def _finish(cls, raw: dict, table: Self) -> list[tuple[str, str]]:
         return []
 
     @model_validator(mode="wrap")
@@ -290,7 +290,7 @@ class Table(BaseModel):
                 table = handler(clean)
                 break
             except ValidationError as exc:
-                failed: dict[str, dict] = {}
+                failed: dict[str, Any] = {}
                 for err in exc.errors():
                     if not err["loc"] or str(err["loc"][0]) not in clean:
                         raise  # a rule of the whole table failed: a bug of this module, not of the file
@@ -418,7 +418,7 @@ class SearchSettings(Table):
                 "policy value is its default")
 
     @classmethod
-    def _finish(cls, raw: dict, table: Table) -> list[tuple[str, str]]:
+    def _finish(cls, raw: dict, table: Self) -> list[tuple[str, str]]:
         issues: list[tuple[str, str]] = []
         hosts = raw.get("allowed_hosts")
         if isinstance(hosts, (list, tuple)) and len(table.allowed_hosts) != len(hosts):
@@ -446,7 +446,7 @@ def _provider_choice(table: dict) -> tuple[str | None, str | None, str | None]:
     if kind not in PROVIDERS:
         return None, None, f"provider is {kind!r}; it must be one of {', '.join(PROVIDERS)}; search is off"
     url = searxng if kind == "searxng" else (wiki if wiki is not None else DEFAULT_WIKIPEDIA_URL)
-    if not _is_http_url(url):
+    if not isinstance(url, str) or not _is_http_url(url):
         why = "is missing" if url is None else f"is {url!r}, not an http(s) URL"
         return None, None, f"provider {kind} needs {kind}_url, which {why}; search is off"
     return kind, url.strip(), None

@@ -31,13 +31,10 @@ prompt + completion) of every ``task-completed`` whose task's inputs name the qu
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 from ..errors import SettingsError
 from ..research.fold import LedgerState
-
-if TYPE_CHECKING:
-    from ..settings import TierSettings
+from ..settings import ResearchSettings, TierSettings, load_settings
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +49,7 @@ __all__ = [
     "tokens_used",
 ]
 
-DEFAULT_BUDGET_TOKENS = 200_000
+DEFAULT_BUDGET_TOKENS: int = ResearchSettings.model_fields["budget_tokens"].default  # 200_000
 #: reasons that send a task to the strong tier
 ESCALATE_REASONS: tuple[str, ...] = ("invalid_output", "uncertain", "disagreement", "cited_by_decision", "retracted",
                                      "needs_judgment")
@@ -71,8 +68,6 @@ class Router:
 
     def __init__(self, settings=None) -> None:
         if settings is None:
-            from ..settings import load_settings
-
             settings = load_settings()
         self.settings = settings
         research = settings.research
