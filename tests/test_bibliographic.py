@@ -557,7 +557,7 @@ def test_settings_file_sets_the_base_urls(srv, tmp_path, monkeypatch):
 
 
 def test_a_research_table_in_settings_does_not_break_model_access(tmp_path, monkeypatch):
-    from dsh_notebook.llm.settings import load_settings
+    from dsh_notebook.settings import load_settings
 
     monkeypatch.setenv("DSH_NOTEBOOK_HOME", str(tmp_path))
     (tmp_path / "settings.toml").write_text('[research.bibliographic]\ncrossref_url = "http://127.0.0.1:9"\n',

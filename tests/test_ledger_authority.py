@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from dsh_notebook.llm.client import ChatClient
 from dsh_notebook.research_pipeline.tools import research_tools
-from dsh_notebook.llm.settings import load_settings
+from dsh_notebook.settings import load_settings
 from dsh_notebook.llm.testing import ScriptedServer
 from dsh_notebook.research import LEDGER_AUTHORITY, Actor, Ledger, ledger_path
 from dsh_notebook.research.events import (

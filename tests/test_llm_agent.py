@@ -148,3 +148,22 @@ def test_cancel_ends_the_turn_cancelled(env):
     assert agent.log.events[-1] == {**agent.log.events[-1], "type": "turn/end", "status": "cancelled"}
     # the log stays strict JSONL and a cancelled turn sends nothing half-finished next time
     assert history(read_events(agent.log.path))[-1]["role"] == "user"
+
+
+def test_load_ext_does_not_import_jsonschema(tmp_path):
+    """Issue 13: jsonschema (about 1.7 s) is imported when a tool's arguments are first checked,
+    not by ``%load_ext dsh_notebook``."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from IPython.core.interactiveshell import InteractiveShell\n"
+            "ip = InteractiveShell.instance()\n"
+            "ip.run_line_magic('load_ext', 'dsh_notebook')\n"
+            "assert 'ReckonMagics' in ip.magics_manager.registry\n"
+            "print(sorted(m for m in ('jsonschema', 'dsh_notebook.llm.agent') if m in sys.modules))\n")
+    env = {**os.environ, "IPYTHONDIR": str(tmp_path / "ipython"), "DSH_NOTEBOOK_HOME": str(tmp_path / "home"),
+           "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path,
+                         check=True).stdout
+    assert out.strip() == "['dsh_notebook.llm.agent']", out  # the agent is loaded, jsonschema is not

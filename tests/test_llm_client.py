@@ -10,8 +10,9 @@ import time
 
 import pytest
 
-from dsh_notebook.llm import ChatClient, LLMError, load_settings
+from dsh_notebook.llm import ChatClient, LLMError
 from dsh_notebook.llm.testing import ScriptedServer
+from dsh_notebook.settings import load_settings
 
 USER = [{"role": "user", "content": "What is 2+2?"}]
 

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from dsh_notebook.llm.client import ChatClient
-from dsh_notebook.llm.settings import load_settings
 from dsh_notebook.llm.testing import ScriptedServer
 from dsh_notebook.research import Actor, Ledger, ledger_path
 from dsh_notebook.research.claims import quote_in_fulltext
@@ -18,6 +17,7 @@ from dsh_notebook.research_pipeline.fulltext import link_fulltext
 from dsh_notebook.research_pipeline.roles import PROMPT_VERSION, run_role
 from dsh_notebook.research_pipeline.router import Router, over_budget, risk_reason
 from dsh_notebook.research_pipeline.testing import FakeResolverServer
+from dsh_notebook.settings import load_settings
 
 TEXT = ("Background.\n\nIn a randomised trial of 120 adults, daily   walking\nreduced systolic blood "
         "pressure by 5 mmHg over twelve weeks.\n")

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from dsh_notebook.llm import ChatClient, load_settings
+from dsh_notebook.llm import ChatClient
 from dsh_notebook.llm.agent import Agent, Tool, current_cancel
 from dsh_notebook.llm.search import (
     DEFAULT_ALLOWED_HOSTS,
@@ -37,6 +37,7 @@ from dsh_notebook.llm.testing import FakeSearxng, FakeWikipedia, ScriptedServer
 from dsh_notebook.reckoner import Engine, read_record, replay, rerun
 from dsh_notebook.reckoner import records as R
 from dsh_notebook.reckoner.schemas import TOOL_SCHEMAS
+from dsh_notebook.settings import load_settings
 
 Q = "What is the electrical resistivity of copper at 20 °C?"
 ANSWER = "Copper has an electrical resistivity of 1.68×10⁻⁸ Ω·m at 20 °C."
@@ -368,7 +369,8 @@ def test_settings_search_table(env):
     assert provider_from_settings(load_settings()) is None
     assert any("needs searxng_url" in p for p in SearchPolicy.from_settings(load_settings()).problems)
     (home / "settings.toml").unlink()
-    assert load_settings().search is None and provider_from_settings(load_settings()) is None
+    # no [search] table: the defaults, nothing to report, no provider
+    assert load_settings().search.problems == () and provider_from_settings(load_settings()) is None
     assert SearchPolicy.from_settings(load_settings()) == SearchPolicy()
 
 

@@ -27,7 +27,6 @@ from .prompt import (
 )
 
 
-
 def register_llm_hooks() -> None:
     """Register :func:`.shaping.academic_hook` and :func:`.gate.academic_gate` as the model client's
     default hooks (both do nothing while the switch is off)."""

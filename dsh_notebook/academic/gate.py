@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from ..llm.errors import LLMError
-from ..llm.settings import load_settings
+from ..settings import load_settings
 from . import prompt
 from .shaping import language_for, language_setting
 from .state import is_enabled, record_gate

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from ..llm.errors import LLMError
-from ..llm.settings import load_settings
+from ..settings import Settings, load_settings
 from . import prompt
 from .state import is_enabled, now, record_applied
 
@@ -39,18 +39,12 @@ def language_for(text: str, setting: str = "auto") -> str:
     return "zh" if _CJK.search(text or "") else "en"
 
 
-def language_setting(settings) -> tuple[str, str | None]:
-    """``([academic] language, problem)``: ``auto`` with a problem named when the table or
-    the value is not one the settings allow (a bad value never stops a request)."""
-    table = getattr(settings, "academic", None)
-    if table is None:
-        return "auto", None
-    if not isinstance(table, dict):
-        return "auto", f"[academic] in settings.toml must be a table, not {table!r}; language auto is used"
-    value = table.get("language", "auto")
-    if value not in ("auto", "zh", "en"):
-        return "auto", f"[academic] language = {value!r} is not auto, zh or en; auto is used"
-    return value, None
+def language_setting(settings: Settings) -> tuple[str, str | None]:
+    """``([academic] language, problem)`` from ``settings.academic``
+    (:class:`~dsh_notebook.settings.AcademicSettings`): ``auto`` with the problem named when the
+    table or the value is not one the settings allow (a bad value never stops a request)."""
+    table = settings.academic
+    return table.language, "; ".join(table.problems) or None
 
 
 def academic_hook(body: dict, ctx) -> list[str]:

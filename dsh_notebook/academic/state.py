@@ -17,13 +17,12 @@ overwritten by a reader.
 from __future__ import annotations
 
 import json
-import os
 from datetime import datetime, timezone
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from ..storage import atomic_write_text, lock_path
+from ..storage import atomic_write_text, home, lock_path
 
 TITLE = "学术模式"
 _DEFAULT = {"enabled": False, "title": TITLE, "lastError": None, "applied": None, "gate": {"count": 0, "lastAt": None}}
@@ -32,7 +31,7 @@ _cache: dict = {"key": None, "state": None}
 
 def state_path() -> Path:
     """``$DSH_NOTEBOOK_HOME/academic.json`` (home default ``~/.dsh-notebook``)."""
-    return Path(os.environ.get("DSH_NOTEBOOK_HOME") or Path.home() / ".dsh-notebook") / "academic.json"
+    return home() / "academic.json"
 
 
 def now() -> str:

@@ -17,10 +17,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-
-def dsh_home() -> Path:
-    """``DSH_NOTEBOOK_HOME``, default ``~/.dsh-notebook``."""
-    return Path(os.environ.get("DSH_NOTEBOOK_HOME") or Path.home() / ".dsh-notebook")
+from ..storage import home
 
 
 def sidecar_for(notebook) -> Path:
@@ -89,7 +86,7 @@ def locate(user_ns: dict | None = None, cwd: Path | None = None) -> Location:
     if isinstance(vsc, str) and vsc:
         nb = Path(vsc)
         return Location(nb, sidecar_for(nb), "__vsc_ipynb_file__")
-    return Location(None, dsh_home() / "unsaved" / f"{kernel_id()}.dsh", "unsaved")
+    return Location(None, home() / "unsaved" / f"{kernel_id()}.dsh", "unsaved")
 
 
 def reckoner_home(loc: Location) -> Path:

@@ -22,9 +22,9 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..version import __version__
 from ..reckoner import read_record, rerun
 from ..reckoner.records import RECORDS_DIR, UnreadableRecord
+from ..version import __version__
 from .paths import sidecar_for
 
 MIME_RECORD = "application/vnd.dsh.record+json"

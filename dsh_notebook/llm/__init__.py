@@ -1,9 +1,8 @@
-"""Model access (spec: llm.md): settings, the provider-neutral ``ChatClient`` over httpx and a
-scripted test server. Never imports IPython."""
+"""Model access (spec: llm.md): the provider-neutral ``ChatClient`` over httpx and a scripted test
+server (the providers and models it reads are in :mod:`dsh_notebook.settings`). Never imports
+IPython."""
 
 from .client import ChatClient, ChatResult, ToolCall
 from .errors import CODES, LLMError
-from .settings import ModelInfo, Provider, Settings, load_settings
 
-__all__ = ["CODES", "ChatClient", "ChatResult", "LLMError", "ModelInfo", "Provider", "Settings", "ToolCall",
-           "load_settings"]
+__all__ = ["CODES", "ChatClient", "ChatResult", "LLMError", "ToolCall"]

@@ -20,8 +20,6 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import jsonschema
-
 from .client import ChatClient
 from .errors import BUDGET, CANCELLED, LLMError
 from .hooks import StopHook, default_stop_hooks
@@ -172,6 +170,8 @@ class Agent:
                 return False, tool.refuse(message)
             return False, {"error": message}
         if tool.validate:
+            import jsonschema  # here, not at import: it costs %load_ext ~1.7 s (issue 13)
+
             try:
                 jsonschema.validate(args, tool.parameters)
             except jsonschema.ValidationError as exc:

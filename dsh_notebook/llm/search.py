@@ -28,12 +28,14 @@
   :data:`URL_MAX_CHARS` (2,048) is dropped. The material sent to the extraction model (every
   item's lines together, page text included) is at most :data:`MATERIAL_MAX_CHARS` (60,000):
   later items' text is cut, and items that no longer fit are left out (and out of ``used``).
-* :class:`SearchPolicy` is configuration (the ``[search]`` table of ``settings.toml``): a
-  value out of range is replaced by its default and reported in ``problems``, never refused;
+* :class:`SearchPolicy` is configuration: the ``[search]`` table of the one settings object
+  (:class:`dsh_notebook.settings.SearchSettings`, which validates it) with the tool's rules
+  on top. A value out of range is replaced by its default and reported in ``problems``, never refused;
   a ``search`` key that is not a table switches search off and is reported the same way. An
   allow-list entry is a host suffix; a single label (a whole top-level domain such as
   ``org``) is accepted but reported as too broad.
-* Hosts are read the way a browser reads them (:func:`host_of`): for http(s) a backslash is
+* Hosts are read the way a browser reads them (:func:`host_of`, defined with the settings so
+  that a configured URL and a source's URL are read alike): for http(s) a backslash is
   a path separator and userinfo is ignored, so ``https://evil.com\\@en.wikipedia.org/`` is on
   ``evil.com``. A strict-tier source must also be on an allowed host as httpx reads the URL
   (the enrich step fetches with httpx), so a URL the two read differently is refused.
@@ -59,21 +61,30 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any, ClassVar, Protocol, TypedDict
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import quote, unquote
 
 import httpx
 from pydantic import BaseModel, ValidationError, field_validator
 
+from ..errors import DshError
 from ..net import FetchFailed, FetchRefused, fetch
-from ..version import __version__
 from ..reckoner.errors import OPEN_RECORD_NOT_FOUND, EngineError
+from ..settings import (
+    DEFAULT_ALLOWED_HOSTS,
+    DEFAULT_WIKIPEDIA_URL,
+    SearchSettings,
+    Settings,
+    api_key,
+    host_of,
+    load_settings,
+    normalize_host_pattern,
+)
+from ..version import __version__
 from .agent import Tool, current_cancel
 from .client import ChatClient, interruptible
 from .errors import CANCELLED, LLMError
-from .settings import Settings, api_key, load_settings
 
 _log = logging.getLogger(__name__)
 
@@ -91,17 +102,8 @@ INSUFFICIENT = "SEARCH_INSUFFICIENT"
 CODES = (BUDGET_EXCEEDED, UNAVAILABLE, INSUFFICIENT)
 
 OUTCOMES = ("answered", "insufficient", "refused", "failed")
-TIERS = ("strict", "open")
-PROVIDERS = ("searxng", "wikipedia")
-
-#: Reference hosts a strict lookup may read when the settings name none.
-DEFAULT_ALLOWED_HOSTS: tuple[str, ...] = (
-    "wikipedia.org", "github.com", "githubusercontent.com", "stackoverflow.com", "stackexchange.com",
-    "developer.mozilla.org", "docs.python.org", "nist.gov", "iso.org", "ietf.org", "rfc-editor.org", "arxiv.org",
-)
 #: An answer whose every source is on one of these is of origin ``github``.
 GITHUB_HOSTS: tuple[str, ...] = ("github.com", "githubusercontent.com", "github.io")
-DEFAULT_WIKIPEDIA_URL = "https://en.wikipedia.org"
 
 #: Longest candidate title kept (longer ones are cut, ending in "…").
 TITLE_MAX_CHARS = 300
@@ -148,9 +150,11 @@ class Candidate(TypedDict, total=False):
     publishedAt: str
 
 
-class SearchError(Exception):
+class SearchError(DshError):
     """A provider could not answer: the message says which provider and what failed (an HTTP
     status, a reply that is not JSON, a JSON reply of the wrong shape, a transport error)."""
+
+    code = UNAVAILABLE
 
 
 class SearchProvider(Protocol):
@@ -165,65 +169,6 @@ class SearchProvider(Protocol):
 
 
 # ---------------------------------------------------------------- hosts
-
-
-def normalize_host_pattern(value: str) -> str:
-    """One allow-list entry as matching uses it: trimmed, lowercase, without scheme, path,
-    port or a leading ``*.``/``.`` (``"https://*.NIST.gov:443/x"`` -> ``"nist.gov"``); ``""``
-    when nothing is left."""
-    v = value.strip().lower().replace("\\", "/")
-    v = re.sub(r"^[a-z][a-z0-9+.-]*://", "", v)
-    v = re.split(r"[/?#]", v, maxsplit=1)[0]
-    v = v.rsplit("@", 1)[-1]
-    v = re.sub(r":\d*$", "", v)
-    while v.startswith(("*.", ".")):
-        v = v[2:] if v.startswith("*.") else v[1:]
-    return v.rstrip(".")
-
-
-_C0_AND_SPACE = "".join(chr(i) for i in range(0x21))
-_IDEOGRAPHIC_DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
-_FORBIDDEN_HOST = re.compile(r"[\x00-\x20#%/:<>?@\[\\\]^|\x7f]")
-
-
-def host_of(url: str) -> str | None:
-    """The lowercase host of an ``http``/``https`` URL as a browser reads it, without port or
-    trailing dot; ``None`` for any other scheme (``ftp://``, ``mailto:``...) or a URL that
-    cannot be read.
-
-    As in the WHATWG URL standard for http(s): leading and trailing controls and spaces are
-    dropped and tabs/newlines removed; a backslash is a path separator (so
-    ``https://evil.com\\@en.wikipedia.org/`` is on ``evil.com``, the path being
-    ``/@en.wikipedia.org/``); the authority ends at the first ``/``, ``\\``, ``?`` or ``#``,
-    and userinfo (up to its last ``@``) is ignored; the host is percent-decoded; ideographic
-    full stops count as dots; a port must be a number up to 65535."""
-    if not isinstance(url, str):
-        return None
-    u = re.sub(r"[\t\n\r]", "", url.strip(_C0_AND_SPACE))
-    m = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", u)
-    if m is None or m.group(1).lower() not in ("http", "https"):
-        return None
-    rest = u[m.end():].replace("\\", "/").lstrip("/")
-    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
-    hostport = authority.rpartition("@")[2]
-    if hostport.startswith("["):
-        host, bracket, port = hostport[1:].partition("]")
-        if not bracket or not re.fullmatch(r"[0-9A-Fa-f:.]+", host) or (port and not port.startswith(":")):
-            return None
-        port = port[1:]
-    else:
-        host, _, port = hostport.partition(":")
-        try:
-            host = unquote(host, errors="strict")
-        except UnicodeDecodeError:
-            return None
-        host = host.translate(_IDEOGRAPHIC_DOTS)
-        if _FORBIDDEN_HOST.search(host):
-            return None
-    if port and (not port.isascii() or not port.isdigit() or int(port) > 65535):
-        return None
-    host = host.lower().rstrip(".")
-    return host or None
 
 
 def _httpx_host(url: str) -> str | None:
@@ -264,101 +209,34 @@ def host_matches(host: str, pattern: str) -> bool:
 
 # ---------------------------------------------------------------- policy
 
-_RANGES: dict[str, tuple[int, int]] = {
-    "max_results": (1, 50),
-    "max_searches_per_record": (1, 50),
-    "answer_max_chars": (120, 10_000),
-    "enrich_pages": (0, 10),
-    "enrich_chars_per_page": (200, 50_000),
-    "synthesis_max_tokens": (128, 8192),
-}
-_PROVIDER_KEYS = ("provider", "searxng_url", "wikipedia_url")
 _warned: set[str] = set()
 
 
-@dataclass(frozen=True)
-class SearchPolicy:
-    """Where a lookup may read, how much, and how it answers (upstream-facts.md 3.13).
+class SearchPolicy(SearchSettings):
+    """Where a lookup may read, how much, and how it answers (upstream-facts.md 3.13): the
+    ``[search]`` table of the settings (:class:`~dsh_notebook.settings.SearchSettings`, which
+    checks every value: a wrong one is replaced by its default and described in ``problems``,
+    never raised) with the tool's rules on top.
 
     Defaults: ``tier="strict"``, ``allowed_hosts=DEFAULT_ALLOWED_HOSTS``, ``max_results=12``
     (1-50), ``max_searches_per_record=4`` (1-50), ``answer_max_chars=1200`` (120-10000),
     ``enrich_pages=0`` (0-10), ``enrich_chars_per_page=4000`` (200-50000),
     ``synthesis_model=None`` (the chat client's model), ``synthesis_max_tokens=800``
-    (128-8192). A value of the wrong type or out of range is replaced by its default and
-    described in ``problems`` (never raised); host patterns are normalised with
-    :func:`normalize_host_pattern`, and an explicitly empty list is kept (a strict lookup
-    then allows nothing); a single-label entry (a whole top-level domain such as ``org``) is
-    kept but reported as too broad.
+    (128-8192). Equality compares the values, not the problems.
     """
-
-    tier: str = "strict"
-    allowed_hosts: tuple[str, ...] = DEFAULT_ALLOWED_HOSTS
-    max_results: int = 12
-    max_searches_per_record: int = 4
-    answer_max_chars: int = 1200
-    enrich_pages: int = 0
-    enrich_chars_per_page: int = 4000
-    synthesis_model: str | None = None
-    synthesis_max_tokens: int = 800
-    problems: tuple[str, ...] = field(default=(), compare=False)
-
-    def __post_init__(self) -> None:
-        problems = list(self.problems)
-        fix = object.__setattr__
-        tier = self.tier.strip().lower() if isinstance(self.tier, str) else self.tier
-        if tier not in TIERS:
-            problems.append(f"tier is {self.tier!r}; it must be \"strict\" or \"open\"; using \"strict\"")
-            tier = "strict"
-        fix(self, "tier", tier)
-        hosts = self.allowed_hosts
-        if isinstance(hosts, (list, tuple)):
-            kept = [normalize_host_pattern(h) for h in hosts if isinstance(h, str)]
-            kept = list(dict.fromkeys(h for h in kept if h))
-            if len(kept) != len(hosts):
-                dropped = [h for h in hosts if not isinstance(h, str) or not normalize_host_pattern(h)]
-                if dropped:
-                    problems.append(f"allowed_hosts keeps only non-empty host names; dropped {dropped!r}")
-            broad = [h for h in kept if "." not in h and ":" not in h and h != "localhost"]
-            if broad:
-                problems.append(f"allowed_hosts {broad!r} name a whole top-level domain, which is too broad for an "
-                                "allow-list; they are kept, but name the sites instead")
-            fix(self, "allowed_hosts", tuple(kept))
-        else:
-            problems.append(f"allowed_hosts is {hosts!r}; it must be a list of host names; using the default list")
-            fix(self, "allowed_hosts", DEFAULT_ALLOWED_HOSTS)
-        for key, (lo, hi) in _RANGES.items():
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-                default = _DEFAULTS[key]
-                problems.append(f"{key} is {value!r}; it must be a whole number from {lo} to {hi}; using {default}")
-                fix(self, key, default)
-        model = self.synthesis_model
-        if model is not None and (not isinstance(model, str) or not model.strip()):
-            problems.append(f"synthesis_model is {model!r}; it must be a non-empty model name; using the chat model")
-            fix(self, "synthesis_model", None)
-        elif isinstance(model, str):
-            fix(self, "synthesis_model", model.strip())
-        fix(self, "problems", tuple(problems))
 
     @classmethod
     def from_config(cls, table: Mapping[str, Any] | None) -> SearchPolicy:
-        """The policy of a ``[search]`` table (a mapping with the keys of
-        :class:`~dsh_notebook.llm.settings.SearchSettings`; ``None`` or missing keys mean the
-        defaults). Unknown keys and provider problems are reported in ``problems`` too; a
-        value that is not a mapping gives the default policy with the problem ``[search]
-        must be a table`` (and search is off: :func:`provider_from_settings` gives ``None``)."""
-        problems: list[str] = []
-        if table is None:
-            table = {}
-        elif not isinstance(table, Mapping):
-            return cls._reported(cls(problems=(_not_a_table(table),)))
-        known = set(_RANGES) | {"tier", "allowed_hosts", "synthesis_model"}
-        kwargs = {k: v for k, v in table.items() if k in known and v is not None}
-        unknown = sorted(k for k in table if k not in known and k not in _PROVIDER_KEYS)
-        if unknown:
-            problems.append(f"[search] has unknown key(s) {', '.join(unknown)}; they are ignored")
-        problems += _provider_choice(table)[2]
-        return cls._reported(cls(**kwargs, problems=tuple(problems)))
+        """The policy of a ``[search]`` table as written (``None`` or missing keys mean the
+        defaults; a value that is not a mapping gives the default policy with the problem
+        ``[search] must be a table``, and no provider)."""
+        return cls._reported(cls.model_validate(table))
+
+    @classmethod
+    def from_settings(cls, settings: Settings | None = None) -> SearchPolicy:
+        """The policy of ``settings.search`` (``settings`` defaults to :func:`load_settings`)."""
+        settings = settings if settings is not None else load_settings()
+        return cls._reported(cls.from_table(settings.search))
 
     @staticmethod
     def _reported(policy: SearchPolicy) -> SearchPolicy:
@@ -367,12 +245,6 @@ class SearchPolicy:
                 _warned.add(p)
                 _log.warning("search settings: %s", p)
         return policy
-
-    @classmethod
-    def from_settings(cls, settings: Settings | None = None) -> SearchPolicy:
-        """The policy of ``settings.search`` (``settings`` defaults to :func:`load_settings`)."""
-        settings = settings if settings is not None else load_settings()
-        return cls.from_config(_table(settings))
 
     def allows(self, url: str) -> bool:
         """Whether a source may be read: every source in the open tier; in the strict tier an
@@ -397,56 +269,6 @@ class SearchPolicy:
         return {"tier": self.tier, "allowedHosts": list(self.allowed_hosts), "maxResults": self.max_results,
                 "maxSearchesPerRecord": self.max_searches_per_record, "answerMaxChars": self.answer_max_chars,
                 "enrichPages": self.enrich_pages, "enrichCharsPerPage": self.enrich_chars_per_page}
-
-
-_DEFAULTS = {"max_results": 12, "max_searches_per_record": 4, "answer_max_chars": 1200, "enrich_pages": 0,
-             "enrich_chars_per_page": 4000, "synthesis_max_tokens": 800}
-
-
-class _NotATable:
-    """What ``settings.search`` held when it was not a table (see :func:`_table`)."""
-
-    def __init__(self, problem: str):
-        self.problem = problem
-
-    def __repr__(self) -> str:
-        return self.problem
-
-
-def _not_a_table(value: Any) -> str:
-    if isinstance(value, _NotATable):
-        return f"{value.problem}; search is off and every policy value is its default"
-    return (f"[search] must be a table, not {value!r} ({type(value).__name__}); search is off and every policy "
-            "value is its default")
-
-
-def _table(settings: Settings) -> Mapping[str, Any] | _NotATable:
-    s = settings.search
-    if s is None:
-        return {}
-    problem = getattr(s, "problem", None)
-    if problem:
-        return _NotATable(problem)
-    return {**{k: v for k, v in s.model_dump().items() if v is not None}, **(s.model_extra or {})}
-
-
-def _provider_choice(table: Any) -> tuple[str | None, str | None, list[str]]:
-    """``(provider kind, base URL, problems)`` from a ``[search]`` table."""
-    if not isinstance(table, Mapping):
-        return None, None, [_not_a_table(table)]
-    kind, searxng, wiki = table.get("provider"), table.get("searxng_url"), table.get("wikipedia_url")
-    if kind is None:
-        kind = "searxng" if searxng is not None else "wikipedia" if wiki is not None else None
-        if kind is None:
-            return None, None, []
-    if kind not in PROVIDERS:
-        return None, None, [f"provider is {kind!r}; it must be one of {', '.join(PROVIDERS)}; search is off"]
-    url = searxng if kind == "searxng" else (wiki if wiki is not None else DEFAULT_WIKIPEDIA_URL)
-    key = f"{kind}_url"
-    if not isinstance(url, str) or urlsplit(url.strip()).scheme not in ("http", "https") or not host_of(url):
-        why = "is missing" if url is None else f"is {url!r}, not an http(s) URL"
-        return None, None, [f"provider {kind} needs {key}, which {why}; search is off"]
-    return kind, url.strip(), []
 
 
 # ---------------------------------------------------------------- providers
@@ -701,7 +523,7 @@ def provider_from_settings(settings: Settings | None = None, **kw) -> HttpSearch
     ``https://en.wikipedia.org``; without ``provider``, a ``searxng_url`` picks SearXNG.
     ``kw`` goes to the provider (``timeout``, ``transport``)."""
     settings = settings if settings is not None else load_settings()
-    kind, url, _ = _provider_choice(_table(settings))
+    kind, url = settings.search.provider_choice
     if kind == "searxng":
         return SearxngProvider(url, **kw)
     if kind == "wikipedia":

@@ -4,8 +4,8 @@
 Design:
 
 - Each class has a stable ``code`` (the class attribute) and a message that says what was asked,
-  which rule it broke or what failed, and how to go on. They subclass :class:`Exception` for now;
-  the project's root exception will become their base when it exists.
+  which rule it broke or what failed, and how to go on. :class:`NetError` is a
+  :class:`~dsh_notebook.errors.DshError`.
 - :class:`FetchRefused` is a rule (a scheme, an address class, a caller's allow-list or media
   type), decided before any byte of the answer is read; :class:`FetchFailed` is everything else
   that kept the bytes from arriving (resolution, connection, status, size cap, deadline), with the
@@ -24,10 +24,12 @@ Design:
 
 from __future__ import annotations
 
+from ..errors import DshError
+
 __all__ = ["FetchFailed", "FetchRefused", "NetError", "RetryCancelled"]
 
 
-class NetError(Exception):
+class NetError(DshError):
     """Base of the network layer's exceptions; ``code`` names the kind, ``str(exc)`` says why."""
 
     code: str = "NET_ERROR"

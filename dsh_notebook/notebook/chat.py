@@ -27,7 +27,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..version import __version__
+from ..errors import NotebookError
 from ..llm import ChatClient, LLMError
 from ..llm.agent import Agent, TurnResult
 from ..llm.presets import (
@@ -38,11 +38,12 @@ from ..llm.presets import (
     system_sections,
 )
 from ..llm.session import EVENT_TYPES, SessionLog
-from ..llm.settings import api_key
 from ..reckoner import list_records, read_record
 from ..reckoner.display import value_text
 from ..reckoner.values import parse_tagged
+from ..settings import api_key
 from ..storage import LockedError, read_jsonl
+from ..version import __version__
 
 MIME_SESSION = "application/vnd.dsh.session+json"
 
@@ -58,24 +59,31 @@ YOUR MESSAGE
 %chat list   the chat sessions logged beside this notebook"""
 
 
-class ChatUsageError(ValueError):
+class ChatUsageError(NotebookError, ValueError):
     """A malformed ``%%chat`` line or a request the session cannot take; nothing was sent."""
 
+    code = "CHAT_USAGE"
 
-class ChatInterrupted(Exception):
+
+class ChatInterrupted(NotebookError):
     """The kernel was interrupted during a turn: the cell stops "Run All" as an interrupt
     would, after showing what was logged."""
+
+    code = "CHAT_INTERRUPTED"
 
     def _render_traceback_(self):
         return [f"\x1b[31mChatInterrupted: {self}\x1b[0m"]
 
 
-class ChatFailed(Exception):
-    """The turn ended with an error (its code and message are in the session log)."""
+class ChatFailed(NotebookError):
+    """The turn ended with an error (its code and message are in the session log); ``code`` is
+    the turn's error code (``CHAT_FAILED`` when it had none)."""
+
+    code = "CHAT_FAILED"
 
     def __init__(self, message: str, code: str | None = None):
         super().__init__(message)
-        self.code = code
+        self.code = code or type(self).code
 
     def _render_traceback_(self):  # IPython: show this instead of a Python traceback
         return [f"\x1b[31mChatFailed: {self}\x1b[0m"]

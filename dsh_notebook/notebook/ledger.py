@@ -19,13 +19,16 @@ from ..artifact.ledgers import (
     show_bundle,
     sidecar_of,
 )
+from ..errors import NotebookError
 
 USAGE = ('%ledger show|explore|verify|export [--name NAME] [--format md|bibtex]\n'
          '%ledger ask "question" [--name NAME]')
 
 
-class LedgerUsageError(ValueError):
-    pass
+class LedgerUsageError(NotebookError, ValueError):
+    """A malformed ``%ledger`` line; nothing was read or written."""
+
+    code = "LEDGER_USAGE"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -117,9 +120,11 @@ class AskProgress:
                 prog.bar_style = "success"
 
 
-class AskRefused(ValueError):
+class AskRefused(NotebookError, ValueError):
     """``%ledger ask`` cannot start (a question over the length cap, no usable model credentials);
     nothing was written, not even a new ledger file."""
+
+    code = "ASK_REFUSED"
 
 
 def run_ask(path: Path, question: str, *, client_factory=None, progress=None, router=None) -> dict:

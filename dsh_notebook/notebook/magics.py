@@ -29,6 +29,7 @@ from IPython.utils.text import DollarFormatter
 from ..artifact import ledgers as AL
 from ..artifact import paths
 from ..artifact import records as records_view
+from ..errors import NotebookError
 from ..kernel import kernel_ledger, kernel_reviewer
 from ..llm import LLMError
 from ..llm.session import sessions_table
@@ -46,12 +47,15 @@ from . import units as U
 from .reckon import USAGE, ReckonSession, ReckonUsageError, parse_options, run_cell
 
 
-class ReckonRefused(Exception):
-    """A ``%%reckon`` line was refused; the record is closed with the refusal in it."""
+class ReckonRefused(NotebookError):
+    """A ``%%reckon`` line was refused; the record is closed with the refusal in it. ``code`` is
+    the engine's code for the refusal (``RECKON_REFUSED`` when it gave none)."""
+
+    code = "RECKON_REFUSED"
 
     def __init__(self, message: str, code: str | None = None):
         super().__init__(message)
-        self.code = code
+        self.code = code or type(self).code
 
     def _render_traceback_(self):  # IPython: show this instead of a Python traceback
         return [f"\x1b[31mReckonRefused: {self}\x1b[0m"]

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import NotebookError
 from ..reckoner import Engine
 from ..reckoner import records as R
 from ..reckoner.errors import EngineError
@@ -43,8 +44,10 @@ end [TEXT]                       close the record with a closing text
 # comment                        not recorded"""
 
 
-class ReckonUsageError(ValueError):
+class ReckonUsageError(NotebookError, ValueError):
     """The cell cannot start: bad options, lines after ``end`` (nothing is written)."""
+
+    code = "RECKON_USAGE"
 
 
 @dataclass
@@ -158,7 +161,13 @@ _REAL = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 _COMPLEX = re.compile(rf"(?:({_REAL})(?=[+-]))?([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)[jJ]")
 
 
-class ValueError_(ValueError):
+class GivenValueError(NotebookError, ValueError):
+    """A ``given`` value the magic cannot read into an engine value (not a finite number, a
+    ragged array, a missing ``py:`` variable...); ``code`` is the engine error code to record it
+    under."""
+
+    code = "ENGINE_INVALID_ARGS"  # the class default; every instance names its own code
+
     def __init__(self, code: str, message: str):
         super().__init__(message)
         self.code = code
@@ -169,16 +178,16 @@ def _number(tok: str, name: str):
     tok = tok.replace("\u2212", "-")  # a typographic minus sign reads as '-'
     low = tok.lower().lstrip("+-")
     if low in ("nan", "inf", "infinity"):
-        raise ValueError_(
+        raise GivenValueError(
             "ENGINE_INVALID_ARGS",
             f"{name} = {tok}: {tok} is not a finite number; the engine stores finite numbers only.",
         )
     if re.fullmatch(_REAL, tok):
         x = float(tok)
         if not math.isfinite(x):
-            raise ValueError_("ENGINE_INVALID_ARGS", f"{name} = {tok}: the number overflows to infinity.")
+            raise GivenValueError("ENGINE_INVALID_ARGS", f"{name} = {tok}: the number overflows to infinity.")
         if x == 0 and re.search(r"[1-9]", tok.lower().split("e")[0]):
-            raise ValueError_("ENGINE_INVALID_ARGS", f"{name} = {tok}: the number is too small for a double-precision "
+            raise GivenValueError("ENGINE_INVALID_ARGS", f"{name} = {tok}: the number is too small for a double-precision "
                                                      "number (below about 1e-308) and would be stored as 0; rescale it.")
         return x
     m = _COMPLEX.fullmatch(tok)
@@ -188,13 +197,13 @@ def _number(tok: str, name: str):
         im_part = float(im_txt + "1") if im_txt in ("", "+", "-") else float(im_txt)
         z = complex(re_part, im_part)
         if not (math.isfinite(z.real) and math.isfinite(z.imag)):
-            raise ValueError_("ENGINE_INVALID_ARGS", f"{name} = {tok}: the number overflows to infinity.")
+            raise GivenValueError("ENGINE_INVALID_ARGS", f"{name} = {tok}: the number overflows to infinity.")
         parts = [(m.group(1) or "0", z.real), (im_txt if im_txt not in ("", "+", "-") else "1", z.imag)]
         if any(v == 0 and re.search(r"[1-9]", t.lower().split("e")[0]) for t, v in parts):
-            raise ValueError_("ENGINE_INVALID_ARGS", f"{name} = {tok}: a part of the number is too small for a "
+            raise GivenValueError("ENGINE_INVALID_ARGS", f"{name} = {tok}: a part of the number is too small for a "
                                                      "double-precision number (below about 1e-308); rescale it.")
         return z
-    raise ValueError_(
+    raise GivenValueError(
         "ENGINE_INVALID_ARGS",
         f"{name} = {tok}...: {tok!r} is not a number; write a number (2.05, 1.68e-8), a complex number "
         "without spaces (3+4j), an array ([1, 2, 3]) or py:VAR, then the unit.",
@@ -229,14 +238,14 @@ def _array_literal(text: str, name: str):
                 if pos < len(text) and text[pos] == "]":
                     pos += 1
                     return items
-                raise ValueError_(
+                raise GivenValueError(
                     "ENGINE_INVALID_ARGS",
                     f"{name} = {text.strip()}: the array is not closed or an element is malformed at "
                     f"character {pos + 1}; write e.g. [1, 2, 3].",
                 )
         m = re.compile(r"[^\s,\[\]]+").match(text, pos)
         if not m:
-            raise ValueError_("ENGINE_INVALID_ARGS", f"{name} = {text.strip()}: an array element is missing at character {pos + 1}.")
+            raise GivenValueError("ENGINE_INVALID_ARGS", f"{name} = {text.strip()}: an array element is missing at character {pos + 1}.")
         pos = m.end()
         return _number(m.group(0), name)
 
@@ -280,21 +289,21 @@ class Given:
 
 
 def read_given(name: str, text: str, user_ns: dict) -> Given:
-    """Turn ``VALUE [UNIT]`` into a tagged SI value. Raises ``ValueError_`` or ``UnitError``."""
+    """Turn ``VALUE [UNIT]`` into a tagged SI value. Raises ``GivenValueError`` or ``UnitError``."""
     text = text.strip()
     if not text:
-        raise ValueError_("ENGINE_INVALID_ARGS", f"given {name} = ...: the value is missing; write e.g. given {name} = 2.05 mm.")
+        raise GivenValueError("ENGINE_INVALID_ARGS", f"given {name} = ...: the value is missing; write e.g. given {name} = 2.05 mm.")
     if text.startswith("py:"):
         m = re.match(rf"py:({NAME_RE}(?:\.{NAME_RE})*)", text)
         if not m:
-            raise ValueError_("ENGINE_INVALID_ARGS", f"given {name} = {text}: py: must be followed by a Python variable name.")
+            raise GivenValueError("ENGINE_INVALID_ARGS", f"given {name} = {text}: py: must be followed by a Python variable name.")
         path = m.group(1).split(".")
         if path[0] not in user_ns:
-            raise ValueError_("ENGINE_INVALID_ARGS", f"given {name} = {text}: there is no Python variable {path[0]!r} in the notebook.")
+            raise GivenValueError("ENGINE_INVALID_ARGS", f"given {name} = {text}: there is no Python variable {path[0]!r} in the notebook.")
         obj = user_ns[path[0]]
         for attr in path[1:]:
             if attr.startswith("_") or not hasattr(obj, attr):
-                raise ValueError_("ENGINE_INVALID_ARGS", f"given {name} = {text}: {m.group(1)!r} has no attribute {attr!r}.")
+                raise GivenValueError("ENGINE_INVALID_ARGS", f"given {name} = {text}: {m.group(1)!r} has no attribute {attr!r}.")
             obj = getattr(obj, attr)
         rest = text[m.end():].strip()
         return _from_python(name, obj, rest, m.group(1))
@@ -318,7 +327,7 @@ def _as_array(nested, name):
             return ()
         subs = {shape(e) for e in x}
         if len(subs) > 1:
-            raise ValueError_("ENGINE_INVALID_ARGS", f"given {name}: nested arrays must all have the same length.")
+            raise GivenValueError("ENGINE_INVALID_ARGS", f"given {name}: nested arrays must all have the same length.")
         return (len(x),) + (subs.pop() if subs else ())
     shape(nested)
 
@@ -327,7 +336,7 @@ def _as_array(nested, name):
             for e in x:
                 check(e)
         elif isinstance(x, bool) or not isinstance(x, (int, float, complex)):
-            raise ValueError_("ENGINE_INVALID_ARGS", f"given {name}: the array holds {x!r}, which is not a number.")
+            raise GivenValueError("ENGINE_INVALID_ARGS", f"given {name}: the array holds {x!r}, which is not a number.")
     check(nested)
 
     def has_c(x):
@@ -338,7 +347,7 @@ def _as_array(nested, name):
 def _from_python(name: str, obj, rest: str, var: str) -> Given:
     if hasattr(obj, "magnitude") and hasattr(obj, "units") and hasattr(obj, "dimensionality"):
         if rest:
-            raise ValueError_(
+            raise GivenValueError(
                 "ENGINE_INVALID_ARGS",
                 f"given {name} = py:{var} {rest}: {var} is a pint Quantity that already carries its unit; drop {rest!r}.",
             )
@@ -355,7 +364,7 @@ def _from_python(name: str, obj, rest: str, var: str) -> Given:
             if isinstance(mag, int):
                 mag = float(mag)
         except (OverflowError, TypeError, ValueError) as exc:
-            raise ValueError_("ENGINE_INVALID_ARGS", f"given {name} = py:{var}: the value is not a finite number ({exc}).") from None
+            raise GivenValueError("ENGINE_INVALID_ARGS", f"given {name} = py:{var}: the value is not a finite number ({exc}).") from None
         _finite(mag, name, var)
         si = U.to_si(mag, info)
         display = None
@@ -366,7 +375,7 @@ def _from_python(name: str, obj, rest: str, var: str) -> Given:
                 display = None
         return Given(_tagged(si, info.dim), f"py:{var}", None, info.radians, display)
     if isinstance(obj, bool) or not isinstance(obj, (int, float, complex, np.number, np.ndarray, list)):
-        raise ValueError_(
+        raise GivenValueError(
             "ENGINE_INVALID_ARGS",
             f"given {name} = py:{var}: {var} is a {type(obj).__name__}; give a number, a numpy array or a pint Quantity.",
         )
@@ -375,24 +384,24 @@ def _from_python(name: str, obj, rest: str, var: str) -> Given:
             obj = _as_array(obj, name)
         if isinstance(obj, np.ndarray):
             if obj.dtype.kind not in "iufc":
-                raise ValueError_("ENGINE_INVALID_ARGS", f"given {name} = py:{var}: the array holds {obj.dtype} values; "
+                raise GivenValueError("ENGINE_INVALID_ARGS", f"given {name} = py:{var}: the array holds {obj.dtype} values; "
                                                          "give numbers (int, float or complex).")
             obj = obj.astype(complex if np.iscomplexobj(obj) else float)
         elif isinstance(obj, (np.integer, np.floating, np.complexfloating)):
             raw = obj
             obj = complex(obj) if np.iscomplexobj(obj) else float(obj)  # never drop an imaginary part
             if raw != 0 and obj == 0:
-                raise ValueError_("ENGINE_INVALID_ARGS", f"given {name} = py:{var}: the value is too small for a "
+                raise GivenValueError("ENGINE_INVALID_ARGS", f"given {name} = py:{var}: the value is too small for a "
                                                          "double-precision number and would be stored as 0.")
         elif isinstance(obj, np.generic):
-            raise ValueError_("ENGINE_INVALID_ARGS", f"given {name} = py:{var}: {var} is a numpy "
+            raise GivenValueError("ENGINE_INVALID_ARGS", f"given {name} = py:{var}: {var} is a numpy "
                                                      f"{type(obj).__name__}, not a number.")
         if isinstance(obj, int):
             obj = float(obj)
     except (OverflowError, TypeError, ValueError) as exc:
-        if isinstance(exc, ValueError_):
+        if isinstance(exc, GivenValueError):
             raise
-        raise ValueError_("ENGINE_INVALID_ARGS", f"given {name} = py:{var}: the value is not a finite number ({exc}).") from None
+        raise GivenValueError("ENGINE_INVALID_ARGS", f"given {name} = py:{var}: the value is not a finite number ({exc}).") from None
     _finite(obj, name, var)
     info = U.parse_unit(rest)
     si = U.to_si(obj, info)
@@ -403,7 +412,7 @@ def _finite(mag, name, var):
     ok = bool(np.all(np.isfinite(mag))) if isinstance(mag, np.ndarray) else (
         math.isfinite(mag.real) and math.isfinite(mag.imag) if isinstance(mag, complex) else math.isfinite(mag))
     if not ok:
-        raise ValueError_("ENGINE_INVALID_ARGS", f"given {name} = py:{var}: the value is not finite (NaN or infinity).")
+        raise GivenValueError("ENGINE_INVALID_ARGS", f"given {name} = py:{var}: the value is not finite (NaN or infinity).")
 
 
 # --------------------------------------------------------------------------- the run
@@ -541,7 +550,7 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
                         "a given line is 'given NAME = VALUE [UNIT]', e.g. given L = 25 m."))
         try:
             g = read_given(ln.name, ln.rest, user_ns)
-        except (ValueError_, U.UnitError) as exc:
+        except (GivenValueError, U.UnitError) as exc:
             return Step(ln, "set", eng.refuse("set", exc.code, exc.message))
         r = eng.set(ln.name, g.tagged)
         if r["ok"]:

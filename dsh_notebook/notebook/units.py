@@ -24,6 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..errors import NotebookError
 from ..reckoner import dims as D
 from ..reckoner.display import describe_dim, si_latex, si_parts, si_text  # noqa: F401 - re-exported
 
@@ -31,8 +32,10 @@ _SI_DIMS = ("[length]", "[mass]", "[time]", "[current]", "[temperature]", "[subs
 _BASE_OK = {"meter", "kilogram", "second", "ampere", "kelvin", "mole", "candela", "radian"}
 
 
-class UnitError(ValueError):
+class UnitError(NotebookError, ValueError):
     """A unit the magic refuses; ``code`` is the engine error code to record it under."""
+
+    code = "ENGINE_INVALID_DIMENSION"  # the class default; every instance names its own code
 
     def __init__(self, code: str, message: str):
         super().__init__(message)

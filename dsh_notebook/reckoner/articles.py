@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ..errors import DshError
 from . import display
 from . import grammar as G
 from .errors import EngineError
@@ -42,8 +43,10 @@ FORMATS = ("md", "latex")
 LANGUAGES = ("auto", "zh-CN", "en")
 
 
-class ArticleError(ValueError):
+class ArticleError(DshError, ValueError):
     """An article cannot be written: the record is open, the body is unsafe, a tool is missing."""
+
+    code = "ARTICLE_REFUSED"
 
 
 # ------------------------------------------------------------------------- facts

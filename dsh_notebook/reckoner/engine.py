@@ -29,6 +29,7 @@ from ..storage import (
     StorageError,
     atomic_rename,
     dumps_line,
+    home,
     is_locked,
 )
 from . import dims as D
@@ -79,8 +80,7 @@ def _formula_json(text: str, _cache: dict = {}) -> str:  # noqa: B006 - a delibe
 
 def default_home() -> Path:
     """``$DSH_NOTEBOOK_HOME/reckoner`` (``~/.dsh-notebook/reckoner``): for plain-Python use."""
-    base = os.environ.get("DSH_NOTEBOOK_HOME") or os.path.join(os.path.expanduser("~"), ".dsh-notebook")
-    return Path(base) / "reckoner"
+    return home() / "reckoner"
 
 
 class _Slot:

@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+from ..errors import DshError
+
 INVALID_FORMULA = "ENGINE_INVALID_FORMULA"
 INVALID_NUMBER = "ENGINE_INVALID_NUMBER"
 INVALID_IDENTIFIER = "ENGINE_INVALID_IDENTIFIER"
@@ -75,11 +77,13 @@ ERROR_TRIGGERS: dict[str, str] = {
 }
 
 
-class EngineError(Exception):
+class EngineError(DshError):
     """A refusal: ``code`` is one of :data:`ERROR_CODES`, ``message`` one sentence.
 
     Raised only inside the engine; public calls turn it into a failure receipt.
     """
+
+    code = UNKNOWN_ERROR  # the class default; every instance names its own code
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import DshError
 from ..storage import JsonlWriter, atomic_rename, lock_if_free, read_jsonl
 
 VERSION = 1
@@ -31,8 +32,10 @@ UNREADABLE_DIR = "unreadable"
 HEADER = {"seq": 0, "version": VERSION}
 
 
-class UnreadableRecord(ValueError):
+class UnreadableRecord(DshError, ValueError):
     """A record file that fails the version gate or lacks its start row."""
+
+    code = "RECORD_UNREADABLE"
 
 
 @dataclass

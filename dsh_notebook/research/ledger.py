@@ -70,6 +70,7 @@ from filelock import FileLock, Timeout
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
+from ..errors import DshError
 from ..storage import JsonlWriter, LockedError, StorageError, lock_path
 from ..storage.jsonl import TORN, UnterminatedLineError, decode_line
 from .actors import Actor
@@ -113,8 +114,10 @@ REPAIR = ("`dsh-notebook ledger verify` lists the damage; restore the file from 
           "damage can only be re-recorded)")
 
 
-class LedgerPathError(OSError, ValueError):
+class LedgerPathError(DshError, OSError, ValueError):
     """A path that cannot be a ledger file (one-line message naming the path and why)."""
+
+    code = "LEDGER_PATH"
 
 
 def ledger_path(notebook: str | os.PathLike[str], name: str = "main") -> Path:

@@ -50,6 +50,9 @@ the identifier, resolves it with httpx, compares the claimed metadata and reads 
   ``DSH_NOTEBOOK_HOME`` (keys ``crossref_url``, ``arxiv_url``, ``pubmed_url``, ``mailto``,
   ``timeout``, ``retries``, ``max_retry_wait``, ``cache_max_age``), then the environment
   (``DSH_CROSSREF_URL``, ``DSH_ARXIV_URL``, ``DSH_PUBMED_URL``), then the ``settings`` argument.
+  The file and the environment are read and checked by :mod:`dsh_notebook.settings`
+  (:class:`~dsh_notebook.settings.BibliographicSettings`): a bad value is logged and its default
+  used.
 
 It imports httpx and :mod:`dsh_notebook.net`; the ledger core (:mod:`dsh_notebook.research`) never
 imports it.
@@ -64,7 +67,6 @@ import logging
 import os
 import re
 import time
-import tomllib
 import unicodedata
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
@@ -74,7 +76,9 @@ from urllib.parse import quote, unquote, urlsplit
 
 import httpx
 
+from ..errors import DshError, SettingsError
 from ..net import CONNECTION_ERRORS, Attempt, FetchFailed, RetryPolicy, request
+from ..settings import BibliographicSettings, default_settings, load_settings
 
 log = logging.getLogger(__name__)
 
@@ -83,23 +87,18 @@ KINDS = ("doi", "arxiv", "pmid", "isbn", "url")
 #: most severe first: the first one found wins
 SEVERITY = ("retracted", "expression_of_concern", "corrected", "mismatch", "verified")
 
-DEFAULTS: dict[str, Any] = {
-    "crossref_url": "https://api.crossref.org",
-    "arxiv_url": "https://export.arxiv.org",
-    "pubmed_url": "https://eutils.ncbi.nlm.nih.gov",
-    "mailto": None,
-    "timeout": 15.0,
-    "retries": 2,
-    "max_retry_wait": 5.0,
-    "cache_max_age": 86400,
-}
-ENV = {"crossref_url": "DSH_CROSSREF_URL", "arxiv_url": "DSH_ARXIV_URL", "pubmed_url": "DSH_PUBMED_URL"}
+#: the ``[research.bibliographic]`` defaults (:class:`~dsh_notebook.settings.BibliographicSettings`)
+DEFAULTS: dict[str, Any] = BibliographicSettings().model_dump()
+_URL_KEYS = ("crossref_url", "arxiv_url", "pubmed_url")
+_warned: set[str] = set()
 TITLE_OK = 90  # rapidfuzz score (0-100) at or above which titles agree
 TITLE_JUDGE = 70  # between this and TITLE_OK the title needs judgment (a model or a person)
 
 
-class IdentifierError(ValueError):
+class IdentifierError(DshError, ValueError):
     """A malformed identifier: the message is one line saying why."""
+
+    code = "IDENTIFIER_INVALID"
 
 
 #: the longest identifier accepted (a DOI has no length limit, but no real one comes near this)
@@ -261,24 +260,23 @@ def normalize(identifier: str, kind: str | None = None) -> dict:
 
 
 def bibliographic_settings(settings: dict | None = None) -> dict:
-    """Defaults < ``[research.bibliographic]`` of settings.toml < environment < ``settings``."""
-    out = dict(DEFAULTS)
-    home = Path(os.environ.get("DSH_NOTEBOOK_HOME") or Path.home() / ".dsh-notebook")
-    path = home / "settings.toml"
-    if path.is_file():
-        try:
-            table = tomllib.loads(path.read_text(encoding="utf-8")).get("research", {})
-            table = table.get("bibliographic", {}) if isinstance(table, dict) else {}
-            if isinstance(table, dict):
-                out.update({k: v for k, v in table.items() if k in DEFAULTS})
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            log.warning("bibliographic: ignoring %s (%s)", path, exc)
-    for key, env in ENV.items():
-        if os.environ.get(env):
-            out[key] = os.environ[env]
+    """Defaults < ``[research.bibliographic]`` of settings.toml < environment (both from
+    :func:`~dsh_notebook.settings.load_settings`, which checks the values: a bad one is logged
+    and its default used) < ``settings``. A settings file that cannot be read is logged and
+    ignored (the defaults and the environment still apply)."""
+    try:
+        table = load_settings().research.bibliographic
+    except (SettingsError, OSError) as exc:
+        log.warning("bibliographic: ignoring settings.toml (%s)", getattr(exc, "message", exc))
+        table = default_settings().research.bibliographic
+    for problem in table.problems:
+        if problem not in _warned:
+            _warned.add(problem)
+            log.warning("bibliographic: %s", problem)
+    out = table.model_dump()
     if settings:
         out.update({k: v for k, v in dict(settings).items() if k in DEFAULTS})
-    for key in ENV:
+    for key in _URL_KEYS:
         out[key] = str(out[key]).rstrip("/")
     return out
 

@@ -55,11 +55,20 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from ..net import (ALLOW_PRIVATE_ENV, DEADLINE, MAX_BYTES, MAX_REDIRECTS, TIMEOUT, FetchRefused, allow_private_default,
-                   fetch)
+from ..net import (
+    ALLOW_PRIVATE_ENV,
+    DEADLINE,
+    MAX_BYTES,
+    MAX_REDIRECTS,
+    TIMEOUT,
+    FetchRefused,
+    allow_private_default,
+    fetch,
+)
 from ..research.actors import Actor
 from ..research.claims import fulltext_path, sidecar_of
 from ..research.ledger import Ledger
+from ..storage import home as dsh_home
 
 __all__ = ["ALLOW_PRIVATE_ENV", "DEADLINE", "FULLTEXT_FETCH", "FULLTEXT_REFUSED", "MAX_BYTES", "MAX_REDIRECTS",
            "allowed_folder", "fulltext_path", "link_fulltext", "sidecar_of"]
@@ -77,16 +86,12 @@ class _Refused(Exception):
     """The locator breaks a rule (the message names it)."""
 
 
-def _dsh_home() -> Path:
-    return Path(os.environ.get("DSH_NOTEBOOK_HOME") or Path.home() / ".dsh-notebook")
-
-
 def allowed_folder(sidecar: str | os.PathLike[str]) -> Path:
     """The folder local full texts must be in: the notebook's folder (the sidecar's parent), or
     the current working directory for an unsaved notebook (sidecar under
     ``$DSH_NOTEBOOK_HOME/unsaved/``). Resolved (no symlinks)."""
     side = Path(sidecar).resolve()
-    if side.parent == (_dsh_home() / "unsaved").resolve():
+    if side.parent == (dsh_home() / "unsaved").resolve():
         return Path.cwd().resolve()
     return side.parent
 
@@ -139,7 +144,7 @@ def _read_local(text: str, root: Path, max_bytes: int, sidecar: Path | None = No
     """The bytes of the regular file *text* names inside *root* (see module docstring)."""
     if text.startswith("~"):
         raise _Refused(f"a '~' path is not expanded; give a path inside the notebook's folder {root}")
-    home = _dsh_home().resolve()
+    home = dsh_home().resolve()
     try:
         user_home = Path.home().resolve()
     except (RuntimeError, OSError, KeyError):  # no home directory known

@@ -61,9 +61,9 @@ from typing import Any, Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..research.actors import Actor
-from .fulltext import link_fulltext
 from ..research.ledger import Ledger
 from ..research.predicates import can_request_human_approval, is_eligible_for_synthesis
+from .fulltext import link_fulltext
 from .roles import PROMPT_VERSION, default_client_factory, run_role
 from .router import Router, over_budget
 

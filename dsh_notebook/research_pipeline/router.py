@@ -30,9 +30,13 @@ prompt + completion) of every ``task-completed`` whose task's inputs name the qu
 
 from __future__ import annotations
 
-from typing import Any
+import logging
 
+from ..errors import SettingsError
 from ..research.fold import LedgerState
+from ..settings import ResearchSettings, TierSettings, load_settings
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_BUDGET_TOKENS",
@@ -45,48 +49,49 @@ __all__ = [
     "tokens_used",
 ]
 
-DEFAULT_BUDGET_TOKENS = 200_000
+DEFAULT_BUDGET_TOKENS: int = ResearchSettings.model_fields["budget_tokens"].default  # 200_000
 #: reasons that send a task to the strong tier
 ESCALATE_REASONS: tuple[str, ...] = ("invalid_output", "uncertain", "disagreement", "cited_by_decision", "retracted",
                                      "needs_judgment")
 _CODE_ROLES = ("bibliographic_verifier",)
 _BAD_SOURCE = ("retracted", "expression_of_concern")
-
-
-def _table(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
+#: problems of ``[research]`` the router refuses (others are logged)
+_REFUSED = ("budget_tokens", "tiers.cheap.model", "tiers.cheap.effort", "tiers.strong.model", "tiers.strong.effort")
 
 
 class Router:
-    """Tiers and budget read once from *settings* (an ``llm.settings.Settings``; default: loaded)."""
+    """Tiers and budget read once from *settings* (a :class:`~dsh_notebook.settings.Settings`;
+    default: loaded). A bad ``budget_tokens``, tier model or tier effort raises
+    :class:`~dsh_notebook.errors.SettingsError` (a ``ValueError``, code ``SETTINGS``) naming the
+    setting; other problems of ``[research]`` (a value that is not a table) are logged and the
+    defaults used."""
 
     def __init__(self, settings=None) -> None:
         if settings is None:
-            from ..llm.settings import load_settings
-
             settings = load_settings()
         self.settings = settings
-        research = _table(settings.research)
-        tiers = _table(research.get("tiers"))
-        budget = research.get("budget_tokens", DEFAULT_BUDGET_TOKENS)
-        if isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget <= 0:
-            raise ValueError(f"[research] budget_tokens must be a positive number of tokens, not {budget!r}")
-        self.budget_tokens = budget
-        self.tiers = {name: self._tier(name, _table(tiers.get(name))) for name in ("cheap", "strong")}
+        research = settings.research
+        for key in _REFUSED:
+            for problem in research.problems_of(key):
+                raise SettingsError(problem)
+        for problem in research.problems_of("") + research.problems_of("tiers"):
+            log.warning("research settings: %s", problem)
+        self.budget_tokens = research.budget_tokens
+        self.tiers = {name: self._tier(name, getattr(research.tiers, name)) for name in ("cheap", "strong")}
 
-    def _tier(self, name: str, conf: dict) -> dict:
+    def _tier(self, name: str, conf: TierSettings) -> dict:
         from ..llm.errors import LLMError
 
         try:
-            pid, _, info = self.settings.resolve(conf.get("model") or None)
+            pid, _, info = self.settings.resolve(conf.model)
         except LLMError as exc:
-            raise ValueError(f"[research.tiers.{name}] model: {exc.message}") from None
-        effort = conf.get("effort")
+            raise SettingsError(f"[research.tiers.{name}] model: {exc.message}") from None
+        effort = conf.effort
         if effort is None:
             effort = info.strongest_effort if name == "strong" else None
         elif info.reasoning_efforts and effort not in info.reasoning_efforts:
-            raise ValueError(f"[research.tiers.{name}] effort {effort!r} is not one of {pid}/{info.id}'s "
-                             f"declared efforts ({', '.join(info.reasoning_efforts)})")
+            raise SettingsError(f"[research.tiers.{name}] effort {effort!r} is not one of {pid}/{info.id}'s "
+                                f"declared efforts ({', '.join(info.reasoning_efforts)})")
         return {"tier": name, "provider": pid, "model": info.id, "effort": effort or ""}
 
     def route(self, role: str, *, escalate_reason: str | None = None) -> dict:

@@ -25,12 +25,12 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable
 
+from ..llm.agent import Tool
 from ..research import Actor, Ledger, decision_status, is_eligible_for_synthesis
-from .fulltext import link_fulltext
 from ..research.predicates import can_request_human_approval
+from .fulltext import link_fulltext
 from .roles import MODEL_ROLES, run_role
 from .router import tokens_used
-from ..llm.agent import Tool
 
 __all__ = ["RESEARCH_TOOL_NAMES", "research_tools"]
 

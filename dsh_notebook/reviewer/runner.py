@@ -25,14 +25,13 @@ States: ``no-target`` -> ``reviewing`` -> ``watching`` (or ``failed``, with a re
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from pathlib import Path
 
 from ..llm.errors import LLMError
-from ..llm.settings import load_settings
-from ..storage import atomic_write_text
+from ..settings import load_settings
+from ..storage import atomic_write_text, home
 from . import sources
 from .review import FOCUSES, ReviewHistory, run_review
 
@@ -40,7 +39,7 @@ STATES = ("no-target", "reviewing", "watching", "paused")
 
 
 def state_path() -> Path:
-    return Path(os.environ.get("DSH_NOTEBOOK_HOME") or Path.home() / ".dsh-notebook") / "reviewer.json"
+    return home() / "reviewer.json"
 
 
 class Reviewer:
@@ -370,38 +369,13 @@ def _default_client(timeout: float):
     return ChatClient(timeout=timeout)  # the review's own timeout bounds the request, not the client's 60 s
 
 
-_LIMITS = {"timeout": (1.0, 3600.0, 180.0), "poll": (0.2, 3600.0, 5.0), "debounce": (0.0, 600.0, 2.0),
-           "window_chars": (2_000, 1_000_000, 60_000)}
-
-
 def reviewer_config() -> tuple[dict, list[str]]:
-    """The ``[reviewer]`` table of ``settings.toml`` as Reviewer arguments; a value out of
-    range (or a settings file that cannot be read) falls back to the default, named in the
-    returned problems."""
+    """The ``[reviewer]`` table of the settings (:class:`~dsh_notebook.settings.ReviewerSettings`)
+    as Reviewer arguments, and its problems: a value out of range (or a settings file that
+    cannot be read) falls back to the default, named in the returned problems."""
     try:
         table = load_settings().reviewer
     except LLMError as exc:
         return {}, [f"settings.toml cannot be read ({exc.message}); reviewer defaults are used"]
-    if table is None:
-        return {}, []
-    if not isinstance(table, dict):
-        return {}, [f"[reviewer] must be a table, not {table!r}; defaults are used"]
-    out: dict = {}
-    problems: list[str] = []
-    for key, (lo, hi, default) in _LIMITS.items():
-        if key not in table:
-            continue
-        v = table[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
-            problems.append(f"[reviewer] {key} = {v!r} is outside {lo:g}-{hi:g}; {default:g} is used")
-            continue
-        out["max_chars" if key == "window_chars" else key] = int(v) if key == "window_chars" else float(v)
-    if "hide_unverified" in table:
-        if isinstance(table["hide_unverified"], bool):
-            out["hide_unverified"] = table["hide_unverified"]
-        else:
-            problems.append(f"[reviewer] hide_unverified = {table['hide_unverified']!r} is not true or false")
-    for key in table:
-        if key not in _LIMITS and key != "hide_unverified":
-            problems.append(f"[reviewer] has no setting {key!r}")
-    return out, problems
+    return ({"timeout": table.timeout, "poll": table.poll, "debounce": table.debounce, "max_chars": table.window_chars,
+             "hide_unverified": table.hide_unverified}, list(table.problems))

@@ -8,11 +8,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import DshError
+
 __all__ = ["ReviewUsageError", "relative_target", "resolve_target"]
 
 
-class ReviewUsageError(ValueError):
-    """A ``--target`` (or another reviewer option) that cannot be used; the message says why."""
+class ReviewUsageError(DshError, ValueError):
+    """A malformed ``%review`` line or ``--target`` (or a panel choice that cannot be used);
+    nothing was changed. The message says why."""
+
+    code = "REVIEW_USAGE"
 
 
 def resolve_target(words: list[str], sidecar: Path | None) -> tuple[str, Path]:

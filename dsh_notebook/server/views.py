@@ -22,13 +22,16 @@ import re
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from ..artifact.paths import sidecar_for
+from ..errors import DshError
 
 ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 DECISION_FIELDS = ("decision_id", "revision", "verdict", "note")
 
 
-class RouteError(Exception):
+class RouteError(DshError):
     """A refusal with its HTTP status and JSON body (always with ``error``)."""
+
+    code = "ROUTE_REFUSED"
 
     def __init__(self, status: int, error: str, **extra) -> None:
         super().__init__(error)

@@ -1,9 +1,11 @@
 """Storage for dsh-notebook sidecars: strict JSONL with locking, and atomic file helpers.
 
-Plain Python (filelock, numpy); knows nothing of notebooks. See ``jsonl`` and ``atomic``.
+Plain Python (filelock, numpy); knows nothing of notebooks. See ``jsonl``, ``atomic`` and
+``home`` (the user-wide home folder).
 """
 
 from .atomic import atomic_rename, atomic_write_bytes, atomic_write_text, fsync_dir
+from .home import home
 from .jsonl import (
     JsonlRead,
     JsonlWriter,
@@ -31,6 +33,7 @@ __all__ = [
     "atomic_write_text",
     "dumps_line",
     "fsync_dir",
+    "home",
     "is_locked",
     "lock_if_free",
     "lock_path",

@@ -34,6 +34,8 @@ from typing import Any, Callable, Iterable
 import numpy as np
 from filelock import FileLock, Timeout
 
+from ..errors import DshError
+
 __all__ = [
     "JsonlRead",
     "JsonlWriter",
@@ -53,17 +55,23 @@ __all__ = [
 TORN = "torn last line (incomplete write)"
 
 
-class StorageError(ValueError):
+class StorageError(DshError, ValueError):
     """A value or file operation the storage layer refuses (non-finite number, unserialisable type, ...)."""
+
+    code = "STORAGE_REFUSED"
 
 
 class LockedError(StorageError):
     """The file's lock is held by another writer (another kernel, process or open writer)."""
 
+    code = "STORAGE_LOCKED"
+
 
 class UnterminatedLineError(StorageError):
     """The file's last line is a complete JSON object without its newline: not a torn write (a
     writer writes the newline with the line), most likely an editor that removed it."""
+
+    code = "STORAGE_UNTERMINATED_LINE"
 
 
 # --------------------------------------------------------------------------- encoding

@@ -84,7 +84,7 @@ def model_service(reviewer) -> tuple[str | None, bool | None]:
                 if close is not None:
                     close()
         else:
-            from ..llm.settings import load_settings
+            from ..settings import load_settings
 
             _pid, provider, _model = load_settings().resolve(None)
             url = provider.base_url

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from types import ModuleType
 
+from ...errors import DshError
 from ..transcript import Conversation, Utterance
 
 #: The sources, as written before the colon of a target (``codex:PATH``) and after ``--source``.
@@ -25,8 +26,10 @@ WHAT = {
 }
 
 
-class TargetError(ValueError):
+class TargetError(DshError, ValueError):
     """A target or a listing that cannot be served; the message is one line for the person."""
+
+    code = "REVIEW_TARGET"
 
 
 def _allowed() -> str:

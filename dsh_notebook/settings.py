@@ -1,0 +1,778 @@
+"""The settings: one pydantic model of ``settings.toml`` and the environment (spec: llm.md
+"Providers and models"; storage.md "The user-wide home"; the ``[search]``, ``[reviewer]``,
+``[research]`` and ``[academic]`` tables of upstream-facts.md 3.13, reviewer.md, research.md
+"Running the roles" and academic.md "What the switch changes").
+
+* :func:`load_settings` is the only reader of ``settings.toml`` (in :func:`~dsh_notebook.storage.home`):
+  built-ins < the file < the environment (``DEEPSEEK_BASE_URL``, ``DSH_MODEL``,
+  ``DSH_CROSSREF_URL``, ``DSH_ARXIV_URL``, ``DSH_PUBMED_URL``). It reads the file once per call
+  and validates only when the file's bytes or those variables changed (a small cache), so a
+  rewritten file is seen at the next call. The :class:`Settings` it returns is frozen and
+  shared: every feature takes its table from it (``settings.search``, ``settings.reviewer``,
+  ``settings.research.tiers``, ``settings.research.bibliographic``, ``settings.academic``).
+* Model access is strict: a file that is not TOML, or a provider, model or top-level key that
+  fails validation, raises :class:`~dsh_notebook.errors.SettingsError` (code ``SETTINGS``, an
+  ``LLMError``) naming the file, the field and the rule.
+* The feature tables are lenient (:class:`Table`): a value of the wrong type or out of range is
+  replaced by its default and described in the table's ``problems``, which the feature reports
+  (the search tool's policy problems, the reviewer's ``config_problems``, academic mode's
+  ``lastError``, the bibliographic verifier's log); a table that is not a table at all gets
+  every default. A wrong feature value never costs the session its model access. The research
+  router refuses its own bad values (``problems_of("budget_tokens")``, ``"tiers"``) with a
+  ``SettingsError``, as it always did.
+* Every field has bounds and a ``description`` (this module is the settings' reference).
+* Keys come from the environment variable a provider names, or from ``credentials.toml`` in
+  the home folder (mode 0600 required); they are never echoed or logged.
+* URL settings are read as the search tool's strict tier reads them (:func:`host_of`,
+  :func:`normalize_host_pattern`), so the settings and the tool never disagree about a host.
+
+Imports nothing of the package but :mod:`.errors` and :mod:`.storage`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import stat
+import threading
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal, Self
+from urllib.parse import unquote, urlsplit
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    StrictFloat,
+    StrictInt,
+    ValidationError,
+    model_validator,
+)
+
+from .errors import MISSING_CREDENTIAL, UNKNOWN_MODEL, LLMError, SettingsError
+from .storage import home
+
+__all__ = [
+    "BUILTIN",
+    "DEFAULT_ALLOWED_HOSTS",
+    "DEFAULT_WIKIPEDIA_URL",
+    "ENVIRONMENT",
+    "PROVIDERS",
+    "TIERS",
+    "AcademicSettings",
+    "BibliographicSettings",
+    "ModelInfo",
+    "Provider",
+    "ResearchSettings",
+    "ReviewerSettings",
+    "SearchSettings",
+    "Settings",
+    "Table",
+    "TierSettings",
+    "TiersSettings",
+    "api_key",
+    "default_settings",
+    "host_of",
+    "load_settings",
+    "normalize_host_pattern",
+]
+
+# --------------------------------------------------------------------------- hosts
+
+
+def normalize_host_pattern(value: str) -> str:
+    """One allow-list entry as matching uses it: trimmed, lowercase, without scheme, path,
+    port or a leading ``*.``/``.`` (``"https://*.NIST.gov:443/x"`` -> ``"nist.gov"``); ``""``
+    when nothing is left."""
+    v = value.strip().lower().replace("\\", "/")
+    v = re.sub(r"^[a-z][a-z0-9+.-]*://", "", v)
+    v = re.split(r"[/?#]", v, maxsplit=1)[0]
+    v = v.rsplit("@", 1)[-1]
+    v = re.sub(r":\d*$", "", v)
+    while v.startswith(("*.", ".")):
+        v = v[2:] if v.startswith("*.") else v[1:]
+    return v.rstrip(".")
+
+
+_C0_AND_SPACE = "".join(chr(i) for i in range(0x21))
+_IDEOGRAPHIC_DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
+_FORBIDDEN_HOST = re.compile(r"[\x00-\x20#%/:<>?@\[\\\]^|\x7f]")
+
+
+def host_of(url: str) -> str | None:
+    """The lowercase host of an ``http``/``https`` URL as a browser reads it, without port or
+    trailing dot; ``None`` for any other scheme (``ftp://``, ``mailto:``...) or a URL that
+    cannot be read.
+
+    As in the WHATWG URL standard for http(s): leading and trailing controls and spaces are
+    dropped and tabs/newlines removed; a backslash is a path separator (so
+    ``https://evil.com\\@en.wikipedia.org/`` is on ``evil.com``, the path being
+    ``/@en.wikipedia.org/``); the authority ends at the first ``/``, ``\\``, ``?`` or ``#``,
+    and userinfo (up to its last ``@``) is ignored; the host is percent-decoded; ideographic
+    full stops count as dots; a port must be a number up to 65535."""
+    if not isinstance(url, str):
+        return None
+    u = re.sub(r"[\t\n\r]", "", url.strip(_C0_AND_SPACE))
+    m = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", u)
+    if m is None or m.group(1).lower() not in ("http", "https"):
+        return None
+    rest = u[m.end():].replace("\\", "/").lstrip("/")
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    hostport = authority.rpartition("@")[2]
+    if hostport.startswith("["):
+        host, bracket, port = hostport[1:].partition("]")
+        if not bracket or not re.fullmatch(r"[0-9A-Fa-f:.]+", host) or (port and not port.startswith(":")):
+            return None
+        port = port[1:]
+    else:
+        host, _, port = hostport.partition(":")
+        try:
+            host = unquote(host, errors="strict")
+        except UnicodeDecodeError:
+            return None
+        host = host.translate(_IDEOGRAPHIC_DOTS)
+        if _FORBIDDEN_HOST.search(host):
+            return None
+    if port and (not port.isascii() or not port.isdigit() or int(port) > 65535):
+        return None
+    host = host.lower().rstrip(".")
+    return host or None
+
+
+def _is_http_url(value: Any) -> bool:
+    """``value`` is an http(s) URL with a host (as :func:`host_of` reads it)."""
+    return isinstance(value, str) and urlsplit(value.strip()).scheme in ("http", "https") and bool(host_of(value))
+
+
+def _http_url(value: str) -> str:
+    if not _is_http_url(value):
+        raise ValueError("not an http(s) URL with a host")
+    return value
+
+
+_HttpUrl = Annotated[str, Field(strict=True), AfterValidator(_http_url)]
+
+
+# --------------------------------------------------------------------------- providers and models
+
+
+class ModelInfo(BaseModel):
+    """One model: ``context_window`` and ``max_tokens`` (ceiling) in tokens,
+    ``default_max_tokens`` sent when nothing else sets it, ``reasoning_efforts`` weakest to
+    strongest (empty when none), ``input`` kinds."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(min_length=1, description="the model's id at the provider, e.g. deepseek-chat")
+    context_window: int = Field(default=131072, gt=0, description="tokens the model reads at most")
+    max_tokens: int = Field(default=8192, gt=0, description="the most tokens a reply may ask for (ceiling)")
+    default_max_tokens: int = Field(default=4096, gt=0,
+                                    description="max_tokens sent when nothing else sets it (at most max_tokens)")
+    reasoning_efforts: list[str] = Field(default_factory=list,
+                                         description="reasoning_effort values, weakest to strongest; [] when none")
+    input: list[Literal["text", "image"]] = Field(default_factory=lambda: ["text"],
+                                                  description="what a message may hold: text, image")
+
+    @model_validator(mode="after")
+    def _budget(self) -> ModelInfo:
+        if self.default_max_tokens > self.max_tokens:
+            raise ValueError(f"default_max_tokens {self.default_max_tokens} exceeds max_tokens {self.max_tokens}")
+        return self
+
+    @property
+    def strongest_effort(self) -> str | None:
+        return self.reasoning_efforts[-1] if self.reasoning_efforts else None
+
+
+class Provider(BaseModel):
+    """One provider: where it is, which environment variable holds its key, its models."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_url: str = Field(min_length=1, description="the API's base URL, e.g. https://api.deepseek.com")
+    api_key_env: str = Field(min_length=1, description="the environment variable that holds the key")
+    protocol: Literal["openai-chat"] = Field("openai-chat", description="the wire protocol (OpenAI chat completions)")
+    models: list[ModelInfo] = Field(default_factory=list, description="the models, merged with the built-ins by id")
+
+    def model(self, model_id: str) -> ModelInfo | None:
+        return next((m for m in self.models if m.id == model_id), None)
+
+
+# --------------------------------------------------------------------------- lenient tables
+
+
+class Table(BaseModel):
+    """A feature's table: frozen, and lenient (see the module docstring).
+
+    Validation (a wrap validator around pydantic's own) never raises for a value: each field
+    that fails is dropped (so its default is used) and described by :meth:`_bad_value`; unknown
+    keys are described by :meth:`_unknown` (tables that ``ignore`` extra keys never see them);
+    a value that is not a table gives every default and :meth:`_not_a_table`; ``None`` stands
+    for "unset". :meth:`_finish` adds what only the whole table can tell (cross-field rules,
+    warnings about kept values). A nested table's problems are its parent's too.
+    ``problems`` lists them all; ``problems_of(key)`` those of one field. Equality compares the
+    values only.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: the table's name in messages, e.g. ``[reviewer]``
+    _table: ClassVar[str] = "[table]"
+    #: ``(key, message)``; key ``""`` for the table itself
+    _issues: tuple[tuple[str, str], ...] = PrivateAttr(default=())
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """What was wrong in the table, and what is used instead."""
+        return tuple(message for _, message in self._issues)
+
+    def problems_of(self, key: str) -> tuple[str, ...]:
+        """The problems of one field (``""``: of the table itself; ``"tiers.cheap.model"``: of a
+        field of a nested table), those of a nested table's fields included."""
+        return tuple(message for k, message in self._issues if k == key or (key and k.startswith(key + ".")))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Table) or type(self) is not type(other):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @classmethod
+    def from_table(cls, table: Table) -> Self:
+        """``table`` as an instance of ``cls``, a subclass of its class that adds behaviour (the
+        search tool's policy): the same values and problems, no second validation."""
+        if not issubclass(cls, type(table)):
+            raise TypeError(f"{cls.__name__} is not a view of {type(table).__name__}")
+        out = cls.model_construct(_fields_set=set(table.model_fields_set), **dict(table))
+        out.__pydantic_private__ = dict(table.__pydantic_private__ or {})
+        return out
+
+    @classmethod
+    def _bad_value(cls, key: str, value: Any, error: dict) -> str | None:
+        """The problem of a field whose value failed (``None``: reported by :meth:`_finish`)."""
+        default = cls.model_fields[key].get_default(call_default_factory=True)
+        return f"{cls._table} {key} = {value!r} is not allowed ({error['msg'].lower()}); {default!r} is used"
+
+    @classmethod
+    def _unknown(cls, keys: list[str]) -> list[str]:
+        return [f"{cls._table} has no setting {key!r}" for key in keys]
+
+    @classmethod
+    def _not_a_table(cls, value: Any) -> str:
+        return f"{cls._table} must be a table, not {value!r}; defaults are used"
+
+    @classmethod
+    def _finish(cls, raw: dict, table: Self) -> list[tuple[str, str]]:
+        return []
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _replace_bad_values(cls, data: Any, handler) -> Any:
+        if isinstance(data, BaseModel):
+            return handler(data)
+        issues: list[tuple[str, str]] = []
+        if data is None:
+            data = {}
+        elif not isinstance(data, Mapping):
+            issues.append(("", cls._not_a_table(data)))
+            data = {}
+        raw = {str(k): v for k, v in data.items() if v is not None}
+        clean = dict(raw)
+        while True:
+            try:
+                table = handler(clean)
+                break
+            except ValidationError as exc:
+                failed: dict[str, Any] = {}
+                for err in exc.errors():
+                    if not err["loc"] or str(err["loc"][0]) not in clean:
+                        raise  # a rule of the whole table failed: a bug of this module, not of the file
+                    failed.setdefault(str(err["loc"][0]), err)
+                unknown = sorted(k for k in failed if k not in cls.model_fields)
+                issues += [(k, m) for k in cls.model_fields if k in failed
+                           for m in [cls._bad_value(k, raw[k], failed[k])] if m]
+                issues += [("", m) for m in cls._unknown(unknown)]
+                for key in failed:
+                    del clean[key]
+        for name in cls.model_fields:
+            value = getattr(table, name)
+            if isinstance(value, Table):
+                issues += [(f"{name}.{k}" if k else name, m) for k, m in value._issues]
+        issues += cls._finish(raw, table)
+        table._issues = tuple(issues)
+        return table
+
+
+
+
+def _bounds(cls: type[Table], key: str) -> tuple[Any, Any]:
+    """``(ge, le)`` of a field."""
+    meta = cls.model_fields[key].metadata
+    return (next(m.ge for m in meta if getattr(m, "ge", None) is not None),
+            next(m.le for m in meta if getattr(m, "le", None) is not None))
+
+
+# --------------------------------------------------------------------------- [search]
+
+TIERS = ("strict", "open")
+PROVIDERS = ("searxng", "wikipedia")
+#: Reference hosts a strict lookup may read when the settings name none.
+DEFAULT_ALLOWED_HOSTS: tuple[str, ...] = (
+    "wikipedia.org", "github.com", "githubusercontent.com", "stackoverflow.com", "stackexchange.com",
+    "developer.mozilla.org", "docs.python.org", "nist.gov", "iso.org", "ietf.org", "rfc-editor.org", "arxiv.org",
+)
+DEFAULT_WIKIPEDIA_URL = "https://en.wikipedia.org"
+_PROVIDER_KEYS = ("provider", "searxng_url", "wikipedia_url")
+
+
+def _lower_stripped(value: Any) -> Any:
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+def _host_patterns(value: Any) -> Any:
+    if not isinstance(value, (list, tuple)):
+        raise ValueError("not a list of host names")  # noqa: TRY004 - pydantic wants ValueError
+    kept = [normalize_host_pattern(h) for h in value if isinstance(h, str)]
+    return tuple(dict.fromkeys(h for h in kept if h))
+
+
+def _model_name(value: Any) -> Any:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("not a non-empty model name")
+    return value.strip()
+
+
+def _count(lo: int, hi: int, default: int, description: str):
+    return Field(default, ge=lo, le=hi, strict=True, description=f"{description}, {lo}-{hi} ({default})")
+
+
+class SearchSettings(Table):
+    """The ``[search]`` table: the outside lookup's provider and policy (upstream-facts.md 3.13).
+
+    A value of the wrong type or out of range is replaced by its default and described in
+    ``problems`` (in the words the search tool always used); host patterns are normalised with
+    :func:`normalize_host_pattern` and an explicitly empty list is kept (a strict lookup then
+    allows nothing); a single-label entry (a whole top-level domain such as ``org``) is kept but
+    reported as too broad. A ``search`` value that is not a table switches search off.
+    :attr:`provider_choice` is the provider the table names, or ``(None, None)``.
+    """
+
+    _table: ClassVar[str] = "[search]"
+    #: ``(kind, base URL)`` of the provider the table names, ``(None, None)`` for none
+    _provider: tuple[str | None, str | None] = PrivateAttr(default=(None, None))
+
+    provider: Literal["searxng", "wikipedia"] | None = Field(
+        None, description='"searxng" or "wikipedia"; unset: searxng when searxng_url is set, wikipedia when '
+                          'wikipedia_url is set, else no search')
+    searxng_url: str | None = Field(None, strict=True,
+                                    description="base URL of a SearXNG instance with the JSON format enabled")
+    wikipedia_url: str | None = Field(None, strict=True,
+                                      description=f"base URL of a Wikipedia (default {DEFAULT_WIKIPEDIA_URL})")
+    tier: Annotated[Literal["strict", "open"], BeforeValidator(_lower_stripped)] = Field(
+        "strict", description='"strict" (allow-listed hosts only, the default) or "open" (any source)')
+    allowed_hosts: Annotated[tuple[str, ...], BeforeValidator(_host_patterns)] = Field(
+        DEFAULT_ALLOWED_HOSTS, description="host suffixes a strict lookup may read; [] allows none (default: "
+                                           "Wikipedia, GitHub, Stack Overflow, MDN, Python docs, NIST, ISO, IETF, "
+                                           "arXiv)")
+    max_results: int = _count(1, 50, 12, "sources asked of the provider")
+    max_searches_per_record: int = _count(1, 50, 4, "lookups one record may hold")
+    answer_max_chars: int = _count(120, 10_000, 1200, "longest answer handed to the model")
+    enrich_pages: int = _count(0, 10, 0, "allowed pages fetched for their text")
+    enrich_chars_per_page: int = _count(200, 50_000, 4000, "text kept per fetched page")
+    synthesis_model: Annotated[str | None, BeforeValidator(_model_name)] = Field(
+        None, description="model of the extraction step (default: the chat model)")
+    synthesis_max_tokens: int = _count(128, 8192, 800, "max_tokens of the extraction step")
+
+    @property
+    def provider_choice(self) -> tuple[str | None, str | None]:
+        """``(kind, base URL)`` of the provider the table names, or ``(None, None)``."""
+        return self._provider
+
+    @classmethod
+    def _bad_value(cls, key: str, value: Any, error: dict) -> str | None:
+        if key in _PROVIDER_KEYS:
+            return None  # the provider check below names it
+        if key == "tier":
+            return f"tier is {value!r}; it must be \"strict\" or \"open\"; using \"strict\""
+        if key == "allowed_hosts":
+            return f"allowed_hosts is {value!r}; it must be a list of host names; using the default list"
+        if key == "synthesis_model":
+            return f"synthesis_model is {value!r}; it must be a non-empty model name; using the chat model"
+        lo, hi = _bounds(cls, key)
+        return f"{key} is {value!r}; it must be a whole number from {lo} to {hi}; using {cls.model_fields[key].default}"
+
+    @classmethod
+    def _unknown(cls, keys: list[str]) -> list[str]:
+        return [f"[search] has unknown key(s) {', '.join(keys)}; they are ignored"] if keys else []
+
+    @classmethod
+    def _not_a_table(cls, value: Any) -> str:
+        return (f"[search] must be a table, not {value!r} ({type(value).__name__}); search is off and every "
+                "policy value is its default")
+
+    @classmethod
+    def _finish(cls, raw: dict, table: Self) -> list[tuple[str, str]]:
+        issues: list[tuple[str, str]] = []
+        hosts = raw.get("allowed_hosts")
+        if isinstance(hosts, (list, tuple)) and len(table.allowed_hosts) != len(hosts):
+            dropped = [h for h in hosts if not isinstance(h, str) or not normalize_host_pattern(h)]
+            if dropped:
+                issues.append(("allowed_hosts", f"allowed_hosts keeps only non-empty host names; dropped {dropped!r}"))
+        broad = [h for h in table.allowed_hosts if "." not in h and ":" not in h and h != "localhost"]
+        if broad:
+            issues.append(("allowed_hosts", (f"allowed_hosts {broad!r} name a whole top-level domain, which is too "
+                                             "broad for an allow-list; they are kept, but name the sites instead")))
+        kind, url, problem = _provider_choice(raw)
+        table._provider = (kind, url)
+        if problem:
+            issues.append(("provider", problem))
+        return issues
+
+
+def _provider_choice(table: dict) -> tuple[str | None, str | None, str | None]:
+    """``(provider kind, base URL, problem)`` from a ``[search]`` table as written."""
+    kind, searxng, wiki = table.get("provider"), table.get("searxng_url"), table.get("wikipedia_url")
+    if kind is None:
+        kind = "searxng" if searxng is not None else "wikipedia" if wiki is not None else None
+        if kind is None:
+            return None, None, None
+    if kind not in PROVIDERS:
+        return None, None, f"provider is {kind!r}; it must be one of {', '.join(PROVIDERS)}; search is off"
+    url = searxng if kind == "searxng" else (wiki if wiki is not None else DEFAULT_WIKIPEDIA_URL)
+    if not isinstance(url, str) or not _is_http_url(url):
+        why = "is missing" if url is None else f"is {url!r}, not an http(s) URL"
+        return None, None, f"provider {kind} needs {kind}_url, which {why}; search is off"
+    return kind, url.strip(), None
+
+
+# --------------------------------------------------------------------------- [reviewer]
+
+
+def _seconds(lo: float, hi: float, default: float, description: str):
+    return Field(default, ge=lo, le=hi, strict=True, description=f"{description}, {lo:g}-{hi:g} s ({default:g})")
+
+
+def _whole(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and math.isfinite(value) else value
+
+
+class ReviewerSettings(Table):
+    """The ``[reviewer]`` table (reviewer.md "Runs and states"): a value out of range is reported
+    and its default used; an unknown key is reported."""
+
+    _table: ClassVar[str] = "[reviewer]"
+
+    timeout: float = _seconds(1.0, 3600.0, 180.0, "longest review before it fails")
+    poll: float = _seconds(0.2, 3600.0, 5.0, "how often an external log is checked")
+    debounce: float = _seconds(0.0, 600.0, 2.0, "quiet time before an external log is reviewed")
+    window_chars: Annotated[int, BeforeValidator(_whole)] = Field(
+        60_000, ge=2_000, le=1_000_000, strict=True,
+        description="characters of the conversation's end sent for review, 2000-1000000 (60000)")
+    hide_unverified: bool = Field(False, strict=True, description="views leave out insights with an unverified quote")
+
+    @classmethod
+    def _bad_value(cls, key: str, value: Any, error: dict) -> str | None:
+        if key == "hide_unverified":
+            return f"[reviewer] hide_unverified = {value!r} is not true or false"
+        lo, hi = _bounds(cls, key)
+        return f"[reviewer] {key} = {value!r} is outside {lo:g}-{hi:g}; {cls.model_fields[key].default:g} is used"
+
+
+# --------------------------------------------------------------------------- [research]
+
+
+class TierSettings(Table):
+    """One tier of ``[research.tiers]``: ``model`` (``provider/model`` or a model id; default the
+    settings' default model) and ``effort`` (one of the model's ``reasoning_efforts``; default
+    none for ``cheap``, the strongest for ``strong``). The router checks both against the
+    providers."""
+
+    model_config = ConfigDict(extra="ignore")
+    _table: ClassVar[str] = "[research.tiers]"
+
+    model: Annotated[str | None, BeforeValidator(lambda v: v or None)] = Field(
+        None, strict=True, min_length=1, description="provider/model or a model id (default: default_model)")
+    effort: str | None = Field(None, strict=True,
+                               description="reasoning effort (default: none for cheap, the strongest for strong)")
+
+    @classmethod
+    def _bad_value(cls, key: str, value: Any, error: dict) -> str | None:
+        what = "a model name" if key == "model" else "a reasoning effort name"
+        return f"{cls._table} {key} = {value!r} is not {what}"
+
+
+class CheapTier(TierSettings):
+    _table: ClassVar[str] = "[research.tiers.cheap]"
+
+
+class StrongTier(TierSettings):
+    _table: ClassVar[str] = "[research.tiers.strong]"
+
+
+class TiersSettings(Table):
+    """``[research.tiers]``: the ``cheap`` and ``strong`` tiers (other keys are ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+    _table: ClassVar[str] = "[research.tiers]"
+
+    cheap: CheapTier = Field(default_factory=CheapTier, description="the tier every role starts on")
+    strong: StrongTier = Field(default_factory=StrongTier, description="the tier of escalated tasks")
+
+
+class BibliographicSettings(Table):
+    """``[research.bibliographic]``: the bibliographic verifier's services and patience
+    (research.md "Running the roles"). The environment (``DSH_CROSSREF_URL``,
+    ``DSH_ARXIV_URL``, ``DSH_PUBMED_URL``) overrides the URLs; other keys are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+    _table: ClassVar[str] = "[research.bibliographic]"
+
+    crossref_url: _HttpUrl = Field("https://api.crossref.org", description="Crossref's REST API base URL")
+    arxiv_url: _HttpUrl = Field("https://export.arxiv.org", description="the arXiv API's base URL")
+    pubmed_url: _HttpUrl = Field("https://eutils.ncbi.nlm.nih.gov", description="PubMed E-utilities' base URL")
+    mailto: str | None = Field(None, strict=True, min_length=3, max_length=254,
+                               description="the address for Crossref's polite pool (sent, never cached)")
+    timeout: float = Field(15.0, gt=0, le=600, strict=True, description="seconds per request, 0-600 (15)")
+    retries: int = Field(2, ge=0, le=10, strict=True, description="retries of a 429/503 or a network failure, 0-10 (2)")
+    max_retry_wait: float = Field(5.0, ge=0, le=600, strict=True,
+                                  description="longest Retry-After honoured, seconds, 0-600 (5)")
+    cache_max_age: int = Field(86400, ge=0, le=31_536_000, strict=True,
+                               description="seconds a cached answer is reused, 0-31536000 (86400: a day)")
+
+    @classmethod
+    def _bad_value(cls, key: str, value: Any, error: dict) -> str | None:
+        if key.endswith("_url"):
+            return f"{cls._table} {key} = {value!r} is not an http(s) URL; {cls.model_fields[key].default!r} is used"
+        return super()._bad_value(key, value, error)
+
+
+#: a positive number of tokens, whole or not (never a bool)
+_Tokens = Annotated[Annotated[StrictInt, Field(gt=0, le=10**10)] | Annotated[StrictFloat, Field(gt=0, le=1e10)],
+                    Field()]
+
+
+class ResearchSettings(Table):
+    """``[research]``: the question's token budget, the router's tiers and the bibliographic
+    verifier (research.md "Running the roles"). The router refuses a bad budget or tier
+    (``problems_of("budget_tokens")``, ``problems_of("tiers")``); other keys are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+    _table: ClassVar[str] = "[research]"
+
+    budget_tokens: _Tokens = Field(200_000, description="tokens one question may use (as the provider reports "
+                                                        "them), more than 0, at most 1e10 (200000)")
+    tiers: TiersSettings = Field(default_factory=TiersSettings, description="the cheap and strong tiers")
+    bibliographic: BibliographicSettings = Field(default_factory=BibliographicSettings,
+                                                 description="the bibliographic verifier's services")
+
+    @classmethod
+    def _bad_value(cls, key: str, value: Any, error: dict) -> str | None:
+        if key == "budget_tokens":
+            return f"[research] budget_tokens must be a positive number of tokens, not {value!r}"
+        return super()._bad_value(key, value, error)
+
+
+# --------------------------------------------------------------------------- [academic]
+
+
+class AcademicSettings(Table):
+    """``[academic]`` (academic.md "What the switch changes"): the sections' ``language``; a bad
+    value is reported in ``lastError`` and ``auto`` used (it never stops a request)."""
+
+    model_config = ConfigDict(extra="ignore")
+    _table: ClassVar[str] = "[academic]"
+
+    language: Literal["auto", "zh", "en"] = Field(
+        "auto", description='"zh", "en" or "auto" (Chinese when the user writes CJK ideographs, else English)')
+
+    @classmethod
+    def _bad_value(cls, key: str, value: Any, error: dict) -> str | None:
+        return f"[academic] language = {value!r} is not auto, zh or en; auto is used"
+
+    @classmethod
+    def _not_a_table(cls, value: Any) -> str:
+        return f"[academic] in settings.toml must be a table, not {value!r}; language auto is used"
+
+
+# --------------------------------------------------------------------------- the settings
+
+
+class Settings(BaseModel):
+    """Everything ``settings.toml`` and the environment say (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    default_model: str = Field("deepseek/deepseek-chat",
+                               description="provider/model or a bare model id (DSH_MODEL overrides it)")
+    providers: dict[str, Provider] = Field(default_factory=dict, description="providers by id, merged with the "
+                                                                             "built-in deepseek")
+    search: SearchSettings = Field(default_factory=SearchSettings, description="the search tool's provider and "
+                                                                               "policy")
+    reviewer: ReviewerSettings = Field(default_factory=ReviewerSettings, description="the reviewer's timing and view")
+    research: ResearchSettings = Field(default_factory=ResearchSettings, description="the research roles' budget, "
+                                                                                     "tiers and verifier")
+    academic: AcademicSettings = Field(default_factory=AcademicSettings, description="academic mode's language")
+
+    def resolve(self, model: str | None = None) -> tuple[str, Provider, ModelInfo]:
+        """``(provider id, provider, model)`` for ``provider/model``, a bare model id, or the
+        default. Raises :class:`LLMError` ``UNKNOWN_MODEL`` listing what exists."""
+        want = model or self.default_model
+        if "/" in want:
+            pid, mid = want.split("/", 1)
+            prov = self.providers.get(pid)
+            found = prov.model(mid) if prov else None
+            if found:
+                return pid, prov, found
+        else:
+            for pid, prov in self.providers.items():
+                found = prov.model(want)
+                if found:
+                    return pid, prov, found
+        known = ", ".join(f"{p}/{m.id}" for p, pr in self.providers.items() for m in pr.models) or "(none)"
+        raise LLMError(UNKNOWN_MODEL, f"no model {want!r} in the settings; known models: {known}")
+
+
+BUILTIN = {
+    "default_model": "deepseek/deepseek-chat",
+    "providers": {
+        "deepseek": {
+            "base_url": "https://api.deepseek.com",
+            "api_key_env": "DEEPSEEK_API_KEY",
+            "protocol": "openai-chat",
+            "models": [
+                {"id": "deepseek-chat", "context_window": 131072, "max_tokens": 8192, "default_max_tokens": 4096,
+                 "reasoning_efforts": [], "input": ["text"]},
+                {"id": "deepseek-reasoner", "context_window": 131072, "max_tokens": 65536,
+                 "default_max_tokens": 32768, "reasoning_efforts": [], "input": ["text"]},
+            ],
+        }
+    },
+}
+
+#: Environment variables and the setting each overrides (a set, non-empty variable wins over the file).
+ENVIRONMENT: dict[str, tuple[str, ...]] = {
+    "DEEPSEEK_BASE_URL": ("providers", "deepseek", "base_url"),
+    "DSH_MODEL": ("default_model",),
+    "DSH_CROSSREF_URL": ("research", "bibliographic", "crossref_url"),
+    "DSH_ARXIV_URL": ("research", "bibliographic", "arxiv_url"),
+    "DSH_PUBMED_URL": ("research", "bibliographic", "pubmed_url"),
+}
+
+
+def _merge(base: dict, extra: dict) -> dict:
+    out = dict(base)
+    for key, value in extra.items():
+        if key == "models" and isinstance(value, list) and isinstance(out.get("models"), list):
+            by_id = {m.get("id"): dict(m) for m in out["models"] if isinstance(m, dict)}
+            order = [m.get("id") for m in out["models"] if isinstance(m, dict)]
+            for m in value:
+                if isinstance(m, dict) and m.get("id") in by_id:
+                    by_id[m["id"]] = {**by_id[m["id"]], **m}
+                elif isinstance(m, dict):
+                    by_id[m.get("id")] = dict(m)
+                    order.append(m.get("id"))
+            out["models"] = [by_id[i] for i in order]
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _set_in(data: dict, where: tuple[str, ...], value: Any, create: bool) -> dict:
+    """A copy of ``data`` with ``value`` at ``where``; ``data`` itself when a parent is not a
+    table (or is missing and ``create`` is false)."""
+    if len(where) == 1:
+        return {**data, where[0]: value}
+    child = data.get(where[0])
+    if child is None and create:
+        child = {}
+    if not isinstance(child, dict):
+        return data
+    return {**data, where[0]: _set_in(child, where[1:], value, create)}
+
+
+def _with_environment(data: dict, env: dict[str, str]) -> dict:
+    """``data`` with each set variable of :data:`ENVIRONMENT` written at its place. A provider
+    is never created (``DEEPSEEK_BASE_URL`` overrides the deepseek provider's URL); a research
+    table is; a place under a value that is not a table is left alone (that table is reported)."""
+    for var, where in ENVIRONMENT.items():
+        if env.get(var):
+            data = _set_in(data, where, env[var], create=where[0] != "providers")
+    return data
+
+
+_cache: dict[tuple, Settings] = {}
+_cache_lock = threading.Lock()
+_CACHE_SIZE = 16
+
+
+def _build(file_data: dict, source: Path | str, env: dict[str, str]) -> Settings:
+    data = _with_environment(_merge(BUILTIN, file_data), env)
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise SettingsError(f"{source}: {where}: {first['msg']}") from None
+
+
+def load_settings(path: Path | None = None) -> Settings:
+    """The built-ins merged with ``settings.toml`` (``path``, default in the home folder) and the
+    environment. Raises :class:`~dsh_notebook.errors.SettingsError` (an ``LLMError``, code
+    ``SETTINGS``) naming the file, the field and the problem. The file is read at every call;
+    it is parsed and validated again only when its bytes (or the environment) changed."""
+    path = path or home() / "settings.toml"
+    env = {var: os.environ.get(var, "") for var in ENVIRONMENT}
+    content = path.read_bytes() if path.exists() else None
+    key = (str(path), content, tuple(env.values()))
+    with _cache_lock:
+        cached = _cache.get(key)
+    if cached is not None:
+        return cached
+    file_data: dict = {}
+    if content is not None:
+        try:
+            file_data = tomllib.loads(content.decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise SettingsError(f"{path} is not valid TOML: {exc}") from None
+    settings = _build(file_data, path, env)
+    with _cache_lock:
+        if len(_cache) >= _CACHE_SIZE:
+            _cache.pop(next(iter(_cache)))
+        _cache[key] = settings
+    return settings
+
+
+def default_settings() -> Settings:
+    """The built-ins and the environment, without ``settings.toml``: what a feature that must
+    go on uses when the file cannot be read (the bibliographic verifier)."""
+    return _build({}, "the environment", {var: os.environ.get(var, "") for var in ENVIRONMENT})
+
+
+def api_key(provider_id: str, provider: Provider) -> str:
+    """The provider's key from its environment variable, else ``credentials.toml`` (mode
+    0600, ``[provider] api_key = ...``). Raises ``MISSING_CREDENTIAL`` naming where to put it."""
+    key = os.environ.get(provider.api_key_env)
+    if key:
+        return key
+    cred = home() / "credentials.toml"
+    if cred.exists():
+        mode = stat.S_IMODE(cred.stat().st_mode)
+        if mode & 0o077:
+            raise LLMError(MISSING_CREDENTIAL, f"{cred} is readable by others (mode {mode:o}); chmod 600 it")
+        try:
+            entry = tomllib.loads(cred.read_text(encoding="utf-8")).get(provider_id) or {}
+        except tomllib.TOMLDecodeError as exc:
+            raise LLMError(MISSING_CREDENTIAL, f"{cred} is not valid TOML ({exc.__class__.__name__})") from None
+        if isinstance(entry, dict) and isinstance(entry.get("api_key"), str) and entry["api_key"]:
+            return entry["api_key"]
+    raise LLMError(MISSING_CREDENTIAL, f"no API key for provider {provider_id!r}: set {provider.api_key_env} or add "
+                                       f"[{provider_id}] api_key = \"...\" to {cred} (mode 600)")
