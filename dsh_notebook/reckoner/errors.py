@@ -87,4 +87,5 @@ class EngineError(Exception):
         self.message = message
 
     def receipt(self) -> dict:
+        """The failure receipt ``{"ok": False, "code", "error"}``."""
         return {"ok": False, "code": self.code, "error": self.message}
