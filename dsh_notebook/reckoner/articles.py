@@ -28,14 +28,14 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol, overload
 
 from ..errors import DshError
 from . import display
 from . import grammar as G
 from .errors import EngineError
 from .records import Record, read_record
-from .values import parse_tagged
+from .values import Sig, parse_tagged
 
 FIXED_TITLE = "DeepSeek Harness Reckoner Solution"
 AUTHOR = "DeepSeek Harness Reckoner"
@@ -54,12 +54,16 @@ class ArticleError(DshError, ValueError):
 
 @dataclass
 class Condition:
+    """A slot set by an accepted ``set`` row and not deleted later: its name and stored value."""
+
     name: str
-    value: dict  # stored form
+    value: dict[str, Any]  # stored form
 
 
 @dataclass
 class Message:
+    """A ``record_message`` row; ``hide`` marks the author's note (never printed)."""
+
     seq: int
     text: str
     hide: bool
@@ -67,11 +71,13 @@ class Message:
 
 @dataclass
 class Step:
+    """An accepted ``eval`` row: ``target = formula`` with the values it read and its result."""
+
     seq: int
     formula: str
     target: str
-    vars: dict
-    result: dict
+    vars: dict[str, dict[str, Any]]  # slot name -> stored form of the value read
+    result: dict[str, Any]  # stored form
 
 
 @dataclass
@@ -89,18 +95,22 @@ class Lookup:
 
 @dataclass
 class ArticleFacts:
+    """What a writer may use from a closed record (see :func:`facts`)."""
+
     record_id: str
     title: str
     conditions: list[Condition] = field(default_factory=list)
-    items: list = field(default_factory=list)  # Message | Step, by seq
+    items: list[Message | Step | Lookup] = field(default_factory=list)  # by seq
     closing: str | None = None
 
     @property
     def prose(self) -> str:
+        """The record's own words: title, closing text and every message (hidden ones too)."""
         return " ".join([self.title, self.closing or ""] + [m.text for m in self.items if isinstance(m, Message)])
 
     @property
     def lookups(self) -> list[Lookup]:
+        """The answered lookups among the items, in order."""
         return [i for i in self.items if isinstance(i, Lookup)]
 
 
@@ -109,30 +119,35 @@ def facts(record: Record | str | Path) -> ArticleFacts:
     rec = record if isinstance(record, Record) else read_record(record)
     if not rec.closed:
         raise ArticleError(f"record {rec.id} is still open; only closed records can be written up")
-    conditions: dict[str, dict] = {}
-    items: list = []
+    conditions: dict[str, dict[str, Any]] = {}
+    items: list[Message | Step | Lookup] = []
     for row in rec.rows:
         if not row.get("ok"):
             continue
-        c = row.get("content") or {}
+        # an accepted row's fields as the engine wrote them (read back from the file, not re-checked)
+        c: dict[str, Any] = row.get("content") or {}
         tool = row.get("tool")
+        seq: Any = row.get("seq")
         if tool == "set":
+            name: Any = c.get("name")
             if c.get("value") is None:
-                conditions.pop(c.get("name"), None)
+                conditions.pop(name, None)
             else:
-                conditions[c.get("name")] = c.get("value")
+                conditions[name] = c["value"]
         elif tool == "record_message":
-            items.append(Message(row.get("seq"), c.get("text", ""), bool(c.get("hide"))))
+            items.append(Message(seq, c.get("text", ""), bool(c.get("hide"))))
         elif tool == "eval" and c.get("formula"):
-            items.append(Step(row.get("seq"), c["formula"], c.get("target"), c.get("vars") or {}, c.get("result")))
+            target: Any = c.get("target")
+            result: Any = c.get("result")
+            items.append(Step(seq, c["formula"], target, c.get("vars") or {}, result))
         elif tool == "search":
-            lookup = _lookup(row.get("seq"), c)
+            lookup = _lookup(seq, c)
             if lookup is not None:
                 items.append(lookup)
     return ArticleFacts(rec.id, rec.title, [Condition(n, v) for n, v in conditions.items()], items, rec.closing_text)
 
 
-def _lookup(seq, c: dict) -> Lookup | None:
+def _lookup(seq: int, c: dict[str, Any]) -> Lookup | None:
     """An answered lookup from a ``search`` row's fact; a malformed fact reads as absent
     (upstream-facts.md 3.13: readers are tolerant)."""
     try:
@@ -147,8 +162,14 @@ def _lookup(seq, c: dict) -> Lookup | None:
         return None
 
 
-def cut(x):
-    """Upstream's number cut (prompt only; the record keeps full precision)."""
+@overload
+def cut(x: float) -> float: ...
+@overload
+def cut(x: object) -> object: ...
+def cut(x: object) -> object:
+    """Upstream's number cut (prompt only; the record keeps full precision): a finite real
+    number to four decimals, or to a four-decimal mantissa below 1e-3 and from 1e6; anything
+    else (booleans, non-finite numbers, non-numbers) as it is."""
     if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
         return x
     if x != 0 and (abs(x) >= 1e6 or abs(x) < 1e-3):
@@ -156,7 +177,7 @@ def cut(x):
     return round(float(x), 4) + 0.0
 
 
-def cut_value(obj):
+def cut_value(obj: object) -> object:
     """``cut`` applied to every number of a JSON value except ``dim`` fields."""
     if isinstance(obj, dict):
         return {k: (v if k == "dim" else cut_value(v)) for k, v in obj.items()}
@@ -217,7 +238,7 @@ def writer_prompt(f: ArticleFacts, fmt: str, language: str = "auto") -> str:
 _SUP = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
-def _num(x) -> str:
+def _num(x: object) -> str:
     x = cut(x)
     if isinstance(x, float) and x.is_integer() and abs(x) < 1e15:
         return str(int(x))
@@ -228,14 +249,14 @@ def _num(x) -> str:
     return s
 
 
-def _num_tex(x) -> str:
+def _num_tex(x: object) -> str:
     x = cut(x)
     if isinstance(x, float) and x.is_integer() and abs(x) < 1e15:
         return str(int(x))
     return repr(x)
 
 
-def _value(stored: dict):
+def _value(stored: dict[str, Any]) -> tuple[str, str]:
     """A stored value as (plain text, LaTeX) with its SI unit, numbers cut."""
     try:
         v = parse_tagged(cut_value(stored))
@@ -271,7 +292,7 @@ class ArticleWriter(Protocol):
     def write_body(self, f: ArticleFacts, fmt: str, language: str) -> str: ...
 
 
-_WORDS = {
+_WORDS: dict[str, dict[str, Any]] = {
     "en": {
         "question": "Question", "approach": "Approach", "calculations": "Calculations", "conclusion": "Conclusion",
         "given": "Given:",
@@ -293,7 +314,7 @@ _WORDS = {
 }
 
 
-def _lookup_sentence(lk: Lookup, words: dict) -> str:
+def _lookup_sentence(lk: Lookup, words: dict[str, Any]) -> str:
     """A looked-up fact in the offline article: the answer verbatim, with its sources."""
     source = f" ({words['source']}: {', '.join(lk.sources)})" if lk.sources else ""
     flag = f" {words['unverified']}" if lk.tier == "open" else ""
@@ -321,10 +342,12 @@ class OfflineWriter:
         self._tex.filters["tex"] = tex_escape
 
     def write_body(self, f: ArticleFacts, fmt: str, language: str) -> str:
+        """The article body (``fmt`` ``md`` or ``latex``, ``language`` ``zh-CN`` or ``en``) from the templates."""
         words = _WORDS[language]
-        steps, body = [], []
+        steps: list[dict[str, str]] = []
+        body: list[dict[str, str]] = []
         seen_step = False
-        intro = []
+        intro: list[str] = []
         for item in f.items:
             if isinstance(item, Lookup):
                 item = Message(item.seq, _lookup_sentence(item, words), False)
@@ -355,7 +378,7 @@ class OfflineWriter:
         template = self._md.get_template("article.md.j2") if fmt == "md" else self._tex.get_template("article.tex.j2")
         return template.render(**ctx)
 
-    def _step(self, s: Step, words: dict) -> dict:
+    def _step(self, s: Step, words: dict[str, Any]) -> dict[str, str]:
         try:
             tree = G.parse(s.formula).tree
             formula = display.formula_latex(tree)
@@ -382,6 +405,7 @@ class OfflineWriter:
 
 
 def md_escape(s: str) -> str:
+    """*s* as literal Markdown text: HTML-escaped, Markdown's special characters backslashed."""
     import html
 
     s = html.escape(s, quote=False)
@@ -391,6 +415,7 @@ def md_escape(s: str) -> str:
 
 
 def tex_escape(s: str) -> str:
+    """*s* as literal LaTeX text (special characters escaped)."""
     out = []
     for ch in s:
         out.append({"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
@@ -545,10 +570,10 @@ def latex_document(body: str, language: str) -> str:
 def result_numbers(f: ArticleFacts) -> list[str]:
     """Every step result's numbers after the cut, as the offline writer prints them (for
     checking a written article contains them)."""
-    out = []
+    out: list[str] = []
     for item in f.items:
         if isinstance(item, Step):
-            def walk(v):
+            def walk(v: object) -> None:
                 if isinstance(v, dict):
                     for k, x in v.items():
                         if k != "dim":
@@ -702,7 +727,7 @@ class WrittenNumber:
     prefixed_unit: bool = False
 
 
-def _blank(text: str, pattern: str, flags=0) -> str:
+def _blank(text: str, pattern: str, flags: int = 0) -> str:
     """``text`` with every match of ``pattern`` replaced by as many spaces (positions kept)."""
     return re.sub(pattern, lambda m: " " * len(m.group(0)), text, flags=flags)
 
@@ -786,7 +811,7 @@ def written_numbers(text: str, ordinal_max: int = 10) -> list[WrittenNumber]:
     return out
 
 
-def _leaves(obj, out: list[float]) -> None:
+def _leaves(obj: object, out: list[float]) -> None:
     """Numbers of a stored JSON value (``dim`` skipped; a list also gives its length)."""
     if isinstance(obj, dict):
         for k, v in obj.items():
@@ -800,7 +825,7 @@ def _leaves(obj, out: list[float]) -> None:
         out.append(float(obj))
 
 
-def _shown(stored, out: list[float]) -> None:
+def _shown(stored: object, out: list[float]) -> None:
     """Numbers of a stored value as a writer is shown them: the parsed value of the cut form
     (real and imaginary parts of a polar value, array elements)."""
     try:
@@ -808,7 +833,7 @@ def _shown(stored, out: list[float]) -> None:
     except (EngineError, ValueError, TypeError, KeyError):  # a malformed row: its leaves still count
         return
 
-    def walk(mag, sig) -> None:
+    def walk(mag: Any, sig: Sig) -> None:
         if sig.kind == "object":
             for n, s in sig.fields:
                 walk(mag[n], s)
@@ -1112,7 +1137,7 @@ def article_body(f: ArticleFacts, fmt: str, language: str,
     return OfflineWriter().write_body(f, fmt, language), "offline", reason
 
 
-def write_article(record: Record | str | Path, out_dir, fmt: str = "md", language: str = "auto",
+def write_article(record: Record | str | Path, out_dir: str | os.PathLike[str], fmt: str = "md", language: str = "auto",
                   compile: bool = False, name: str | None = None, writer: ArticleWriter | None = None) -> ArticleResult:
     """Write a closed record's article into ``out_dir``: Markdown flat as ``<name>.md``;
     LaTeX in ``<name>/<name>.tex`` (the folder also receives the PDF when ``compile``).

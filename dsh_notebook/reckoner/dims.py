@@ -9,12 +9,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
-from typing import Iterable, Sequence
+from typing import SupportsInt
 
 from .errors import INVALID_DIMENSION, EngineError
 
-Dim = tuple  # tuple of 7 ints (or Fractions for intermediates)
+#: 7 exponents (m, kg, s, A, K, mol, cd): ints in stored values, Fractions possible in intermediates
+Dim = tuple[int | Fraction, ...]
 
 ZERO: Dim = (0, 0, 0, 0, 0, 0, 0)
 BASE_SYMBOLS = ("m", "kg", "s", "A", "K", "mol", "cd")
@@ -67,24 +69,26 @@ def is_integral(d: Dim) -> bool:
     return all(isinstance(x, int) or (isinstance(x, Fraction) and x.denominator == 1) for x in d)
 
 
-def _norm(x):
+def _norm(x: int | Fraction) -> int | Fraction:
     if isinstance(x, Fraction) and x.denominator == 1:
         return int(x)
     return x
 
 
 def add(a: Dim, b: Dim) -> Dim:
+    """The vector of a product: exponents added."""
     return tuple(_norm(x + y) for x, y in zip(a, b))
 
 
 def sub(a: Dim, b: Dim) -> Dim:
+    """The vector of a quotient: exponents subtracted."""
     return tuple(_norm(x - y) for x, y in zip(a, b))
 
 
 MAX_EXPONENT = 1000  # a stored vector's components stay within +-1000
 
 
-def scale(a: Dim, p) -> Dim:
+def scale(a: Dim, p: float | Fraction) -> Dim:
     """``a`` times a real exponent ``p`` (float, int or Fraction).
 
     A float exponent that is a simple fraction written in decimal (0.5, 1/3 as
@@ -100,8 +104,8 @@ def scale(a: Dim, p) -> Dim:
     return tuple(_norm(x * p) for x in a)
 
 
-def _comp(x) -> str:
-    if abs(x) > 10**9:
+def _comp(x: float | Fraction) -> str:
+    if not -(10**9) <= x <= 10**9:  # |x| > 10**9
         return "(huge)"
     if isinstance(x, Fraction) and x.denominator > 10**6:
         return f"{float(x):.9g}"
@@ -125,7 +129,7 @@ def name_or_ints(d: Dim) -> str | list[int]:
     return name if name is not None else [int(x) for x in d]
 
 
-def parse_dim(spec) -> tuple[Dim, float, float]:
+def parse_dim(spec: object) -> tuple[Dim, float, float]:
     """Read a ``dim`` argument: a table name, 7 integers, or ``None`` (dimensionless).
 
     Returns ``(vector, factor, offset)``; SI = x * factor + offset.
@@ -173,7 +177,7 @@ def parse_dim(spec) -> tuple[Dim, float, float]:
     )
 
 
-def _short(x) -> str:
+def _short(x: object) -> str:
     try:
         s = repr(x)
     except ValueError:  # an integer too long to print
@@ -181,9 +185,11 @@ def _short(x) -> str:
     return s if len(s) <= 60 else s[:57] + "..."
 
 
-def from_ints(xs: Iterable) -> Dim:
+def from_ints(xs: Iterable[SupportsInt]) -> Dim:
+    """A vector from 7 integer-valued numbers."""
     return tuple(int(x) for x in xs)
 
 
-def as_list(d: Sequence) -> list[int]:
+def as_list(d: Sequence[int | Fraction]) -> list[int]:
+    """A whole-number vector as the 7 ints of a receipt (``dim`` in the stored form)."""
     return [int(x) for x in d]

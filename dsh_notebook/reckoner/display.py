@@ -10,13 +10,15 @@ article writers.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
+from typing import Any, SupportsInt
 
 import numpy as np
 
 from . import dims as D
 from . import grammar as G
-from .values import Value
+from .values import Array, Scalar, Value
 
 _SYMBOL = {
     (1, 1, -2, 0, 0, 0, 0): "N",
@@ -38,24 +40,24 @@ _SUP = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 @lru_cache(maxsize=512)
-def si_parts(dim: tuple) -> tuple:
-    """A vector as ``((symbol, exponent), ...)``: a named SI unit (N, Pa, Ω, ...) times the
-    fewest base units, else base units (``s⁻¹``, never Hz)."""
-    dim = tuple(int(x) for x in dim)
-    if dim == D.ZERO:
+def si_parts(dim: tuple[SupportsInt, ...]) -> tuple[tuple[str, int], ...]:
+    """A vector (7 whole exponents) as ``((symbol, exponent), ...)``: a named SI unit (N, Pa,
+    Ω, ...) times the fewest base units, else base units (``s⁻¹``, never Hz)."""
+    vec7 = tuple(int(x) for x in dim)
+    if vec7 == D.ZERO:
         return ()
-    best = None
+    best: tuple[tuple[int, int], str, tuple[int, ...]] | None = None
     for vec, sym in _SYMBOL.items():
-        if any(d == 0 and v != 0 for d, v in zip(dim, vec)):
+        if any(d == 0 and v != 0 for d, v in zip(vec7, vec)):
             continue  # never name a unit by introducing a base it does not have (no N·kg⁻¹ for m·s⁻²)
-        resid = tuple(a - b for a, b in zip(dim, vec))
+        resid = tuple(a - b for a, b in zip(vec7, vec))
         # fewest leftover base units; on a tie, the named unit that covers more (W before N)
         key = (sum(abs(x) for x in resid), -sum(abs(x) for x in vec))
         if best is None or key < best[0]:
             best = (key, sym, resid)
-    base_cost = sum(abs(x) for x in dim)
-    parts = []
-    resid = dim
+    base_cost = sum(abs(x) for x in vec7)
+    parts: list[tuple[str, int]] = []
+    resid = vec7
     if best is not None and best[0][0] + 1 < base_cost:  # a name must make the unit shorter
         parts.append((best[1], 1))
         resid = best[2]
@@ -67,19 +69,20 @@ def si_parts(dim: tuple) -> tuple:
     return tuple(parts)
 
 
-def si_text(dim) -> str:
+def si_text(dim: Iterable[SupportsInt]) -> str:
     """``Ω·m``, ``kg·m⁻³``, ``s⁻¹``; ``''`` when dimensionless."""
     return "·".join(s if e == 1 else f"{s}{str(e).translate(_SUP)}" for s, e in si_parts(tuple(dim)))
 
 
-def describe_dim(dim) -> str:
+def describe_dim(dim: Sequence[SupportsInt]) -> str:
     """``m³·mol⁻¹ [3,0,0,0,0,-1,0]`` for messages."""
     vec = "[" + ",".join(str(int(x)) for x in dim) + "]"
     name = si_text(tuple(dim))
     return f"{name} {vec}" if name else f"dimensionless {vec}"
 
 
-def si_latex(dim) -> str:
+def si_latex(dim: Iterable[SupportsInt]) -> str:
+    """The unit of a vector in LaTeX: ``\\Omega\\,\\mathrm{m}``; ``''`` when dimensionless."""
     parts = si_parts(tuple(dim))
     if not parts:
         return ""
@@ -114,7 +117,7 @@ def _mantissa_exp(x: float, digits: int) -> tuple[str, int | None]:
     return s, None
 
 
-def num_text(x, digits: int) -> str:
+def num_text(x: Scalar, digits: int) -> str:
     """``0.12725``, ``1.68×10⁻⁸``, ``3+4j``, ``-31.83j``."""
     if isinstance(x, complex):
         im_ = num_text(abs(x.imag), digits)
@@ -125,7 +128,8 @@ def num_text(x, digits: int) -> str:
     return m if e is None else f"{m}×10{str(e).translate(_SUPER)}"
 
 
-def num_latex(x, digits: int) -> str:
+def num_latex(x: Scalar, digits: int) -> str:
+    """``1.68 \\times 10^{-8}``, ``\\left(3 + 4\\,j\\right)``: *digits* significant digits."""
     if isinstance(x, complex):
         im_ = num_latex(abs(x.imag), digits)
         if x.real == 0:
@@ -136,7 +140,7 @@ def num_latex(x, digits: int) -> str:
     return m if e is None else rf"{m} \times 10^{{{e}}}"
 
 
-def array_items(a: np.ndarray, f, digits, limit=6) -> str:
+def array_items(a: Array, f: Callable[[Any, int], str], digits: int, limit: int = 6) -> str:
     """An array's items as text, each drawn by ``f(item, digits)``, at most *limit* per axis
     (then ``…``); nested arrays in brackets."""
     if a.ndim > 1:
@@ -151,6 +155,7 @@ def array_items(a: np.ndarray, f, digits, limit=6) -> str:
 
 
 def value_text(v: Value, digits: int) -> str:
+    """A value with its SI unit as plain text (``4.7 Ω``, ``[1, 2, 3] m``, ``{a: 1 m, b: 2 s}``)."""
     if v.sig.kind == "object":
         return "{" + ", ".join(f"{n}: {value_text(Value(v.mag[n], s), digits)}" for n, s in v.sig.fields) + "}"
     unit = si_text(v.sig.dim)
@@ -162,6 +167,7 @@ def value_text(v: Value, digits: int) -> str:
 
 
 def value_latex(v: Value, digits: int) -> str:
+    """A value with its SI unit as LaTeX (objects as ``\\left\\{...\\right\\}``)."""
     if v.sig.kind == "object":
         return r"\left\{" + r",\ ".join(
             rf"\mathrm{{{n}}}: {value_latex(Value(v.mag[n], s), digits)}" for n, s in v.sig.fields) + r"\right\}"
@@ -173,7 +179,7 @@ def value_latex(v: Value, digits: int) -> str:
     return f"{body}\\,{unit}" if unit else body
 
 
-def array_latex(a: np.ndarray, digits: int, limit: int = 6) -> str:
+def array_latex(a: Array, digits: int, limit: int = 6) -> str:
     """An array as LaTeX (``\\left[ ... \\right]``), *digits* significant digits, at most *limit*
     items per axis (then ``\\ldots``)."""
     if a.ndim > 1:
@@ -207,10 +213,12 @@ _FUNC_LATEX = {
 _PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "neg": 3, "^": 4}
 
 
-def formula_latex(node: G.Node, subst: dict | None = None, digits: int = 5, typed: dict | None = None) -> str:
-    """The formula tree as LaTeX; with ``subst`` (slot -> Value) slots show their values."""
+def formula_latex(node: G.Node, subst: dict[str, Value] | None = None, digits: int = 5,
+                  typed: dict[str, int] | None = None) -> str:
+    """The formula tree as LaTeX; with ``subst`` (slot -> Value) slots show their values, with
+    at least ``typed[slot]`` significant digits (the digits the person typed) and *digits*."""
 
-    def prec(n):
+    def prec(n: G.Node) -> int:
         if isinstance(n, G.Binary):
             return _PREC[n.op]
         if isinstance(n, G.Unary):
@@ -219,11 +227,11 @@ def formula_latex(node: G.Node, subst: dict | None = None, digits: int = 5, type
             return 3
         return 9
 
-    def wrap(n, p):
+    def wrap(n: G.Node, p: int) -> str:
         s = go(n)
         return rf"\left({s}\right)" if prec(n) < p else s
 
-    def go(n) -> str:
+    def go(n: G.Node) -> str:
         if isinstance(n, G.Num):
             if isinstance(n.value, complex):
                 return f"{num_latex(n.value.imag, 12)}\\,j"
@@ -283,21 +291,21 @@ def formula_latex(node: G.Node, subst: dict | None = None, digits: int = 5, type
     return go(node)
 
 
-def formula_text(node: G.Node, subst: dict, digits: int, typed: dict | None = None) -> str:
+def formula_text(node: G.Node, subst: dict[str, Value], digits: int, typed: dict[str, int] | None = None) -> str:
     """The formula as written, each ``@slot`` replaced by its value with its SI unit."""
 
-    def prec(n):
+    def prec(n: G.Node) -> int:
         if isinstance(n, G.Binary):
             return _PREC[n.op]
         if isinstance(n, G.Unary):
             return 3
         return 9
 
-    def wrap(n, p):
+    def wrap(n: G.Node, p: int) -> str:
         s = go(n)
         return f"({s})" if prec(n) < p else s
 
-    def go(n) -> str:
+    def go(n: G.Node) -> str:
         if isinstance(n, G.Num):
             return f"{num_text(n.value.imag, 12)}j" if isinstance(n.value, complex) else num_text(n.value, 12)
         if isinstance(n, G.Slot):

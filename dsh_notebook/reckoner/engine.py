@@ -18,8 +18,9 @@ from __future__ import annotations
 import json as _json
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -44,10 +45,12 @@ from .errors import (
     UNKNOWN_ERROR,
     EngineError,
 )
-from .evaluate import Compiled, compile_formula
-from .grammar import parse
+from .evaluate import BoundVars, Compiled, compile_formula
+from .grammar import Formula, parse
 from .values import (
     OBJECT,
+    DimOut,
+    Form,
     Sig,
     Value,
     check_finite,
@@ -63,13 +66,17 @@ from .values import (
 )
 
 TOOLS = ("set", "get", "eval", "record_start", "record_message", "record_end")
+#: A receipt: a JSON object, ``{"ok": True, ...}`` or ``{"ok": False, "code", "error"}``.
+Receipt: TypeAlias = dict[str, Any]
+#: what a call's body returns: its receipt and the trace row's content (``None``: it writes its own row)
+_Outcome: TypeAlias = tuple[Receipt, dict[str, Any] | None]
 #: formula text -> {signature ids -> Compiled}. Shared by every engine in the process: a
 #: compiled check depends only on the formula and the (interned, immortal) signatures.
-_CHECK_CACHE: dict = {}
-_NO_BOUND: dict = {}
+_CHECK_CACHE: dict[str, dict[tuple[int, ...], Compiled]] = {}
+_NO_BOUND: BoundVars = {}
 
 
-def _formula_json(text: str, _cache: dict = {}) -> str:  # noqa: B006 - a deliberate memo
+def _formula_json(text: str, _cache: dict[str, str] = {}) -> str:  # noqa: B006 - a deliberate memo
     j = _cache.get(text)
     if j is None:
         if len(_cache) > 4096:
@@ -84,12 +91,12 @@ def default_home() -> Path:
 
 
 class _Slot:
-    __slots__ = ("value", "rev", "_json")
+    __slots__ = ("_json", "rev", "value")
 
-    def __init__(self, value: Value, rev: int):
+    def __init__(self, value: Value, rev: int) -> None:
         self.value = value
         self.rev = rev
-        self._json = None
+        self._json: str | None = None
 
     @property
     def json(self) -> str:
@@ -103,7 +110,8 @@ class _Slot:
 class _Open:
     __slots__ = ("id", "lookups", "opened", "seq", "title", "writer")
 
-    def __init__(self, rid, title, writer, seq, opened, lookups=0):
+    def __init__(self, rid: str, title: str, writer: JsonlWriter, seq: int, opened: int | None,
+                 lookups: int = 0) -> None:
         self.id = rid
         self.title = title
         self.writer = writer
@@ -116,7 +124,7 @@ def _fail(code: str, message: str) -> EngineError:
     return EngineError(code, message)
 
 
-def _check_text(text, what: str) -> None:
+def _check_text(text: object, what: str) -> None:
     """A marker text must be a non-empty string of valid Unicode (it is written as UTF-8)."""
     if not isinstance(text, str) or not text.strip():
         raise _fail(INVALID_ARGS, f"{what} is {short(text)}; it must be a non-empty text.")
@@ -140,7 +148,7 @@ class Engine:
     aside into ``home/stale/`` (see :func:`close_set_aside`, :func:`discard_set_aside`).
     """
 
-    def __init__(self, home=None, *, recover: bool = True):
+    def __init__(self, home: str | os.PathLike[str] | None = None, *, recover: bool = True) -> None:
         self.home = Path(home) if home is not None else default_home()
         self.home.mkdir(parents=True, exist_ok=True)
         self._slots: dict[str, _Slot] = {}
@@ -165,7 +173,7 @@ class Engine:
     # ------------------------------------------------------------ properties
 
     @property
-    def open_record(self) -> dict | None:
+    def open_record(self) -> dict[str, Any] | None:
         """``{"id", "title", "path", "opened"}`` of the open record, or ``None``."""
         o = self._open
         if o is None:
@@ -179,14 +187,14 @@ class Engine:
 
     # ------------------------------------------------------------ boundary
 
-    def _guard(self, tool: str, fn, *args) -> dict:
+    def _guard(self, tool: str, fn: Callable[..., _Outcome], *args: Any) -> Receipt:
         with self._lock:
             try:
                 receipt, content = fn(*args)
             except EngineError as exc:
                 self._trace(tool, False, {"code": exc.code, "error": exc.message})
                 return exc.receipt()
-            except Exception as exc:  # never let a fault escape: upstream's UNKNOWN_ERROR
+            except Exception as exc:  # noqa: BLE001 - never let a fault escape: upstream's UNKNOWN_ERROR
                 err = EngineError(UNKNOWN_ERROR, f"internal error: {type(exc).__name__}: {exc}")
                 self._trace(tool, False, {"code": err.code, "error": err.message})
                 return err.receipt()
@@ -194,7 +202,7 @@ class Engine:
                 self._trace(tool, True, content)
             return receipt
 
-    def _trace(self, tool: str, ok: bool, content: dict) -> None:
+    def _trace(self, tool: str, ok: bool, content: dict[str, Any]) -> None:
         o = self._open
         if o is None:
             return
@@ -202,7 +210,7 @@ class Engine:
         row = {"seq": o.seq, "at": R.now_ms(), "tool": tool, "ok": ok, "content": content}
         try:
             o.writer.append(row)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a trace row that cannot be written is counted, never fatal
             # Upstream: a failure to append a trace row never turns success into failure.
             self.trace_failures += 1
 
@@ -216,7 +224,7 @@ class Engine:
 
     # ------------------------------------------------------------ the six calls
 
-    def set(self, name, value) -> dict:
+    def set(self, name: str, value: dict[str, Any] | None) -> Receipt:
         """Write (or with ``value=None`` delete) a slot.
 
         ``value`` is a tagged value (see :func:`values.parse_tagged`). Receipt:
@@ -225,7 +233,7 @@ class Engine:
         """
         return self._guard("set", self._set, name, value)
 
-    def _set(self, name, value):
+    def _set(self, name: str, value: dict[str, Any] | None) -> _Outcome:
         self._need_open()
         check_name(name, "slot name")
         if value is None:
@@ -237,7 +245,8 @@ class Engine:
         out = stored(v)
         return {"ok": True, "name": name, "rev": rev, "value": out}, {"name": name, "value": out}
 
-    def get(self, name, form=None, digits=None, dim=None) -> dict:
+    def get(self, name: str, form: Form | None = None, digits: int | None = None,
+            dim: DimOut | None = None) -> Receipt:
         """Read a slot: ``{"ok": True, "name", "value"}``.
 
         ``form``: ``"rect"`` or ``"polar"`` (radians); ``digits``: significant digits
@@ -247,7 +256,7 @@ class Engine:
         """
         return self._guard("get", self._get, name, form, digits, dim)
 
-    def _get(self, name, form, digits, dim):
+    def _get(self, name: str, form: Form | None, digits: int | None, dim: DimOut | None) -> _Outcome:
         self._need_open()
         check_name(name, "slot name")
         slot = self._slots.get(name)
@@ -264,17 +273,18 @@ class Engine:
             out = render(slot.value, form, digits, "name")
         return {"ok": True, "name": name, "value": out}, {"name": name, "value": out}
 
-    def eval(self, formula, target) -> dict:
+    def eval(self, formula: str, target: str | None) -> Receipt:
         """Evaluate ``formula`` and write the result into slot ``target``: ``{"ok": True, "target", "rev"}``.
 
         The value is not returned (read it with :meth:`get`). Refusals: the grammar codes,
         ``ENGINE_SLOT_NOT_FOUND``, ``ENGINE_INCOMPATIBLE_DIMENSION`` (including a
         fractional vector into a slot), ``ENGINE_UNDEFINED_RESULT`` (including a
-        non-finite result: deliberate difference 3), and the others of ``ERROR_CODES``.
+        non-finite result: deliberate difference 3), ``ENGINE_INVALID_ARGS`` (a formula that is not a
+        string, no target), and the others of ``ERROR_CODES``.
         """
         return self._guard("eval", self._eval, formula, target)
 
-    def _eval(self, formula, target):
+    def _eval(self, formula: str, target: str | None) -> _Outcome:
         o = self._need_open()
         if type(formula) is not str:
             raise _fail(INVALID_ARGS, f"formula is {short(formula)}; it must be a string holding one expression.")
@@ -302,7 +312,7 @@ class Engine:
             self.trace_failures += 1
         return {"ok": True, "target": target, "rev": rev}, None
 
-    def evaluate(self, formula: str):
+    def evaluate(self, formula: str) -> tuple[Value, Formula]:
         """Evaluate without writing: returns ``(Value, Formula)``; raises :class:`EngineError`.
 
         This is the evaluation core used by :meth:`eval`, :func:`replay` and the benchmark:
@@ -333,7 +343,7 @@ class Engine:
             check_finite(value, f"the result of {formula!r}")
         return value, f
 
-    def _compiled(self, f) -> Compiled:
+    def _compiled(self, f: Formula) -> Compiled:
         sigs = self._sigs
         key = tuple([id(sigs.get(n)) for n in f.slots])
         per = self._cache.get(f.text)
@@ -352,7 +362,7 @@ class Engine:
             per[key] = c
         return c
 
-    def record_start(self, title) -> dict:
+    def record_start(self, title: str) -> Receipt:
         """Open a record titled ``title`` (non-empty string): ``{"ok": True}``.
 
         ``ENGINE_OPEN_RECORD_FOUND`` when one is open here, or another engine (another
@@ -360,7 +370,7 @@ class Engine:
         """
         return self._guard("record_start", self._record_start, title)
 
-    def _record_start(self, title):
+    def _record_start(self, title: str) -> _Outcome:
         if self._open is not None:
             raise _fail(
                 OPEN_RECORD_FOUND,
@@ -408,12 +418,12 @@ class Engine:
         self._sigs.clear()
         return {"ok": True}, {"title": title, "record": rid}
 
-    def record_message(self, text, hide=False) -> dict:
+    def record_message(self, text: str, hide: bool = False) -> Receipt:
         """Add an explanation to the open record; ``hide=True`` keeps it for the article
         writer only. ``{"ok": True}``."""
         return self._guard("record_message", self._record_message, text, hide)
 
-    def _record_message(self, text, hide):
+    def _record_message(self, text: str, hide: bool) -> _Outcome:
         self._need_open()
         _check_text(text, "the text of record_message")
         if not isinstance(hide, bool):
@@ -421,7 +431,7 @@ class Engine:
         content = {"text": text, "hide": True} if hide else {"text": text}
         return {"ok": True}, content
 
-    def record_end(self, text=None) -> dict:
+    def record_end(self, text: str | None = None) -> Receipt:
         """Close the open record (optional closing ``text``), fsync it, move it to
         ``records/<id>.jsonl`` and clear the table: ``{"ok": True}``."""
         with self._lock:
@@ -429,7 +439,7 @@ class Engine:
             if receipt.get("ok"):
                 try:
                     self._close_file()
-                except Exception as exc:  # the end row is on disk; the file stays to be set aside
+                except Exception as exc:  # noqa: BLE001 - the end row is on disk; the file stays to be set aside
                     return EngineError(
                         UNKNOWN_ERROR,
                         f"internal error: the record could not be moved into records/ ({type(exc).__name__}: {exc}); "
@@ -437,7 +447,7 @@ class Engine:
                     ).receipt()
             return receipt
 
-    def _record_end_row(self, text):
+    def _record_end_row(self, text: str | None) -> _Outcome:
         o = self._need_open()
         if text is not None and not isinstance(text, str):
             raise _fail(INVALID_ARGS, f"text is {short(text)}; the closing text must be a string or absent.")
@@ -447,8 +457,9 @@ class Engine:
             content = {"text": text, "record": o.id}
         return {"ok": True}, content
 
-    def _close_file(self):
+    def _close_file(self) -> None:
         o = self._open
+        assert o is not None  # called by record_end after its end row, with the record open
         self._open = None
         self._slots.clear()
         self._mags.clear()
@@ -466,7 +477,7 @@ class Engine:
             o.writer.close(fsync=False)
         self.last_closed = dest
 
-    def refuse(self, tool: str, code: str, message: str) -> dict:
+    def refuse(self, tool: str, code: str, message: str) -> Receipt:
         """Record a refusal decided by a front end (a unit pint cannot read, a line the
         magic cannot parse): appends a refused trace row for ``tool`` when a record is open
         and returns the failure receipt. Changes no slot."""
@@ -477,7 +488,7 @@ class Engine:
             self._trace(tool, False, {"code": code, "error": message})
             return err.receipt()
 
-    def record_lookup(self, fact: dict) -> dict:
+    def record_lookup(self, fact: dict[str, Any]) -> Receipt:
         """Append one outside-lookup row ``{"seq", "at", "tool": "search", "ok", "content": fact}``
         to the open record (upstream-facts.md 3.13; written by :mod:`dsh_notebook.llm.search`).
 
@@ -510,7 +521,7 @@ class Engine:
         with self._lock:
             return self._open.lookups if self._open is not None else 0
 
-    def call(self, tool, args) -> dict:
+    def call(self, tool: str, args: dict[str, Any] | None) -> Receipt:
         """Run one JSON tool call (the model's entry point): ``tool`` is one of
         ``set, get, eval, record_start, record_message, record_end``; ``args`` the JSON
         object described by :data:`TOOL_SCHEMAS`. Returns the receipt."""
@@ -599,7 +610,7 @@ class Engine:
                     self._write(c["target"], parse_tagged(c["result"]))
             except (EngineError, KeyError, TypeError):
                 continue
-        seqs = [r.get("seq") for r in rec.rows if isinstance(r.get("seq"), int)]
+        seqs: list[int] = [r["seq"] for r in rec.rows if isinstance(r.get("seq"), int)]
         lookups = sum(1 for r in rec.rows if r.get("tool") == "search")
         self._open = _Open(rec.id, rec.title, writer, max(seqs or [0]), rec.opened, lookups)
         self.recovered = rec.id
@@ -621,7 +632,7 @@ def _check_integral(sig: Sig, formula: str, path: str = "") -> None:
         for n, s in sig.fields:
             _check_integral(s, formula, f"{path}.{n}")
         return
-    if D.is_integral(sig.dim) and any(abs(x) > D.MAX_EXPONENT for x in sig.dim):
+    if D.is_integral(sig.dim) and any(not -D.MAX_EXPONENT <= x <= D.MAX_EXPONENT for x in sig.dim):
         raise EngineError(
             INCOMPATIBLE_DIMENSION,
             f"the result of {formula!r} has the vector {D.fmt(sig.dim)}, with an exponent beyond +-{D.MAX_EXPONENT}; "
@@ -636,7 +647,7 @@ def _check_integral(sig: Sig, formula: str, path: str = "") -> None:
         )
 
 
-_ARG_SPEC: dict[str, tuple[tuple, tuple]] = {
+_ARG_SPEC: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "set": (("name", "value"), ()),
     "get": (("name",), ("form", "digits", "dim")),
     "eval": (("formula", "target"), ()),
@@ -646,7 +657,7 @@ _ARG_SPEC: dict[str, tuple[tuple, tuple]] = {
 }
 
 
-def replay(path) -> dict:
+def replay(path: str | os.PathLike[str] | R.Record) -> dict[str, Any]:
     """Re-evaluate every accepted ``eval`` row of a record from its recorded inputs.
 
     ``path`` is a record file or an already read :class:`records.Record`. Returns
@@ -656,7 +667,7 @@ def replay(path) -> dict:
     :class:`records.UnreadableRecord` for a file that fails the version gate.
     """
     rec = path if isinstance(path, R.Record) else R.read_record(path)
-    diffs = []
+    diffs: list[dict[str, Any]] = []
     checked = 0
     scratch = _Scratch()  # one engine per record: its check cache serves every row
     for row in rec.steps:
@@ -668,11 +679,12 @@ def replay(path) -> dict:
         try:
             for name, val in (c.get("vars") or {}).items():
                 scratch._write(check_name(name, "slot name"), parse_tagged(val))
-            value, _ = scratch.evaluate(c.get("formula") if isinstance(c.get("formula"), str) else "")
+            formula = c.get("formula")
+            value, _ = scratch.evaluate(formula if isinstance(formula, str) else "")
             got = stored(value)
         except EngineError as exc:
             got = {"code": exc.code, "error": exc.message}
-        except Exception as exc:  # a malformed row: report it as a difference, never crash
+        except Exception as exc:  # noqa: BLE001 - a malformed row: report it as a difference, never crash
             got = {"code": UNKNOWN_ERROR, "error": f"internal error: {type(exc).__name__}: {exc}"}
         if got != c.get("result"):
             diffs.append({"seq": row.get("seq"), "formula": c.get("formula"), "target": c.get("target"),
@@ -680,7 +692,7 @@ def replay(path) -> dict:
     return {"record": rec.id, "title": rec.title, "checked": checked, "differences": diffs}
 
 
-def rerun(path) -> dict:
+def rerun(path: str | os.PathLike[str] | R.Record) -> dict[str, Any]:
     """Re-execute a whole record in a fresh engine, row by row, as it was written.
 
     Unlike :func:`replay` (each ``eval`` against the inputs stored in its own row), the
@@ -690,7 +702,7 @@ def rerun(path) -> dict:
     """
     rec = path if isinstance(path, R.Record) else R.read_record(path)
     eng = _Scratch()
-    diffs: list[dict] = []
+    diffs: list[dict[str, Any]] = []
     checked = 0
     for row in rec.rows:
         c = row.get("content") or {}
@@ -730,7 +742,7 @@ def rerun(path) -> dict:
 class _Scratch(Engine):
     """A record-less engine for replay: slots only, no folder, no trace."""
 
-    def __init__(self):  # noqa: D401 - deliberately skips Engine.__init__ (no folder)
+    def __init__(self) -> None:  # deliberately skips Engine.__init__ (no folder)
         self._slots = {}
         self._mags = {}
         self._sigs = {}

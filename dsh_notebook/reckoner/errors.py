@@ -91,4 +91,5 @@ class EngineError(DshError):
         self.message = message
 
     def receipt(self) -> dict:
+        """The failure receipt ``{"ok": False, "code", "error"}``."""
         return {"ok": False, "code": self.code, "error": self.message}

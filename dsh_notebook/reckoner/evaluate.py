@@ -18,10 +18,12 @@ from __future__ import annotations
 import cmath
 import math
 import operator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, NoReturn, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 
 from . import dims as D
 from . import grammar as G
@@ -37,9 +39,16 @@ from .errors import (
     UNSUPPORTED_SYMBOL,
     EngineError,
 )
-from .values import ARRAY, OBJECT, SCALAR, SCALAR_ZERO, Sig, field_error
+from .values import ARRAY, OBJECT, SCALAR, SCALAR_ZERO, Array, Magnitude, Sig, field_error
 
-Fn = Callable[[dict, dict], Any]
+#: slot name -> magnitude (the engine's table, read by the closures)
+SlotMags: TypeAlias = dict[str, Magnitude]
+#: bound variable -> its value (a float) while a fold runs, and ``_BUDGET`` -> ``[terms run]``
+BoundVars: TypeAlias = dict[str, Any]
+#: a compiled closure: ``fn(slot magnitudes, bound variables)`` -> the magnitude
+Fn: TypeAlias = Callable[[SlotMags, BoundVars], Magnitude]
+#: an elementwise function on arrays
+ArrayFn: TypeAlias = Callable[[Array], Array]
 _NOCONST = object()
 MAX_TERMS = 1_000_000  # $sum/$prod/$seq: at most this many terms (a runaway bound must not hang a kernel)
 MAX_TOTAL_TERMS = 2_000_000  # and at most this many in all, nested forms counted together
@@ -55,7 +64,7 @@ class C:
     sig: Sig
     fn: Fn
     const: Any = _NOCONST
-    bvars: frozenset = frozenset()
+    bvars: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,14 +79,14 @@ class Compiled:
 
 
 class _NeedBound(Exception):
-    def __init__(self, names):
+    def __init__(self, names: Iterable[str]) -> None:
         self.names = set(names)
 
 
 class _Ctx:
-    __slots__ = ("text", "sigs", "mags", "bound", "value_dependent")
+    __slots__ = ("bound", "mags", "sigs", "text", "value_dependent")
 
-    def __init__(self, text, sigs, mags):
+    def __init__(self, text: str, sigs: dict[str, Sig], mags: SlotMags) -> None:
         self.text = text
         self.sigs = sigs  # slot name -> Sig
         self.mags = mags  # slot name -> magnitude
@@ -85,7 +94,7 @@ class _Ctx:
         self.value_dependent = False
 
 
-def compile_formula(formula: G.Formula, sigs: dict, mags: dict) -> Compiled:
+def compile_formula(formula: G.Formula, sigs: dict[str, Sig], mags: SlotMags) -> Compiled:
     """Check ``formula`` against the slots and compile it.
 
     ``sigs``/``mags`` map slot names to :class:`Sig` and magnitudes. Raises
@@ -109,11 +118,14 @@ def _at(node: G.Node) -> str:
     return f"at position {node.pos + 1}"
 
 
-def _const_c(sig: Sig, value) -> C:
-    return C(sig, lambda v, b, _x=value: _x, value)
+def _const_c(sig: Sig, value: Magnitude) -> C:
+    def fn(v: SlotMags, b: BoundVars) -> Magnitude:
+        return value
+
+    return C(sig, fn, value)
 
 
-def _eval_now(c: C, ctx: _Ctx):
+def _eval_now(c: C, ctx: _Ctx) -> Magnitude:
     """Evaluate a sub-expression during the check (for a value that decides a dimension)."""
     if c.const is not _NOCONST:
         return c.const
@@ -134,13 +146,13 @@ def _require_not_object(sig: Sig, what: str) -> None:
         )
 
 
-def _combine(a: Sig, b: Sig, dim) -> Sig:
+def _combine(a: Sig, b: Sig, dim: D.Dim) -> Sig:
     if a.kind == ARRAY or b.kind == ARRAY:
         return Sig(ARRAY, dim, max(a.ndim, b.ndim))
     return Sig(SCALAR, dim)
 
 
-def _align(x, y):
+def _align(x: Magnitude, y: Magnitude) -> tuple[Magnitude, Magnitude]:
     """Element-wise pairing with upstream's rule: arrays pair from the outermost level,
     equal lengths required; a scalar (or a shallower array) repeats."""
     if isinstance(x, np.ndarray) and isinstance(y, np.ndarray):
@@ -160,16 +172,16 @@ def _align(x, y):
     return x, y
 
 
-def _shape_txt(s) -> str:
+def _shape_txt(s: tuple[int, ...]) -> str:
     return "length " + " x ".join(str(n) for n in s)
 
 
-def _first_bad(mask: np.ndarray) -> str:
+def _first_bad(mask: npt.NDArray[np.bool_]) -> str:
     idx = [int(i) for i in np.argwhere(mask)[0]]
     return str(idx[0]) if len(idx) == 1 else str(idx)
 
 
-def _scalarize(m):
+def _scalarize(m: Magnitude) -> Magnitude:
     if isinstance(m, np.generic):
         return m.item()
     return m
@@ -179,40 +191,40 @@ def _scalarize(m):
 
 
 def _compile(node: G.Node, ctx: _Ctx) -> C:
-    t = type(node)
-    if t is G.Num:
+    # the node classes are siblings (none subclasses another), so isinstance picks exactly one
+    if isinstance(node, G.Num):
         return _const_c(SCALAR_ZERO, node.value)
-    if t is G.Slot:
+    if isinstance(node, G.Slot):
         return _slot(node, ctx)
-    if t is G.Bound:
+    if isinstance(node, G.Bound):
         return _bound(node, ctx)
-    if t is G.Const:
+    if isinstance(node, G.Const):
         return _const_c(SCALAR_ZERO, {"pi": math.pi, "e": math.e, "inf": math.inf, "i": 1j, "j": 1j}[node.name])
-    if t is G.Unary:
+    if isinstance(node, G.Unary):
         return _neg(node, ctx)
-    if t is G.Binary:
+    if isinstance(node, G.Binary):
         if node.op in "+-":
             return _addsub(node, ctx)
         if node.op in "*/":
             return _muldiv(node, ctx)
         return _pow(node, ctx)
-    if t is G.Index:
+    if isinstance(node, G.Index):
         return _index(node, ctx)
-    if t is G.Field:
+    if isinstance(node, G.Field):
         return _field(node, ctx)
-    if t is G.Call:
+    if isinstance(node, G.Call):
         if node.name in _UNARY:
             return _unary_call(node, ctx)
         return _binary_call(node, ctx)
-    if t is G.Fold:
+    if isinstance(node, G.Fold):
         return _fold(node, ctx)
-    if t is G.Symbolic:
+    if isinstance(node, G.Symbolic):
         raise EngineError(
             UNSUPPORTED_SYMBOL,
             f"{node.text} {_at(node)} is symbolic (${node.name} is parsed but never evaluated); "
             "work out the closed form and write that formula instead.",
         )
-    raise AssertionError(f"unknown node {t}")  # pragma: no cover
+    raise AssertionError(f"unknown node {type(node)}")  # pragma: no cover
 
 
 def _slot(node: G.Slot, ctx: _Ctx) -> C:
@@ -271,21 +283,21 @@ def _addsub(node: G.Binary, ctx: _Ctx) -> C:
     bv = l.bvars | r.bvars
     if sig.kind == ARRAY:
         if op == "+":
-            def fn(v, b):
+            def fn(v: SlotMags, b: BoundVars) -> Magnitude:
                 x, y = _align(lf(v, b), rf(v, b))
                 return x + y
         else:
-            def fn(v, b):
+            def fn(v: SlotMags, b: BoundVars) -> Magnitude:
                 x, y = _align(lf(v, b), rf(v, b))
                 return x - y
     elif op == "+":
         if l.const is not _NOCONST and r.const is not _NOCONST:
             return _const_c(sig, l.const + r.const)
-        fn = lambda v, b: lf(v, b) + rf(v, b)  # noqa: E731
+        fn = lambda v, b: lf(v, b) + rf(v, b)
     else:
         if l.const is not _NOCONST and r.const is not _NOCONST:
             return _const_c(sig, l.const - r.const)
-        fn = lambda v, b: lf(v, b) - rf(v, b)  # noqa: E731
+        fn = lambda v, b: lf(v, b) - rf(v, b)
     return C(sig, fn, _NOCONST, bv)
 
 
@@ -302,11 +314,11 @@ def _muldiv(node: G.Binary, ctx: _Ctx) -> C:
     where = _src(ctx, node.right)
     if sig.kind == ARRAY:
         if op == "*":
-            def fn(v, b):
+            def fn(v: SlotMags, b: BoundVars) -> Magnitude:
                 x, y = _align(lf(v, b), rf(v, b))
                 return x * y
         else:
-            def fn(v, b):
+            def fn(v: SlotMags, b: BoundVars) -> Magnitude:
                 x, y = _align(lf(v, b), rf(v, b))
                 with np.errstate(divide="raise", invalid="raise"):
                     try:
@@ -323,9 +335,9 @@ def _muldiv(node: G.Binary, ctx: _Ctx) -> C:
                 return x / y
         return C(sig, fn, _NOCONST, bv)
     if op == "*":
-        fn = lambda v, b: lf(v, b) * rf(v, b)  # noqa: E731
+        fn = lambda v, b: lf(v, b) * rf(v, b)
     else:
-        def fn(v, b):
+        def fn(v: SlotMags, b: BoundVars) -> Magnitude:
             try:
                 return lf(v, b) / rf(v, b)
             except ZeroDivisionError:
@@ -339,7 +351,7 @@ def _muldiv(node: G.Binary, ctx: _Ctx) -> C:
     return c
 
 
-def _spow(x, y, where):
+def _spow(x: Magnitude, y: Magnitude, where: str) -> Magnitude:
     """Scalar power with upstream's rules (upstream-facts.md 3.6 "Powers")."""
     try:
         if type(y) is complex:
@@ -370,7 +382,7 @@ def _spow(x, y, where):
         raise EngineError(UNDEFINED_RESULT, f"the power in {where} overflows (the result is not finite).") from None
 
 
-def _apow(x, y, where):
+def _apow(x: Magnitude, y: Magnitude, where: str) -> Array:
     x, y = _align(x, y)
     xa = np.asarray(x)
     ya = np.asarray(y)
@@ -429,29 +441,31 @@ def _pow(node: G.Binary, ctx: _Ctx) -> C:
         p = ex.const
         if type(p) is float and p.is_integer() and 0 < p <= 64 and ex.sig.kind == SCALAR:
             if p == 2.0:
-                fn = lambda v, b: (lambda x: x * x)(bf(v, b))  # noqa: E731
+                def fn(v: SlotMags, b: BoundVars) -> Magnitude:
+                    x = bf(v, b)
+                    return x * x
             else:
                 ip = int(p)
-                fn = lambda v, b: np.power(bf(v, b), ip)  # noqa: E731
+                fn = lambda v, b: np.power(bf(v, b), ip)
         else:
-            fn = lambda v, b: _apow(bf(v, b), ef(v, b), where)  # noqa: E731
+            fn = lambda v, b: _apow(bf(v, b), ef(v, b), where)
     elif ex.const is not _NOCONST and type(ex.const) is float and ex.const == 2.0:
-        fn = lambda v, b: _sq(bf(v, b), where)  # noqa: E731
+        fn = lambda v, b: _sq(bf(v, b), where)
     else:
-        fn = lambda v, b: _spow(bf(v, b), ef(v, b), where)  # noqa: E731
+        fn = lambda v, b: _spow(bf(v, b), ef(v, b), where)
     if base.const is not _NOCONST and ex.const is not _NOCONST:
         return _const_c(sig, fn({}, {}))
     return C(sig, fn, _NOCONST, bv)
 
 
-def _sq(x, where):
+def _sq(x: Magnitude, where: str) -> Magnitude:
     try:
         return x * x
     except OverflowError:  # pragma: no cover - float multiply gives inf, not an exception
         raise EngineError(UNDEFINED_RESULT, f"the power in {where} overflows.") from None
 
 
-def _as_int(x, what: str, node: G.Node) -> int:
+def _as_int(x: Magnitude, what: str, node: G.Node) -> int:
     if isinstance(x, np.ndarray):
         raise EngineError(INVALID_INDEX, f"the {what} {_at(node)} is an array; it must be one integer.")
     if isinstance(x, complex):
@@ -482,7 +496,7 @@ def _index(node: G.Index, ctx: _Ctx) -> C:
     xf, jf = x.fn, i.fn
     scalar_result = x.sig.ndim == 1
 
-    def fn(v, b):
+    def fn(v: SlotMags, b: BoundVars) -> Magnitude:
         a = xf(v, b)
         k = _as_int(jf(v, b), "index", node.index)
         n = a.shape[0]
@@ -516,18 +530,18 @@ def _field(node: G.Field, ctx: _Ctx) -> C:
 # ---------------------------------------------------------------- functions
 
 
-def _undef(msg):
+def _undef(msg: str) -> NoReturn:
     raise EngineError(UNDEFINED_RESULT, msg)
 
 
-def _real_only(name):
-    def chk(z):
+def _real_only(name: str) -> Callable[[Magnitude], None]:
+    def chk(z: Magnitude) -> None:
         if isinstance(z, complex):
             _undef(f"${name} takes real numbers only but was given the complex value {z!r}; use $re or $abs first.")
     return chk
 
 
-def _s_sqrt(x):
+def _s_sqrt(x: Magnitude) -> Magnitude:
     if isinstance(x, complex):
         return cmath.sqrt(x)
     if x < 0:
@@ -535,7 +549,7 @@ def _s_sqrt(x):
     return math.sqrt(x)
 
 
-def _s_ln(x, base10=False):
+def _s_ln(x: Magnitude, base10: bool = False) -> Magnitude:
     name = "$log" if base10 else "$ln"
     if isinstance(x, complex):
         if x == 0:
@@ -547,17 +561,17 @@ def _s_ln(x, base10=False):
     return math.log10(x) if base10 else math.log(x)
 
 
-def _s_exp(x):
+def _s_exp(x: Magnitude) -> Magnitude:
     try:
         return cmath.exp(x) if isinstance(x, complex) else math.exp(x)
     except OverflowError:
         _undef(f"$exp({x!r}) overflows (the result is not finite).")
 
 
-def _s_trig(name):
+def _s_trig(name: str) -> Callable[[Magnitude], Magnitude]:
     mf, cf = getattr(math, name), getattr(cmath, name)
 
-    def f(x):
+    def f(x: Magnitude) -> Magnitude:
         try:
             return cf(x) if isinstance(x, complex) else mf(x)
         except (OverflowError, ValueError):
@@ -565,10 +579,10 @@ def _s_trig(name):
     return f
 
 
-def _s_arc(name):
+def _s_arc(name: str) -> Callable[[Magnitude], Magnitude]:
     mf, cf = getattr(math, name), getattr(cmath, name)
 
-    def f(x):
+    def f(x: Magnitude) -> Magnitude:
         if isinstance(x, complex):
             try:
                 return cf(x)
@@ -580,10 +594,10 @@ def _s_arc(name):
     return f
 
 
-def _s_rounding(name, op):
+def _s_rounding(name: str, op: Callable[[float], float]) -> Callable[[Magnitude], Magnitude]:
     chk = _real_only(name)
 
-    def f(x):
+    def f(x: Magnitude) -> Magnitude:
         chk(x)
         if not math.isfinite(x):
             return x
@@ -591,15 +605,16 @@ def _s_rounding(name, op):
     return f
 
 
-def _sign(x):
+def _sign(x: float) -> float:
     return 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)
 
 
-def _a_domain(name, bad_fn, why):
+def _a_domain(name: str, bad_fn: Callable[[Array], npt.NDArray[np.bool_]],
+              why: str) -> Callable[[ArrayFn], ArrayFn]:
     """An array version with a domain check. numpy's floating-point flags catch a domain
     error at no extra pass; only then is the offending element looked up for the message."""
-    def wrap(np_fn):
-        def f(a):
+    def wrap(np_fn: ArrayFn) -> ArrayFn:
+        def f(a: Array) -> Array:
             with np.errstate(divide="raise", invalid="raise", over="raise"):
                 try:
                     return np_fn(a)
@@ -614,15 +629,15 @@ def _a_domain(name, bad_fn, why):
     return wrap
 
 
-def _a_real_only(name, np_fn):
-    def f(a):
+def _a_real_only(name: str, np_fn: ArrayFn) -> ArrayFn:
+    def f(a: Array) -> Array:
         if a.dtype.kind == "c":
             _undef(f"${name} takes real numbers only but the array holds complex values; use $re or $abs first.")
         return np_fn(a).astype(float)
     return f
 
 
-def _a_exp(a):
+def _a_exp(a: Array) -> Array:
     with np.errstate(over="raise", invalid="raise"):
         try:
             return np.exp(a)
@@ -639,7 +654,7 @@ _A_ASIN = _a_domain("asin", lambda a: np.abs(a) > 1, "is outside [-1, 1]")(np.ar
 _A_ACOS = _a_domain("acos", lambda a: np.abs(a) > 1, "is outside [-1, 1]")(np.arccos)
 
 
-def _a_arg(a):
+def _a_arg(a: Array) -> Array:
     if a.dtype.kind == "c":
         return np.angle(a)
     return np.where(a < 0, math.pi, 0.0)
@@ -648,7 +663,7 @@ def _a_arg(a):
 # name -> (dimension rule, scalar function, array function or None to map elementwise)
 # rules: "same", "half", "zero" (argument must be dimensionless; result dimensionless),
 #        "tozero" (any argument; result dimensionless)
-_UNARY: dict[str, tuple[str, Callable, Callable | None]] = {
+_UNARY: dict[str, tuple[str, Callable[[Magnitude], Magnitude] | None, ArrayFn | None]] = {
     "abs": ("same", abs, np.abs),
     "sqrt": ("half", _s_sqrt, _A_SQRT),
     "exp": ("zero", _s_exp, _a_exp),
@@ -672,7 +687,7 @@ _UNARY: dict[str, tuple[str, Callable, Callable | None]] = {
 }
 
 
-def _map_array(f, a: np.ndarray) -> np.ndarray:
+def _map_array(f: Callable[[Magnitude], Magnitude], a: Array) -> Array:
     flat = [f(complex(x) if isinstance(x, complex) else x) for x in a.ravel().tolist()]
     if not flat:
         return np.array([], dtype=float).reshape(a.shape)
@@ -718,30 +733,31 @@ def _unary_call(node: G.Call, ctx: _Ctx) -> C:
         dim = D.ZERO
     sig = Sig(x.sig.kind, dim, x.sig.ndim)
     xf = x.fn
+    assert sf is not None  # only $len and $transpose have no scalar form; both are done above
     if x.sig.kind == ARRAY:
         if af is not None:
-            fn = lambda v, b: af(xf(v, b))  # noqa: E731
+            fn = lambda v, b: af(xf(v, b))
         else:
-            fn = lambda v, b: _map_array(sf, xf(v, b))  # noqa: E731
+            fn = lambda v, b: _map_array(sf, xf(v, b))
     else:
-        fn = lambda v, b: sf(xf(v, b))  # noqa: E731
+        fn = lambda v, b: sf(xf(v, b))
     if x.const is not _NOCONST:
         return _const_c(sig, fn({}, {}))
     return C(sig, fn, _NOCONST, x.bvars)
 
 
-def _b_atan2(x, y):
+def _b_atan2(x: float, y: float) -> float:
     # Deliberate difference 1: $atan2(x, y) is the angle of the point (x, y).
     return math.atan2(y, x)
 
 
-def _b_mod(a, b):
+def _b_mod(a: float, b: float) -> float:
     if b == 0:
         _undef(f"$mod({a!r}, 0): the remainder of a division by zero is undefined.")
     return math.fmod(a, b)
 
 
-_BINARY = {
+_BINARY: dict[str, tuple[Callable[[Any, Any], Any], Callable[[Array, Array], Array] | None]] = {
     "atan2": (_b_atan2, lambda x, y: np.arctan2(y, x)),
     "min": (min, np.minimum),
     "max": (max, np.maximum),
@@ -767,7 +783,7 @@ def _binary_call(node: G.Call, ctx: _Ctx) -> C:
     fa, fb = a.fn, b.fn
     chk = _real_only(name)
 
-    def scalar(v, bb):
+    def scalar(v: SlotMags, bb: BoundVars) -> Magnitude:
         x = fa(v, bb)
         y = fb(v, bb)
         chk(x)
@@ -775,7 +791,7 @@ def _binary_call(node: G.Call, ctx: _Ctx) -> C:
         return sf(x, y)
 
     if sig.kind == ARRAY:
-        def fn(v, bb):
+        def fn(v: SlotMags, bb: BoundVars) -> Magnitude:
             x, y = _align(fa(v, bb), fb(v, bb))
             xa, ya = np.asarray(x), np.asarray(y)
             if xa.dtype.kind == "c" or ya.dtype.kind == "c":
@@ -807,6 +823,7 @@ def _fold(node: G.Fold, ctx: _Ctx) -> C:
     var = node.var
     outer = ctx.bound.get(var, _NOCONST)
     ctx.bound[var] = None
+    body: C | None
     try:
         try:
             body = _compile(node.body, ctx)
@@ -837,7 +854,7 @@ def _fold(node: G.Fold, ctx: _Ctx) -> C:
     lf, hf, bf = lo.fn, hi.fn, body.fn
     is_array = body.sig.kind == ARRAY
 
-    def bounds(v, b):
+    def bounds(v: SlotMags, b: BoundVars) -> tuple[int, int, list[int]]:
         a = _as_int(lf(v, b), "lower bound", node.lo)
         z = _as_int(hf(v, b), "upper bound", node.hi)
         if a > z:
@@ -867,7 +884,7 @@ def _fold(node: G.Fold, ctx: _Ctx) -> C:
     if name in ("sum", "prod"):
         combine = operator.add if name == "sum" else operator.mul
 
-        def fn(v, b):
+        def fn(v: SlotMags, b: BoundVars) -> Magnitude:
             a, z, spent = bounds(v, b)
             b2 = dict(b)
             b2[_BUDGET] = spent
@@ -881,7 +898,7 @@ def _fold(node: G.Fold, ctx: _Ctx) -> C:
                 acc = combine(acc, t)
             return acc
     else:
-        def fn(v, b):
+        def fn(v: SlotMags, b: BoundVars) -> Magnitude:
             a, z, spent = bounds(v, b)
             b2 = dict(b)
             b2[_BUDGET] = spent
@@ -894,7 +911,7 @@ def _fold(node: G.Fold, ctx: _Ctx) -> C:
     return C(sig, fn, _NOCONST, frozenset(bv))
 
 
-def _collect(items, node) -> np.ndarray:
+def _collect(items: list[Magnitude], node: G.Node) -> Array:
     if isinstance(items[0], np.ndarray):
         shape = items[0].shape
         for _k, it in enumerate(items):
@@ -957,7 +974,7 @@ def _fold_unrolled(node: G.Fold, ctx: _Ctx, lo: C, hi: C) -> C:
     fns = [c.fn for c in bodies]
     name = node.name
 
-    def fn(v, b):
+    def fn(v: SlotMags, b: BoundVars) -> Magnitude:
         vals = [f(v, b) for f in fns]
         if name == "seq":
             return _collect(vals, node)

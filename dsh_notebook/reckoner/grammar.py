@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
-from lark import Lark
+from lark import Lark, Token
 from lark.exceptions import (
     UnexpectedCharacters,
     UnexpectedEOF,
@@ -99,12 +100,14 @@ CALLOPEN: "("
 
 @dataclass(frozen=True, slots=True)
 class Node:
+    """A syntax tree node; ``pos`` is the 0-based offset of its first character."""
+
     pos: int  # 0-based offset of the node's first character
 
 
 @dataclass(frozen=True, slots=True)
 class Num(Node):
-    value: Any  # float or complex
+    value: float | complex
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +153,7 @@ class Const(Node):
 @dataclass(frozen=True, slots=True)
 class Call(Node):
     name: str
-    args: tuple
+    args: tuple[Node, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,9 +177,15 @@ class Symbolic(Node):
 
 @dataclass(frozen=True, slots=True)
 class Formula:
+    """A parsed formula: its text, its tree and the slots it reads."""
+
     text: str
     tree: Node
-    slots: tuple  # slot names in first-use (evaluation) order
+    slots: tuple[str, ...]  # slot names in first-use (evaluation) order
+
+
+#: a notation's subscript: ``("=", var, lo)``, ``("->", var, at)`` or ``("", None, lower bound)``
+_Sub: TypeAlias = tuple[str, str | None, Node]
 
 
 # ------------------------------------------------------------------ lexical scan
@@ -286,83 +295,92 @@ _TOKEN_WORDS = {
 }
 
 
-def _expected(tokens) -> str:
+def _expected(tokens: Iterable[str]) -> str:
     words = sorted({_TOKEN_WORDS.get(t, t) for t in tokens if not t.startswith("__")})
     if len(words) > 8:
         return "an operand or operator"
     return ", ".join(words)
 
 
-def _pos_of(tok) -> int:
+def _pos_of(tok: object) -> int:
     return getattr(tok, "start_pos", None) or 0
 
 
-class _Build(Transformer_NonRecursive):
-    def __init__(self, text: str):
+class _Build(Transformer_NonRecursive[Token, Node]):
+    def __init__(self, text: str) -> None:
         super().__init__()
         self.text = text
 
-    def number(self, items):
+    def number(self, items: list[Token]) -> Num:
         t = items[0]
+        at = _pos_of(t)
         s = str(t)
         body = s[:-1] if s[-1] in "ij" else s
         x = float(body)
         if math.isinf(x) or (x == 0.0 and any(c in "123456789" for c in body.split("e")[0])):
             raise EngineError(
                 INVALID_NUMBER,
-                f"the number {s!r} at position {t.start_pos + 1} is {'too large' if math.isinf(x) else 'too small'} "
+                f"the number {s!r} at position {at + 1} is {'too large' if math.isinf(x) else 'too small'} "
                 "for a double-precision number (about 1e-308 to 1e308); rescale the formula "
                 "(for infinity write $inf).",
             )
         if s[-1] in "ij":
-            return Num(t.start_pos, complex(0.0, x))
-        return Num(t.start_pos, x)
+            return Num(at, complex(0.0, x))
+        return Num(at, x)
 
-    def bound(self, items):
-        return Bound(items[0].start_pos, str(items[0]))
+    def bound(self, items: list[Token]) -> Bound:
+        return Bound(_pos_of(items[0]), str(items[0]))
 
-    def slot(self, items):
-        return Slot(items[0].start_pos, str(items[0])[1:])
+    def slot(self, items: list[Token]) -> Slot:
+        return Slot(_pos_of(items[0]), str(items[0])[1:])
 
-    def _bin(op):  # noqa: N805
-        def f(self, items):
-            return Binary(items[0].pos, op, items[0], items[1])
+    @staticmethod
+    def _binary(op: str, items: list[Node]) -> Binary:
+        return Binary(items[0].pos, op, items[0], items[1])
 
-        return f
+    def add(self, items: list[Node]) -> Binary:
+        return self._binary("+", items)
 
-    add = _bin("+")
-    sub = _bin("-")
-    mul = _bin("*")
-    div = _bin("/")
-    pow = _bin("^")
+    def sub(self, items: list[Node]) -> Binary:
+        return self._binary("-", items)
 
-    def neg(self, items):
+    def mul(self, items: list[Node]) -> Binary:
+        return self._binary("*", items)
+
+    def div(self, items: list[Node]) -> Binary:
+        return self._binary("/", items)
+
+    def pow(self, items: list[Node]) -> Binary:
+        return self._binary("^", items)
+
+    def neg(self, items: list[Node]) -> Unary:
         x = items[0]
         return Unary(max(x.pos - 1, 0), "neg", x)
 
-    def pos(self, items):
+    def pos(self, items: list[Node]) -> Node:
         return items[0]
 
-    def index(self, items):
+    def index(self, items: list[Node]) -> Index:
         return Index(items[0].pos, items[0], items[1])
 
-    def field(self, items):
+    def field(self, items: tuple[Node, Token] | list[Any]) -> Field:
         return Field(items[0].pos, items[0], str(items[1]))
 
-    def args(self, items):
+    def args(self, items: list[Node]) -> tuple[Node, ...]:
         return tuple(items)
 
-    def sub_eq(self, items):
+    def sub_eq(self, items: list[Any]) -> _Sub:
         return ("=", str(items[0]), items[1])
 
-    def sub_arrow(self, items):
+    def sub_arrow(self, items: list[Any]) -> _Sub:
         return ("->", str(items[0]), items[1])
 
-    def sub_plain(self, items):
+    def sub_plain(self, items: list[Node]) -> _Sub:
         return ("", None, items[0])
 
-    def notation(self, items):
-        tok, subopen, sub, upopen, upper, callopen, args = items
+    def notation(self, items: list[Any]) -> Node:
+        args: tuple[Node, ...] | None
+        tok, subopen, sub, _upopen, upper, callopen, args = items
         name = str(tok)[1:]
         at = tok.start_pos
         if name not in ALL_NAMES:
@@ -495,7 +513,7 @@ class _Build(Transformer_NonRecursive):
         self._plain_name(args[1], name, at)
         return Symbolic(at, name, text)
 
-    def _plain_name(self, node, name, at):
+    def _plain_name(self, node: Node, name: str, at: int) -> None:
         if not isinstance(node, Bound):
             raise EngineError(
                 INVALID_FORMULA,
@@ -523,7 +541,7 @@ class _Build(Transformer_NonRecursive):
         return len(text)
 
 
-def _slot_order(node: Node, out: dict) -> None:
+def _slot_order(node: Node, out: dict[str, None]) -> None:
     """Slots in evaluation order: operands left to right, bounds before bodies."""
     if isinstance(node, Slot):
         out.setdefault(node.name, None)
@@ -582,8 +600,9 @@ def parse(text: str) -> Formula:
             msg = f"{str(tok)!r} at position {at} is not expected here; expected {_expected(exc.expected)}."
         raise EngineError(INVALID_FORMULA, msg) from None
     except UnexpectedCharacters as exc:
-        at = exc.pos_in_stream + 1
-        ch = text[exc.pos_in_stream]
+        pos = exc.pos_in_stream or 0  # always set for this error (lark types it Optional on the base class)
+        at = pos + 1
+        ch = text[pos]
         if ch in "$@":
             msg = f"{ch!r} at position {at} must be followed directly by a name, e.g. {ch}R."
         elif ch == ".":
@@ -606,7 +625,7 @@ def parse(text: str) -> Formula:
             f"the formula nests {depth} operations deep, beyond the limit of {MAX_DEPTH}; "
             "split it into several eval steps, or use $sum/$prod for long sums and products.",
         )
-    order: dict = {}
+    order: dict[str, None] = {}
     _slot_order(node, order)
     return Formula(text, node, tuple(order))
 
@@ -614,7 +633,7 @@ def parse(text: str) -> Formula:
 MAX_DEPTH = 200
 
 
-def _children(n: Node) -> tuple:
+def _children(n: Node) -> tuple[Node, ...]:
     if isinstance(n, Unary):
         return (n.x,)
     if isinstance(n, Binary):
@@ -647,23 +666,23 @@ _UNPARSE_PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "^": 4}
 def unparse(node: Node) -> str:
     """The formula text of a sub-tree, normalised (for messages that name a sub-expression)."""
 
-    def prec(n):
+    def prec(n: Node) -> int:
         if isinstance(n, Binary):
             return _UNPARSE_PREC[n.op]
         if isinstance(n, Unary):
             return 3
         return 9
 
-    def wrap(n, p):
+    def wrap(n: Node, p: int) -> str:
         t = go(n)
         return f"({t})" if prec(n) < p else t
 
-    def num(x):
+    def num(x: complex) -> str:  # a float or a complex number
         if isinstance(x, complex):
             return num(x.imag) + "j"
         return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else repr(x)
 
-    def go(n) -> str:
+    def go(n: Node) -> str:
         if isinstance(n, Num):
             return num(n.value)
         if isinstance(n, Slot):

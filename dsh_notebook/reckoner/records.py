@@ -51,37 +51,40 @@ class Record:
     path: Path
     version: int
     title: str
-    rows: list[dict]
-    problems: list = field(default_factory=list)
+    rows: list[dict[str, Any]]
+    problems: list[tuple[int, str]] = field(default_factory=list)
     opened: int | None = None
     ended: int | None = None
     closed: bool = False
 
     @property
-    def steps(self) -> list[dict]:
+    def steps(self) -> list[dict[str, Any]]:
         """Accepted ``eval`` rows."""
         return [r for r in self.rows if r.get("tool") == "eval" and r.get("ok")]
 
     @property
-    def refused(self) -> list[dict]:
+    def refused(self) -> list[dict[str, Any]]:
         """Engine calls that were refused. A lookup that did not answer (``search`` row with
         ``ok: false``) is an outcome of the lookup, not a refused call: see :attr:`lookups`."""
         return [r for r in self.rows if r.get("ok") is False and r.get("tool") != "search"]
 
     @property
-    def lookups(self) -> list[dict]:
+    def lookups(self) -> list[dict[str, Any]]:
         """``search`` rows (every outcome), in order."""
         return [r for r in self.rows if r.get("tool") == "search"]
 
     @property
     def closing_text(self) -> str | None:
+        """The text of the accepted ``record_end`` row, or ``None``."""
         text = None
         for r in self.rows:
             if r.get("tool") == "record_end" and r.get("ok"):
                 text = (r.get("content") or {}).get("text")
         return text
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
+        """``{"id", "title", "status": "closed"|"open", "opened", "closed", "steps", "refused",
+        "path"}`` (times in ms since the epoch, ``closed`` ``None`` while open)."""
         return {
             "id": self.id,
             "title": self.title,
@@ -95,10 +98,11 @@ class Record:
 
 
 def now_ms() -> int:
+    """The clock in milliseconds since the epoch (trace rows' ``at``)."""
     return time.time_ns() // 1_000_000
 
 
-def read_record(path) -> Record:
+def read_record(path: str | os.PathLike[str]) -> Record:
     """Read one record file (open, closed or set aside).
 
     Raises :class:`UnreadableRecord` when the version gate or the start row fails, and
@@ -118,7 +122,7 @@ def read_record(path) -> Record:
     start = next((r for r in body if r.get("tool") == "record_start" and r.get("ok")), None)
     content = (start or {}).get("content") or {}
     title, rid = content.get("title"), content.get("record")
-    if not isinstance(title, str) or not title or not isinstance(rid, str) or not rid:
+    if start is None or not isinstance(title, str) or not title or not isinstance(rid, str) or not rid:
         why = "".join(f"; line {p.line}: {p.reason}" for p in data.problems[:3])
         raise UnreadableRecord(f"{path.name}: no accepted record_start row with a title and a record id{why}")
     ended = None
@@ -142,7 +146,7 @@ def read_record(path) -> Record:
     )
 
 
-def list_records(home) -> dict:
+def list_records(home: str | os.PathLike[str]) -> dict[str, Any]:
     """Everything in an engine folder.
 
     Returns ``{"closed": [summary...], "open": summary | None, "set_aside": [summary...],
@@ -174,7 +178,7 @@ def list_records(home) -> dict:
     return out
 
 
-def find_record(home, record_id: str) -> Path:
+def find_record(home: str | os.PathLike[str], record_id: str) -> Path:
     """The file of a record id in ``home`` (closed, open or set aside); ``FileNotFoundError`` if none."""
     home = Path(home)
     if not isinstance(record_id, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", record_id) or ".." in record_id:
@@ -214,7 +218,7 @@ def _move_aside(path: Path, dest_dir: Path, stem: str) -> Path:
     return dest
 
 
-def set_aside_open_record(home) -> Path | None:
+def set_aside_open_record(home: str | os.PathLike[str]) -> Path | None:
     """Move an abandoned ``open-record.jsonl`` (no live writer holds it) into ``stale/``.
 
     Returns the new path, or ``None`` when there is nothing to set aside (no file, or a
@@ -235,7 +239,7 @@ def set_aside_open_record(home) -> Path | None:
         return _move_aside(op, home / STALE_DIR, rid)
 
 
-def close_set_aside(home, record_id: str, text: str | None = None) -> Path:
+def close_set_aside(home: str | os.PathLike[str], record_id: str, text: str | None = None) -> Path:
     """Close a set-aside record: append a ``record_end`` row and move it into ``records/``.
 
     Raises ``FileNotFoundError`` or :class:`UnreadableRecord`.
@@ -258,7 +262,7 @@ def close_set_aside(home, record_id: str, text: str | None = None) -> Path:
     return dest
 
 
-def discard_set_aside(home, record_id: str) -> None:
+def discard_set_aside(home: str | os.PathLike[str], record_id: str) -> None:
     """Delete a set-aside record (``FileNotFoundError`` if there is none)."""
     path = Path(home) / STALE_DIR / f"{record_id}.jsonl"
     path.unlink()

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypeAlias, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from . import dims as D
 from .errors import (
@@ -36,6 +37,20 @@ TAG_KEYS = ("num", "re", "im", "mag", "ang", "array", "object", "dim")
 _NAME_FIRST = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _NAME_REST = _NAME_FIRST | set("0123456789")
 
+#: A magnitude in SI: ``float`` or ``complex`` (a scalar), an :data:`Array`, or for an object a
+#: ``dict`` field -> magnitude. The evaluator's closures compute them dynamically.
+Magnitude: TypeAlias = Any
+#: An array magnitude: float64 or complex128, any number of dimensions, read-only once stored.
+Array: TypeAlias = npt.NDArray[np.float64] | npt.NDArray[np.complex128]
+#: A scalar leaf: a Python or numpy real or complex number.
+Scalar: TypeAlias = complex | np.number[Any]
+#: Array elements as parsed from JSON: numbers, possibly nested in lists.
+Nested: TypeAlias = float | complex | list["Nested"]
+#: ``get``'s ``form``: rectangular or polar (radians) complex rendering.
+Form: TypeAlias = Literal["rect", "polar"]
+#: A ``dim`` as a receipt gives it: a table name or the 7 integer exponents.
+DimOut: TypeAlias = str | list[int]
+
 
 @dataclass(frozen=True, slots=True)
 class Sig:
@@ -46,11 +61,12 @@ class Sig:
     """
 
     kind: str
-    dim: tuple = D.ZERO
+    dim: D.Dim = D.ZERO
     ndim: int = 0
-    fields: tuple = ()  # ((name, Sig), ...) for objects
+    fields: tuple[tuple[str, Sig], ...] = ()  # ((name, Sig), ...) for objects
 
-    def field(self, name: str) -> "Sig | None":
+    def field(self, name: str) -> Sig | None:
+        """The signature of the object field *name*, or ``None`` when there is no such field."""
         for n, s in self.fields:
             if n == name:
                 return s
@@ -64,16 +80,18 @@ SCALAR_ZERO = Sig(SCALAR, D.ZERO)
 class Value:
     """Magnitudes in SI plus a :class:`Sig`. Treated as immutable (arrays are read-only)."""
 
-    mag: Any
+    mag: Magnitude
     sig: Sig
 
     @property
-    def dim(self):
+    def dim(self) -> D.Dim:
+        """The value's vector (``sig.dim``)."""
         return self.sig.dim
 
 
-def check_name(name, what: str = "name") -> str:
-    """Enforce the name rule (a letter or ``_``, then letters, digits, ``_``; ASCII)."""
+def check_name(name: object, what: str = "name") -> str:
+    """Enforce the name rule (a letter or ``_``, then letters, digits, ``_``; ASCII): returns
+    *name*, or raises :class:`EngineError` ``ENGINE_INVALID_IDENTIFIER``."""
     if not isinstance(name, str):
         raise EngineError(
             INVALID_IDENTIFIER,
@@ -90,17 +108,18 @@ def check_name(name, what: str = "name") -> str:
     return name
 
 
-def short(x, limit: int = 60) -> str:
+def short(x: object, limit: int = 60) -> str:
+    """``repr(x)`` for a message, cut to *limit* characters; never raises."""
     try:
         s = repr(x)
     except ValueError:  # an integer too long to print
         return "(a very large number)"
-    except Exception:  # pragma: no cover - repr of exotic objects
+    except Exception:  # noqa: BLE001 - the repr of an exotic object may raise anything  # pragma: no cover
         s = object.__repr__(x)
     return s if len(s) <= limit else s[: limit - 3] + "..."
 
 
-def _finite_number(x, where: str) -> float:
+def _finite_number(x: object, where: str) -> float:
     if isinstance(x, bool) or not isinstance(x, (int, float)) and not isinstance(x, (np.integer, np.floating)):
         raise EngineError(
             INVALID_ARGS,
@@ -120,7 +139,7 @@ def _finite_number(x, where: str) -> float:
     return v
 
 
-def _pair(obj: dict, a: str, b: str, where: str) -> complex:
+def _pair(obj: dict[str, Any], a: str, b: str, where: str) -> complex:
     if a in obj and b not in obj:
         raise EngineError(INVALID_ARGS, f"{where} gives {a!r} without {b!r}; a {a}/{b} pair needs both halves.")
     if b in obj and a not in obj:
@@ -132,7 +151,7 @@ def _pair(obj: dict, a: str, b: str, where: str) -> complex:
     return complex(x * math.cos(y), x * math.sin(y))
 
 
-def parse_tagged(value) -> Value:
+def parse_tagged(value: object) -> Value:
     """Read a ``set`` value (a tagged JSON object) into SI.
 
     Shapes: ``{"num": x}``, ``{"re": a, "im": b}``, ``{"mag": r, "ang": theta}`` (radians),
@@ -143,7 +162,7 @@ def parse_tagged(value) -> Value:
     return _parse_tagged(value, "value")
 
 
-def _parse_tagged(value, where: str) -> Value:
+def _parse_tagged(value: object, where: str) -> Value:
     if not isinstance(value, dict):
         raise EngineError(
             INVALID_ARGS,
@@ -205,10 +224,10 @@ def _parse_tagged(value, where: str) -> Value:
     return Value(arr, Sig(ARRAY, vec if arr.size else D.ZERO, arr.ndim))
 
 
-def _parse_elements(items: list, where: str) -> np.ndarray:
+def _parse_elements(items: list[Any], where: str) -> Array:
     """Bare elements -> rectangular ndarray (float64 or complex128)."""
 
-    def leaf(e, path):
+    def leaf(e: object, path: str) -> Nested:
         if isinstance(e, list):
             return [leaf(x, f"{path}[{i}]") for i, x in enumerate(e)]
         if isinstance(e, dict):
@@ -237,13 +256,13 @@ def _parse_elements(items: list, where: str) -> np.ndarray:
     return arr
 
 
-def _has_complex(x) -> bool:
+def _has_complex(x: Nested) -> bool:
     if isinstance(x, list):
         return any(_has_complex(e) for e in x)
     return isinstance(x, complex)
 
 
-def _shape(x, where: str) -> tuple:
+def _shape(x: Nested, where: str) -> tuple[int, ...]:
     if not isinstance(x, list):
         return ()
     if not x:
@@ -262,10 +281,10 @@ def _shape(x, where: str) -> tuple:
 
 # ---------------------------------------------------------------- hot-path helpers
 
-_INTERN: dict = {}
+_INTERN: dict[Sig, Sig] = {}
 
 
-_INTERNED: set = set()
+_INTERNED: set[int] = set()
 
 
 def intern_sig(sig: Sig) -> Sig:
@@ -277,10 +296,10 @@ def intern_sig(sig: Sig) -> Sig:
     return out
 
 
-_DIM_JSON: dict = {}
+_DIM_JSON: dict[D.Dim, str] = {}
 
 
-def dim_json(dim) -> str:
+def dim_json(dim: D.Dim) -> str:
     """``[2,1,-3,-2,0,0,0]`` as JSON text (cached per vector)."""
     t = _DIM_JSON.get(dim)
     if t is None:
@@ -300,7 +319,7 @@ def stored_json(v: Value) -> str:
     return json.dumps(stored(v), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def is_finite_fast(m) -> bool:
+def is_finite_fast(m: Magnitude) -> bool:
     """True when every number in ``m`` is finite (cheap for scalars and big arrays)."""
     t = type(m)
     if t is float:
@@ -331,7 +350,7 @@ def check_finite(v: Value, what: str) -> None:
         )
 
 
-def _nonfinite(m):
+def _nonfinite(m: Magnitude) -> str | None:
     if isinstance(m, dict):
         for x in m.values():
             r = _nonfinite(x)
@@ -348,7 +367,7 @@ def _nonfinite(m):
     return None if math.isfinite(m) else _fmt_num(m)
 
 
-def _fmt_num(x) -> str:
+def _fmt_num(x: Scalar) -> str:
     if isinstance(x, (complex, np.complexfloating)):
         return f"{float(x.real)!r}{float(x.imag):+}j"
     return repr(float(x))
@@ -380,11 +399,11 @@ def round_sig(x: float, digits: int) -> float:
     from decimal import ROUND_FLOOR, Decimal
 
     q = Decimal(1).scaleb(-p)
-    r = ((Decimal(x) / q) + Decimal("0.5")).to_integral_value(rounding=ROUND_FLOOR) * q
-    return float(r) + 0.0
+    exact = ((Decimal(x) / q) + Decimal("0.5")).to_integral_value(rounding=ROUND_FLOOR) * q
+    return float(exact) + 0.0
 
 
-def _num(x: float, digits):
+def _num(x: float, digits: int | None) -> float:
     x = float(x)
     if digits is not None:
         x = round_sig(x, digits)
@@ -393,7 +412,11 @@ def _num(x: float, digits):
     return x
 
 
-def _leaf(z, form, digits, bare: bool):
+@overload
+def _leaf(z: Scalar, form: Form | None, digits: int | None, bare: Literal[False]) -> dict[str, Any]: ...
+@overload
+def _leaf(z: Scalar, form: Form | None, digits: int | None, bare: bool) -> float | dict[str, Any]: ...
+def _leaf(z: Scalar, form: Form | None, digits: int | None, bare: bool) -> float | dict[str, Any]:
     """One scalar leaf as JSON (bare: no dim key, plain numbers for reals when form is None)."""
     if isinstance(z, (complex, np.complexfloating)):
         z = complex(z)
@@ -408,12 +431,15 @@ def _leaf(z, form, digits, bare: bool):
     return _num(x, digits) if bare else {"num": _num(x, digits)}
 
 
-def render(v: Value, form=None, digits=None, dim_mode: str = "ints", target_dim=None) -> dict:
-    """A value as JSON.
+def render(v: Value, form: Form | None = None, digits: int | None = None,
+           dim_mode: Literal["ints", "name", "as"] = "ints",
+           target_dim: tuple[DimOut, float, float] | None = None) -> dict[str, Any]:
+    """A value as JSON: ``{"num"|"re","im"|"mag","ang"|"array", "dim"}`` or ``{"object": {...}}``.
 
     ``dim_mode``: ``"ints"`` (stored form: 7 integers, used by set receipts and trace
     rows), ``"name"`` (get: the row's first name, else 7 integers), or ``"as"`` with
-    ``target_dim`` = ``(spec, factor, offset)`` (get with ``dim``: leaves mapped out of SI).
+    ``target_dim`` = ``(spec, factor, offset)`` (get with ``dim``: leaves mapped out of SI;
+    ``ValueError`` without it).
     """
     sig = v.sig
     if sig.kind == OBJECT:
@@ -424,7 +450,10 @@ def render(v: Value, form=None, digits=None, dim_mode: str = "ints", target_dim=
             }
         }
     mag = v.mag
+    dim_out: DimOut
     if dim_mode == "as":
+        if target_dim is None:
+            raise ValueError("render: dim_mode 'as' needs target_dim (spec, factor, offset)")
         spec, factor, offset = target_dim
         if factor != 1.0 or offset != 0.0:
             if isinstance(mag, np.ndarray):
@@ -445,31 +474,32 @@ def render(v: Value, form=None, digits=None, dim_mode: str = "ints", target_dim=
     return out
 
 
-def _render_array(a: np.ndarray, form, digits):
+def _render_array(a: Array, form: Form | None, digits: int | None) -> list[Any]:
     if a.ndim == 1:
         return [_leaf(x, form, digits, bare=True) for x in a.tolist()]
     return [_render_array(row, form, digits) for row in a]
 
 
-def stored(v: Value) -> dict:
+def stored(v: Value) -> dict[str, Any]:
     """The stored form of a value (set receipts, trace rows, ``vars``)."""
     return render(v, None, None, "ints")
 
 
-def from_stored(obj) -> Value:
+def from_stored(obj: object) -> Value:
     """Inverse of :func:`stored` (used by recovery and replay)."""
     return parse_tagged(obj)
 
 
-def check_get_dim(v: Value, spec) -> tuple:
-    """Validate ``get``'s ``dim`` claim against the value; returns ``(spec, factor, offset)``."""
+def check_get_dim(v: Value, spec: object) -> tuple[DimOut, float, float]:
+    """Validate ``get``'s ``dim`` claim against the value; returns ``(spec, factor, offset)``.
+    Raises :class:`EngineError` (``ENGINE_INVALID_DIMENSION``, ``ENGINE_INCOMPATIBLE_DIMENSION``)."""
     vec, factor, offset = D.parse_dim(spec)
     _check_claim(v.sig, vec, spec, "")
     out_spec = spec if isinstance(spec, str) else D.as_list(vec)
     return out_spec, factor, offset
 
 
-def _check_claim(sig: Sig, vec, spec, path):
+def _check_claim(sig: Sig, vec: D.Dim, spec: object, path: str) -> None:
     if sig.kind == OBJECT:
         for name, fsig in sig.fields:
             _check_claim(fsig, vec, spec, f"{path}.{name}")
@@ -485,11 +515,13 @@ def _check_claim(sig: Sig, vec, spec, path):
 
 
 def field_error(name: str, sig: Sig) -> EngineError:
+    """The ``ENGINE_FIELD_NOT_FOUND`` refusal for reading field *name* of an object."""
     fields = ", ".join(n for n, _ in sig.fields) or "(none)"
     return EngineError(FIELD_NOT_FOUND, f"the object has no field {name!r}; its fields are {fields}.")
 
 
-def sig_of_mag(mag, dim) -> Sig:
+def sig_of_mag(mag: Magnitude, dim: D.Dim) -> Sig:
+    """The signature of a scalar or array magnitude with vector *dim*."""
     if isinstance(mag, np.ndarray):
         return Sig(ARRAY, dim, mag.ndim)
     return Sig(SCALAR, dim)

@@ -17,7 +17,7 @@ from typing import Any
 
 from .events import ROLE_AUTHORITY, ROLES
 
-__all__ = ["Actor", "HUMAN_CHANNELS"]
+__all__ = ["HUMAN_CHANNELS", "Actor"]
 
 #: where a person's action can come from
 HUMAN_CHANNELS: tuple[str, ...] = ("explorer", "server", "terminal")

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .ledger import Ledger
 
 
-def sidecar_of(ledger: "Ledger") -> Path:
+def sidecar_of(ledger: Ledger) -> Path:
     """``<stem>.dsh/ledger/main.jsonl`` -> ``<stem>.dsh``."""
     return Path(ledger.path).parent.parent
 
@@ -43,7 +43,7 @@ def fulltext_path(sidecar: str | os.PathLike[str], sha256: str) -> Path | None:
 __all__ = ["fulltext_path", "normalise", "quote_in_fulltext", "sidecar_of", "stored_text"]
 
 _WS = re.compile(r"\s+")
-_TAGS = re.compile(r"<(script|style)\b.*?</\1\s*>|<[^>]+>", re.S | re.I)
+_TAGS = re.compile(r"<(script|style)\b.*?</\1\s*>|<[^>]+>", re.DOTALL | re.IGNORECASE)
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " ",
                          "\u2013": "-", "\u2014": "-", "\u00ad": ""})
 
@@ -63,7 +63,7 @@ def _pdf_text(data: bytes) -> str | None:
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))
         text = "\n".join(page.extract_text() or "" for page in reader.pages)
-    except Exception:
+    except Exception:  # noqa: BLE001 - pypdf raises many kinds of error on a damaged PDF: then the text is unknown
         return None
     return text if text.strip() else None
 

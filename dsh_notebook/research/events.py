@@ -33,7 +33,7 @@ Design:
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -46,16 +46,16 @@ from pydantic import (
 
 __all__ = [
     "AUTHORITIES",
+    "CORE_TYPES",
     "EVENT_MODELS",
     "EVENT_PREFIX",
-    "OVERREACH",
-    "ROLE_AUTHORITY",
-    "ROLES",
-    "CORE_TYPES",
-    "SUPPLEMENTARY_TYPES",
-    "short_type",
-    "json_value",
     "MAX_DEPTH",
+    "OVERREACH",
+    "ROLES",
+    "ROLE_AUTHORITY",
+    "SUPPLEMENTARY_TYPES",
+    "json_value",
+    "short_type",
 ]
 
 EVENT_PREFIX = "research/"
@@ -70,7 +70,7 @@ Text = Annotated[str, Strict(), Field(min_length=1)]
 Sha256 = Annotated[str, Strict(), Field(pattern=r"^[0-9a-f]{64}$")]
 Int = Annotated[int, Strict(), Field(ge=INT_MIN, le=INT_MAX)]
 Float = Annotated[float, Strict()]  # an int is accepted (as a float); a bool or a string is not
-Number = Union[Int, Float]
+Number = Int | Float
 Year = Annotated[int, Strict(), Field(ge=1000, le=2200)]
 
 
@@ -80,6 +80,9 @@ class _NotJson(ValueError):
         if sep and len(where) > 100:  # a deep path: keep its start and end
             message = f"{where[:50]}…{where[-40:]} is {rest}"
         super().__init__(message)
+
+
+_NOT_JSON_KINDS: dict[type, str] = {set: "a set", frozenset: "a set", bytes: "bytes", bytearray: "bytes"}
 
 
 def _json(value: Any, where: str, depth: int, active: set[int]) -> Any:
@@ -127,7 +130,7 @@ def _json(value: Any, where: str, depth: int, active: set[int]) -> Any:
             return _json(value.item(), where, depth, active)
     except ImportError:  # pragma: no cover - numpy is a dependency
         pass
-    kind = {set: "a set", frozenset: "a set", bytes: "bytes", bytearray: "bytes"}.get(type(value))
+    kind = _NOT_JSON_KINDS.get(type(value))
     raise _NotJson(f"{where} is {kind or 'a value of type ' + type(value).__name__}; ledger data must be JSON "
                    "(objects, arrays, strings, finite numbers, true, false, null)")
 
@@ -139,14 +142,16 @@ def json_value(value: Any, where: str = "value") -> Any:
     return _json(value, where, 0, set())
 
 
-def _free_form(field: str):
+def _free_form(field: str) -> BeforeValidator:
+    """A validator that makes a free-form field plain JSON (``json_value``, the place named *field*)."""
     def check(value: Any) -> Any:
         return json_value(value, field)
     return BeforeValidator(check)
 
 
-def _JsonObject(field: str):
-    return Annotated[dict[str, Any], _free_form(field)]
+#: free-form JSON objects, checked by ``json_value`` under their field's name
+_Inputs = Annotated[dict[str, Any], _free_form("inputs")]
+_Metadata = Annotated[dict[str, Any], _free_form("metadata")]
 
 
 class _Event(BaseModel):
@@ -212,7 +217,7 @@ class TaskDelegated(_Event):
     task_id: Id
     role: TaskRole
     duty: Text
-    inputs: _JsonObject("inputs") = Field(default_factory=dict)
+    inputs: _Inputs = Field(default_factory=dict)
     route: Route
     budget: dict[str, Annotated[Number, Field(ge=0)]] = Field(default_factory=dict)
 
@@ -240,7 +245,7 @@ class SourceVerified(_Event):
     source_id: Id
     verdict: SourceVerdict
     checks: Annotated[dict[str, Any] | list[Any], _free_form("checks")] = Field(default_factory=dict)
-    metadata: _JsonObject("metadata") = Field(default_factory=dict)
+    metadata: _Metadata = Field(default_factory=dict)
     resolver: Str = ""
 
 
@@ -265,7 +270,7 @@ class ClaimVerified(_Event):
     rationale: Str = ""
 
 
-Confidence = Union[Annotated[float, Strict(), Field(ge=0, le=1)], Literal["low", "medium", "high"]]
+Confidence = Annotated[float, Strict(), Field(ge=0, le=1)] | Literal["low", "medium", "high"]
 
 
 class DecisionProposed(_Event):
@@ -443,4 +448,4 @@ OVERREACH: dict[str, dict[str, str]] = {
 
 def short_type(type_: str) -> str:
     """``"research/claim-extracted"`` or ``"claim-extracted"`` -> ``"claim-extracted"``."""
-    return type_[len(EVENT_PREFIX):] if type_.startswith(EVENT_PREFIX) else type_
+    return type_.removeprefix(EVENT_PREFIX)

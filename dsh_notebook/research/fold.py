@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import copy
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from .events import EVENT_PREFIX
 

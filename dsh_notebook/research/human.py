@@ -29,8 +29,12 @@ def confirmed_actor(name: str, channel: str) -> Actor:
         raise ValueError(f"channel {channel!r} is not a person's channel: expected one of {', '.join(HUMAN_CHANNELS)}")
     actor = Actor("human", by=name.strip(), channel=channel, _token=_actors._HUMAN_TOKEN)
     key = id(actor)
+
+    def forget(_ref: weakref.ref[Actor]) -> None:
+        _ISSUED.pop(key, None)
+
     with _LOCK:
-        _ISSUED[key] = weakref.ref(actor, lambda _r, k=key: _ISSUED.pop(k, None))
+        _ISSUED[key] = weakref.ref(actor, forget)
     return actor
 
 

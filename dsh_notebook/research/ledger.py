@@ -61,14 +61,15 @@ import gc
 import hashlib
 import os
 import stat as stat_
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from filelock import FileLock, Timeout
 from pydantic import ValidationError
-from pydantic_core import PydanticSerializationError
+from pydantic_core import ErrorDetails, PydanticSerializationError
 
 from ..errors import DshError
 from ..storage import JsonlWriter, LockedError, StorageError, lock_path
@@ -127,7 +128,7 @@ def ledger_path(notebook: str | os.PathLike[str], name: str = "main") -> Path:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _sha(data: bytes) -> str:
@@ -341,13 +342,13 @@ def _check_schema(t: str, data: Any) -> tuple[dict, list[str]]:
     return out, extra
 
 
-def _error_text(err: dict) -> str:
+def _error_text(err: ErrorDetails) -> str:
     where = ".".join(map(str, err["loc"])) or "(data)"
     msg = str(err["msg"]).removeprefix("Value error, ")
     got = ""
     if str(err.get("type", "")).endswith("_type") and "input" in err:
         got = f" (got {type(err['input']).__name__})"
-    if msg.startswith(where + " ") or msg.startswith(where + "."):  # the message names the place itself
+    if msg.startswith((where + " ", where + ".")):  # the message names the place itself
         return msg + got
     return f"{where}: {msg}{got}"
 
@@ -537,7 +538,8 @@ class Ledger:
         except OSError as exc:
             raise LedgerPathError(f"cannot create the ledger {where}: {_why(exc)}") from None
 
-    def _append_after(self, build: Any, torn: str = "set_aside") -> tuple[bytes, JsonlWriter]:
+    def _append_after(self, build: Callable[[Any, bytes | None], dict[str, Any]],
+                      torn: str = "set_aside") -> tuple[bytes, JsonlWriter]:
         """One locked, fsynced append through the storage layer (the file is not kept open);
         a torn tail is set aside first (``storage.set_aside_torn``)."""
         writer = JsonlWriter(self.path, hold_lock=False, fsync_each=True, lock_timeout=self.lock_timeout)
@@ -567,8 +569,11 @@ class Ledger:
 
         def build(last: Any, last_line: bytes | None) -> dict:
             state = self._state_for(last_line)
+            cache = self._cache
+            # _state_for refuses a file without a complete line and leaves the cache it folded to
+            assert cache is not None and last_line is not None
             _check_stateful(t, d, state)
-            line = {"seq": self._cache.seq + 1, "ts": _now(), "type": EVENT_PREFIX + t, "actor": actor_dict,
+            line = {"seq": cache.seq + 1, "ts": _now(), "type": EVENT_PREFIX + t, "actor": actor_dict,
                     "prev": _sha(last_line), "data": d}
             # the new line starts at the current end: a torn tail was set aside, the file is appended to
             written["line"], written["state"], written["at"] = line, state, self.path.stat().st_size
@@ -641,7 +646,7 @@ class Ledger:
             if c.head == head and c.line == last_line:
                 return c.state
             if self._catch_up(c, head, last_line):
-                return self._cache.state
+                return c.state  # _catch_up made c the cache again
         self._cache = None
         return self._reload(last_line)
 
@@ -676,6 +681,8 @@ class Ledger:
         and every later line continues the chain (seq + 1, prev = sha256 of the line before)
         and passes the replay checks, up to *last_line*. False: the caller re-reads the file
         (which names the bad line); *c* may then be half-updated and is dropped."""
+        if c.end is None:  # where its line ends is unknown: nothing to catch up from
+            return False
         start = c.end - len(c.line)
         with open(self.path, "rb") as f:
             f.seek(start)
@@ -764,18 +771,18 @@ class Ledger:
             result["sealed"] = sealed
             last_line = snap.entries[-1][0] if snap.entries else 0
             if sealed["status"] == "ends before":
-                problems.append((last_line, f"the ledger ends before the head sealed by sync: sync sealed "
-                                            f"{expected_events} event(s) ending in {expected_head[:12]}…, the file "
-                                            f"holds {state.events} and no line has that hash (its last line(s) "
-                                            "deleted?)"))
+                problems.append((last_line, (f"the ledger ends before the head sealed by sync: sync sealed "
+                                             f"{expected_events} event(s) ending in {expected_head[:12]}…, the file "
+                                             f"holds {state.events} and no line has that hash (its last line(s) "
+                                             "deleted?)")))
             elif sealed["status"] == "differs":
-                problems.append((last_line, f"no line has the head sealed by sync ({expected_head[:12]}…): the "
-                                            "last sealed line was edited or replaced since sync (head now "
-                                            f"{(head or '')[:12]}…)"))
+                problems.append((last_line, (f"no line has the head sealed by sync ({expected_head[:12]}…): the "
+                                             "last sealed line was edited or replaced since sync (head now "
+                                             f"{(head or '')[:12]}…)")))
             elif sealed["status"] == "appended" and not appended_ok:
-                problems.append((sealed["line"] + 1, f"the ledger goes on after the head sealed by sync (line "
-                                                     f"{sealed['line']}): {sealed['appended']} event(s) appended "
-                                                     "since; run `dsh-notebook sync` to seal the new head"))
+                problems.append((sealed["line"] + 1, (f"the ledger goes on after the head sealed by sync (line "
+                                                      f"{sealed['line']}): {sealed['appended']} event(s) appended "
+                                                      "since; run `dsh-notebook sync` to seal the new head")))
         problems.sort(key=lambda p: p[0])
         return {"ok": not problems, "problems": [{"line": n, "problem": p} for n, p in problems],
                 "events": state.events, "head": head, **result}
@@ -828,18 +835,18 @@ def _chain_problems(snap: _Snapshot) -> list[tuple[int, str]]:
         out.append((n0, f"line {n0} is not a version-{LEDGER_VERSION} ledger header {{seq: 0, version, name, created}}"))
     crlf = [n for n, _, raw in snap.entries if raw.endswith(b"\r\n")]
     if crlf:
-        out.append((crlf[0], f"the file has Windows line endings (CRLF) on {len(crlf)} line(s) from line {crlf[0]} "
-                             "on (git core.autocrlf or an editor converted it): every hash covers the exact bytes, so "
-                             "the chain breaks at each such line; restore LF endings (e.g. dos2unix, or "
-                             "`git config core.autocrlf false` and check the file out again)"))
+        out.append((crlf[0], (f"the file has Windows line endings (CRLF) on {len(crlf)} line(s) from line {crlf[0]} "
+                              "on (git core.autocrlf or an editor converted it): every hash covers the exact bytes, so "
+                              "the chain breaks at each such line; restore LF endings (e.g. dos2unix, or "
+                              "`git config core.autocrlf false` and check the file out again)")))
     if raw0.startswith(BOM):
-        out.append((n0, "line 1 starts with a byte-order mark (BOM) that an editor added: the hash chain covers the "
-                        "exact bytes, so the next line's prev no longer matches; remove the BOM"))
+        out.append((n0, ("line 1 starts with a byte-order mark (BOM) that an editor added: the hash chain covers the "
+                         "exact bytes, so the next line's prev no longer matches; remove the BOM")))
     for (n_prev, prev_row, prev_raw), (n, row, _) in zip(snap.entries, snap.entries[1:]):
         want = prev_row.get("seq", -1) + 1 if type(prev_row.get("seq")) is int else None
         if type(row.get("seq")) is not int or row.get("seq") != want:
             out.append((n, f"seq {row.get('seq')!r} where {want!r} was expected (line missing or moved?)"))
         if row.get("prev") != _sha(prev_raw) and _explained(row.get("prev"), prev_raw, n_prev) is None:
-            out.append((n, "prev is not the sha256 of the previous line: the previous line was edited, "
-                           "or a line was deleted or moved here"))
+            out.append((n, ("prev is not the sha256 of the previous line: the previous line was edited, "
+                            "or a line was deleted or moved here")))
     return out

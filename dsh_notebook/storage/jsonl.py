@@ -23,13 +23,15 @@ Design:
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import math
 import os
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import IO, Any, Self
 
 import numpy as np
 from filelock import FileLock, Timeout
@@ -150,7 +152,7 @@ def is_locked(path: str | os.PathLike[str]) -> bool:
 
 
 @contextlib.contextmanager
-def lock_if_free(path: str | os.PathLike[str]):
+def lock_if_free(path: str | os.PathLike[str]) -> Iterator[bool]:
     """Take the lock of *path* if nobody holds it, without waiting; yields True (held for
     the block) or False (another writer holds it). For moving a file no writer owns."""
     lock = FileLock(lock_path(path), thread_local=False)
@@ -200,7 +202,7 @@ def _ends_torn(path: Path) -> bool:
         return f.read(1) != b"\n"
 
 
-def _last_newline(f) -> int:
+def _last_newline(f: IO[bytes]) -> int:
     """Offset just after the last ``\\n`` of the open binary file *f* (0 if none)."""
     end = f.seek(0, os.SEEK_END)
     pos, size = end, 4096
@@ -223,7 +225,7 @@ def set_aside_torn(path: str | os.PathLike[str]) -> Path | None:
     Raises ``UnterminatedLineError`` (nothing changed) when the tail is a complete JSON object
     (a writer writes a line and its newline at once, so that is an edit, not a crash) or when
     the file has no newline at all (not a file of lines: never emptied)."""
-    from datetime import datetime, timezone
+    from datetime import UTC, datetime
 
     path = Path(path)
     with open(path, "r+b") as f:
@@ -243,7 +245,7 @@ def set_aside_torn(path: str | os.PathLike[str]) -> Path | None:
             raise UnterminatedLineError(
                 f"{path}: line {line} (the last) is a complete JSON object without the newline that ends every "
                 "line (removed by an editor?); add the newline back at the end of the file")
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
         aside = path.with_name(f"{path.name}.torn-{stamp}")
         n = 0
         while True:
@@ -285,7 +287,7 @@ class JsonlWriter:
         self.fsync_each = fsync_each
         self.lock_timeout = lock_timeout
         self._mutex = threading.Lock()
-        self._fh = None
+        self._fh: io.FileIO | None = None
         self.set_aside: Path | None = None  # the torn tail the last append_after set aside
         self.stat_after: os.stat_result | None = None  # the file after the last append_after
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -293,7 +295,7 @@ class JsonlWriter:
         if hold_lock:
             self._acquire(0)
         try:
-            self._fh = open(self.path, "ab", buffering=0)
+            self._fh = open(self.path, "ab", buffering=0)  # noqa: SIM115 - the writer owns the file until close()
             if hold_lock and _ends_torn(self.path):
                 self._write(b"\n")
         except BaseException:
@@ -318,13 +320,21 @@ class JsonlWriter:
             self._lock.release(force=True)
 
     # -- writing
+    def _file(self) -> io.FileIO:
+        """The open file; ``StorageError`` once the writer is closed."""
+        fh = self._fh
+        if fh is None or fh.closed:
+            raise StorageError(f"writer for {self.path} is closed")
+        return fh
+
     def _write(self, data: bytes) -> None:
+        fh = self._file()
         view = memoryview(data)
         while view:  # one write call in practice; loop only on a (rare) short write
-            n = self._fh.write(view)
+            n = fh.write(view)
             view = view[n:]
         if self.fsync_each:
-            os.fsync(self._fh.fileno())
+            os.fsync(fh.fileno())
 
     def _append_bytes(self, data: bytes) -> None:
         with self._mutex:
@@ -352,8 +362,9 @@ class JsonlWriter:
     def sync(self) -> None:
         """fsync the file now (the writer stays open and keeps its lock)."""
         with self._mutex:
-            if not self.closed:
-                os.fsync(self._fh.fileno())
+            fh = self._fh
+            if fh is not None and not fh.closed:
+                os.fsync(fh.fileno())
 
     def append_encoded(self, line: bytes) -> bytes:
         """Append a line already encoded by the caller (hot paths build strict JSON from
@@ -392,7 +403,7 @@ class JsonlWriter:
                 if torn == "close" and _ends_torn(self.path):
                     data = b"\n" + data
                 self._write(data)
-                self.stat_after = os.fstat(self._fh.fileno())
+                self.stat_after = os.fstat(self._file().fileno())
                 return data.lstrip(b"\n")
             finally:
                 if not self.hold_lock:
@@ -407,6 +418,7 @@ class JsonlWriter:
 
     @property
     def closed(self) -> bool:
+        """True once ``close()`` ran (the writer then refuses appends with ``StorageError``)."""
         return self._fh is None or self._fh.closed
 
     def close(self, fsync: bool = True) -> None:
@@ -420,7 +432,7 @@ class JsonlWriter:
                     self._fh.close()
                     self._release()
 
-    def __enter__(self) -> JsonlWriter:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -447,7 +459,7 @@ class JsonlRead:
     """Result of ``read_jsonl``: ``rows[i]`` came from 1-based line ``line_numbers[i]``;
     ``problems`` lists the lines that were skipped (in file order)."""
 
-    rows: list[dict] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
     line_numbers: list[int] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
 
