@@ -404,7 +404,7 @@ def _positive(text: str) -> int:
     return n
 
 
-def ledger_subparsers(sub) -> "argparse._SubParsersAction":
+def ledger_subparsers(sub) -> argparse._SubParsersAction:
     """The ``dsh-notebook ledger ACTION`` group (created once, then reused): each ledger command
     adds its parser here, e.g. ``ledger_subparsers(sub).add_parser("check-source", ...)``."""
     group = sub.choices.get("ledger")

@@ -39,7 +39,7 @@ import threading
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal, Self, cast
 from urllib.parse import unquote, urlsplit
 
 from pydantic import (
@@ -52,6 +52,7 @@ from pydantic import (
     StrictFloat,
     StrictInt,
     ValidationError,
+    ValidatorFunctionWrapHandler,
     model_validator,
 )
 
@@ -176,7 +177,7 @@ class ModelInfo(BaseModel):
                                     description="max_tokens sent when nothing else sets it (at most max_tokens)")
     reasoning_efforts: list[str] = Field(default_factory=list,
                                          description="reasoning_effort values, weakest to strongest; [] when none")
-    input: list[Literal["text", "image"]] = Field(default_factory=lambda: ["text"],
+    input: list[Literal["text", "image"]] = Field(default_factory=lambda: list[Literal["text", "image"]](["text"]),
                                                   description="what a message may hold: text, image")
 
     @model_validator(mode="after")
@@ -250,7 +251,7 @@ class Table(BaseModel):
         search tool's policy): the same values and problems, no second validation."""
         if not issubclass(cls, type(table)):
             raise TypeError(f"{cls.__name__} is not a view of {type(table).__name__}")
-        out = cls.model_construct(_fields_set=set(table.model_fields_set), **dict(table))
+        out = cast(Self, cls.model_construct(_fields_set=set(table.model_fields_set), **dict(table)))
         out.__pydantic_private__ = dict(table.__pydantic_private__ or {})
         return out
 
@@ -274,7 +275,7 @@ class Table(BaseModel):
 
     @model_validator(mode="wrap")
     @classmethod
-    def _replace_bad_values(cls, data: Any, handler) -> Any:
+    def _replace_bad_values(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
         if isinstance(data, BaseModel):
             return handler(data)
         issues: list[tuple[str, str]] = []
@@ -349,7 +350,7 @@ def _model_name(value: Any) -> Any:
     return value.strip()
 
 
-def _count(lo: int, hi: int, default: int, description: str):
+def _count(lo: int, hi: int, default: int, description: str) -> Any:
     return Field(default, ge=lo, le=hi, strict=True, description=f"{description}, {lo}-{hi} ({default})")
 
 
@@ -455,7 +456,7 @@ def _provider_choice(table: dict) -> tuple[str | None, str | None, str | None]:
 # --------------------------------------------------------------------------- [reviewer]
 
 
-def _seconds(lo: float, hi: float, default: float, description: str):
+def _seconds(lo: float, hi: float, default: float, description: str) -> Any:
     return Field(default, ge=lo, le=hi, strict=True, description=f"{description}, {lo:g}-{hi:g} s ({default:g})")
 
 
@@ -628,7 +629,7 @@ class Settings(BaseModel):
             pid, mid = want.split("/", 1)
             prov = self.providers.get(pid)
             found = prov.model(mid) if prov else None
-            if found:
+            if prov is not None and found:
                 return pid, prov, found
         else:
             for pid, prov in self.providers.items():

@@ -30,6 +30,7 @@ import html
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from ..research import (
     LedgerState,
@@ -155,7 +156,7 @@ def record_decision(path: Path, decision_id: str, verdict: str, note: str = "", 
                 "error": f"decision {decision_id!r} does not await the person (status "
                          f"{decision_status(state, decision_id)}); nothing was recorded"}
     person = confirmed_actor(by, channel)
-    data = {"decision_id": decision_id, "verdict": verdict, "note": note or ""}
+    data: dict[str, Any] = {"decision_id": decision_id, "verdict": verdict, "note": note or ""}
     if revision is not None:  # the writer re-checks it under the ledger's lock (a revision may land meanwhile)
         data["revision"] = revision
     try:

@@ -58,7 +58,7 @@ def kernel_id() -> str:
 
         stem = Path(get_connection_file()).stem  # kernel-<id>.json, or a temp name under nbclient
         if stem:
-            return stem[len("kernel-"):] if stem.startswith("kernel-") else stem
+            return stem.removeprefix("kernel-")
     except Exception:
         pass
     global _PROCESS_ID

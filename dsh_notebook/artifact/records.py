@@ -74,7 +74,7 @@ def record_text(rec: Record) -> str:
             desc = "end" + (f": {c['text']}" if c.get("text") else "")
         else:
             desc = f"start: {c.get('title')}"
-        lines.append(f"{mark}{r.get('seq'):>3} {str(r.get('tool')):<14} {desc}")
+        lines.append(f"{mark}{r.get('seq'):>3} {r.get('tool')!s:<14} {desc}")
     for line, reason in rec.problems:
         lines.append(f"! line {line}: {reason}")
     return "\n".join(lines)

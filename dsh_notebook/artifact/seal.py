@@ -186,14 +186,14 @@ def sync_node(nb, notebook, problems: list[str] | None = None) -> dict:
             index["sessions"].append(old_sessions[sid])
     _seal_ledgers(nb, path, index, problems if problems is not None else [])
     old_reviews = {e.get("file"): e for e in (nb.metadata.get("dsh") or {}).get("reviews") or [] if isinstance(e, dict)}
-    for _, f in named_reviews(nb):
-        if f in {e["file"] for e in index["reviews"]}:
+    for _, name in named_reviews(nb):
+        if name in {e["file"] for e in index["reviews"]}:
             continue
-        path_f = sidecar_for(path) / f
-        if path_f.exists():
-            index["reviews"].append({"file": f, "sha256": sha256_file(path_f)})
-        elif f in old_reviews:
-            index["reviews"].append(old_reviews[f])
+        review_file = sidecar_for(path) / name
+        if review_file.exists():
+            index["reviews"].append({"file": name, "sha256": sha256_file(review_file)})
+        elif name in old_reviews:
+            index["reviews"].append(old_reviews[name])
     for i, cell in enumerate(nb.cells):
         meta = cell.setdefault("metadata", {})
         if i in per_cell or i in cell_sessions:

@@ -17,8 +17,9 @@ from __future__ import annotations
 import contextvars
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from .client import ChatClient
 from .errors import BUDGET, CANCELLED, LLMError

@@ -19,8 +19,9 @@ import asyncio
 import json
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 from httpx_sse import SSEError, aconnect_sse, connect_sse
@@ -295,7 +296,7 @@ class ChatClient:
             self._http.close()
             self._http = None
 
-    def __enter__(self) -> "ChatClient":
+    def __enter__(self) -> ChatClient:
         return self
 
     def __exit__(self, *exc) -> None:

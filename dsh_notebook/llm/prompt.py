@@ -62,7 +62,7 @@ class SystemPrompt:
     def render(self) -> str:
         return "\n\n".join(s.text for s in self._ordered() if s.text)
 
-    def copy(self) -> "SystemPrompt":
+    def copy(self) -> SystemPrompt:
         return SystemPrompt(list(self.sections))
 
     def __bool__(self) -> bool:

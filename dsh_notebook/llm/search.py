@@ -671,9 +671,7 @@ def _give_back(token: str) -> tuple[str, str]:
     end = len(token)
     while end:
         ch = token[end - 1]
-        if ch in _TRAILING:
-            end -= 1
-        elif ch in ")]}" and token[:end].count(ch) > token[:end].count({")": "(", "]": "[", "}": "{"}[ch]):
+        if ch in _TRAILING or ch in ")]}" and token[:end].count(ch) > token[:end].count({")": "(", "]": "[", "}": "{"}[ch]):
             end -= 1
         else:
             break
@@ -986,9 +984,35 @@ def search_tool(engine, client: ChatClient, policy: SearchPolicy | None = None,
     return Tool("search", SEARCH_DESCRIPTION, SEARCH_PARAMETERS, run)
 
 
-__all__ = ["BUDGET_EXCEEDED", "CODES", "DEFAULT_ALLOWED_HOSTS", "EXTRACT_SYSTEM", "INSUFFICIENT", "PROMPT_VERSION",
-           "MATERIAL_MAX_CHARS", "SNIPPET_MAX_CHARS", "TITLE_MAX_CHARS", "UNAVAILABLE", "URL_MAX_CHARS",
-           "Candidate", "Extraction", "HttpSearchProvider", "SearchError", "SearchPolicy",
-           "SearchProvider", "SearxngProvider", "WikipediaProvider", "extraction_messages", "fit_material",
-           "host_matches", "host_of", "html_text", "lookup", "model_safe", "normalize_host_pattern", "parse_extraction",
-           "provider_from_settings", "search_tool"]
+__all__ = [
+    "BUDGET_EXCEEDED",
+    "CODES",
+    "DEFAULT_ALLOWED_HOSTS",
+    "EXTRACT_SYSTEM",
+    "INSUFFICIENT",
+    "MATERIAL_MAX_CHARS",
+    "PROMPT_VERSION",
+    "SNIPPET_MAX_CHARS",
+    "TITLE_MAX_CHARS",
+    "UNAVAILABLE",
+    "URL_MAX_CHARS",
+    "Candidate",
+    "Extraction",
+    "HttpSearchProvider",
+    "SearchError",
+    "SearchPolicy",
+    "SearchProvider",
+    "SearxngProvider",
+    "WikipediaProvider",
+    "extraction_messages",
+    "fit_material",
+    "host_matches",
+    "host_of",
+    "html_text",
+    "lookup",
+    "model_safe",
+    "normalize_host_pattern",
+    "parse_extraction",
+    "provider_from_settings",
+    "search_tool",
+]

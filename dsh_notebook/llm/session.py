@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ..storage import JsonlWriter, read_jsonl
@@ -44,7 +44,7 @@ class SessionLog:
 
     @classmethod
     def create(cls, folder, *, model: str, preset: str = "plain", tools: list[str] = (), system: str | None = None,
-               session_id: str | None = None, **extra) -> "SessionLog":
+               session_id: str | None = None, **extra) -> SessionLog:
         path = Path(folder) / f"{session_id or new_session_id()}.jsonl"
         log = cls(path, [])
         start = {"model": model, "preset": preset, "tools": list(tools), **extra}
@@ -54,7 +54,7 @@ class SessionLog:
         return log
 
     @classmethod
-    def open(cls, path) -> "SessionLog":
+    def open(cls, path) -> SessionLog:
         return cls(Path(path), read_jsonl(path).rows)
 
     @property
@@ -64,7 +64,7 @@ class SessionLog:
     def append(self, type: str, **fields) -> dict:
         if type not in EVENT_TYPES:
             raise ValueError(f"unknown event type {type!r}")
-        event = {"seq": len(self.events) + 1, "ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+        event = {"seq": len(self.events) + 1, "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
                  "type": type, **fields}
         self._writer.append(event)
         self.events.append(event)
@@ -75,7 +75,7 @@ class SessionLog:
     def close(self) -> None:
         self._writer.close()
 
-    def __enter__(self) -> "SessionLog":
+    def __enter__(self) -> SessionLog:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -53,10 +53,10 @@ class ScriptedServer(LoopbackServer):
         server = self
 
         class Handler(QuietHandler):
-            def do_POST(self):  # noqa: N802 - http.server's naming
+            def do_POST(self):
                 server._handle(self)
 
-            def do_GET(self):  # noqa: N802
+            def do_GET(self):
                 self._json(404, {"error": {"message": "the scripted server answers POST /chat/completions only"}})
 
             def _json(self, status, obj, headers=None):
@@ -354,10 +354,10 @@ class _FakeJsonServer(LoopbackServer):
         server = self
 
         class Handler(QuietHandler):
-            def do_GET(self):  # noqa: N802 - http.server's naming
+            def do_GET(self):
                 server._handle(self)
 
-            def do_POST(self):  # noqa: N802
+            def do_POST(self):
                 self._send(405, "application/json", json.dumps({"error": "GET only"}).encode())
 
         self._bind(Handler, port)

@@ -136,7 +136,7 @@ def parse_options(line: str) -> ChatOptions:
 SESSION_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{6}")
 
 
-def same_model(wanted: str, session: "ChatSession") -> bool:
+def same_model(wanted: str, session: ChatSession) -> bool:
     """Whether ``--model wanted`` names the session's model (``id`` or ``provider/id``)."""
     return wanted in (session.model, f"{session.client.provider_id}/{session.model}")
 

@@ -207,12 +207,10 @@ class ReckonMagics(Magics):
                               f'{html.escape(target.name)}</a>'
                               + (f'<br><span style="color:#b35900">{html.escape(note)}</span>' if note else "")},
                 raw=True)
-        return None
 
     def _list(self, home: Path):
         text = records_view.records_table(home)
         print(f"Records in {home}:\n{text}" if text else f"No records yet in {home}.")
-        return None
 
     def _show(self, home: Path, rid: str):
         try:
@@ -222,7 +220,6 @@ class ReckonMagics(Magics):
         except UnreadableRecord as exc:
             raise UsageError(f"%reckon show: {exc}") from None
         print(records_view.record_text(rec))
-        return None
 
     def _recover(self, home: Path, args: list[str]):
         info = list_records(home)
@@ -230,19 +227,19 @@ class ReckonMagics(Magics):
         if not args:
             if not aside:
                 print("Nothing to recover: no record was left open by a crashed or restarted kernel.")
-                return None
+                return
             print("Records left open by an earlier kernel (close keeps them, discard deletes them):")
             for s in aside:
                 print(f"  {s['id']}  {s['title']!r}  {s['steps']} steps")
             print("Use: %reckon recover close [ID]   or   %reckon recover discard [ID]")
-            return None
+            return
         action, ids = args[0], args[1:]
         if action not in ("close", "discard"):
             raise UsageError("%reckon recover: use 'close [ID]' or 'discard [ID]'")
         targets = ids or [s["id"] for s in aside]
         if not targets:
             print("Nothing to recover.")
-            return None
+            return
         for rid in targets:
             try:
                 if action == "close":
@@ -255,7 +252,7 @@ class ReckonMagics(Magics):
                 raise UsageError(f"%reckon recover: no set-aside record {rid!r} (see %reckon recover)") from None
             except UnreadableRecord as exc:
                 raise UsageError(f"%reckon recover: {exc}; use discard") from None
-        return None
+        return
 
 
 @magics_class
@@ -266,7 +263,7 @@ class ChatMagics(Magics):
         super().__init__(shell)
         self.sessions: dict[str, chat.ChatSession] = {}
 
-    def _reckon(self) -> "ReckonMagics":
+    def _reckon(self) -> ReckonMagics:
         rm = self.shell.magics_manager.registry.get("ReckonMagics")
         if rm is None:  # pragma: no cover - load_ipython_extension registers both
             rm = ReckonMagics(self.shell)
@@ -288,7 +285,7 @@ class ChatMagics(Magics):
                 else:
                     print(records_view.table([(r["id"], r["name"], r["preset"], r["model"], r["turns"], r["last"])
                                               for r in rows], ("id", "name", "preset", "model", "turns", "last turn")))
-                return None
+                return
             word = line.strip().split()[0] if line.strip() else ""
             raise UsageError((f"%chat: unknown subcommand {word!r}. " if word else "") +
                              f"%chat list shows the sessions; a chat is a cell:\n\n{chat.USAGE}")
@@ -349,7 +346,7 @@ class ChatMagics(Magics):
             reviewer.turn_completed(session.log.path)  # watching this notebook's chat: review the new turn
         if outcome.get("interrupted"):
             raise chat.ChatInterrupted("the turn was interrupted (the session log records it as cancelled)")
-        return None
+        return
 
 
 @magics_class
@@ -492,12 +489,12 @@ class LedgerMagics(Magics):
                 raise UsageError(f"%ledger ask: {exc}") from None
             data, md = LG.ask_bundle(path, result)
             display(data, raw=True, metadata=md)
-            return None
+            return
         if opts.action == "explore":
             from ..widgets import LedgerExplorer
 
             display(LedgerExplorer(name=opts.name, notebook=path))
-            return None
+            return
         if not path.exists():
             raise UsageError(f"%ledger {opts.action}: no ledger {opts.name!r} yet (looked for {path.name} in "
                              f"{path.parent})")
@@ -525,7 +522,7 @@ class LedgerMagics(Magics):
                     "text/markdown": f"Ledger exported to the sidecar's `exports/` folder: {names}"}
             md = {"dsh": {"ledger": path.name, "exports": [os.path.relpath(p, os.getcwd()) for p in written]}}
         display(data, raw=True, metadata=md)
-        return None
+        return
 
 
 def load_ipython_extension(ipython) -> None:

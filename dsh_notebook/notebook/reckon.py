@@ -134,7 +134,7 @@ def classify(lineno: int, s: str) -> Line:
     if word in KEYWORDS and not after.startswith("="):
         tail = after
         if word == "given":
-            m = re.fullmatch(rf"({NAME_RE}|\S+?)\s*=\s*(.*)", tail, re.S)
+            m = re.fullmatch(rf"({NAME_RE}|\S+?)\s*=\s*(.*)", tail, re.DOTALL)
             if not m:
                 return Line(lineno, s, "given", None, tail)
             return Line(lineno, s, "given", m.group(1), m.group(2).strip())
@@ -149,7 +149,7 @@ def classify(lineno: int, s: str) -> Line:
         if word == "delete":
             return Line(lineno, s, "delete", tail.strip() or None)
         return Line(lineno, s, word, None, tail)
-    m = re.fullmatch(r"([^\s=]+)\s*=\s*(.*)", s, re.S)
+    m = re.fullmatch(r"([^\s=]+)\s*=\s*(.*)", s, re.DOTALL)
     if m:
         return Line(lineno, s, "eval", m.group(1), m.group(2).strip())
     return Line(lineno, s, "unknown", None, s)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..reckoner.display import (  # noqa: F401 - re-exported for the notebook layer
+from ..reckoner.display import (
     array_items,
     array_latex,
     formula_latex,

@@ -55,8 +55,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -74,7 +75,7 @@ MAX_QUESTION = 4000
 
 STAGES: tuple[str, ...] = ("question", "scout", "bibliographic", "fulltext", "extract", "verify_claims",
                            "decision", "audit", "approval")
-_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
 class _Decision(BaseModel):

@@ -45,8 +45,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -113,7 +114,7 @@ class AuditOutput(_Out):
     objections: list[AuditObjection] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _consistent(self) -> "AuditOutput":
+    def _consistent(self) -> AuditOutput:
         if self.verdict == "pass" and self.objections:
             raise ValueError("verdict 'pass' lists no objections")
         if self.verdict == "objections" and not self.objections:
@@ -207,7 +208,7 @@ def _flat_usage(usage: Any, into: dict) -> dict:
     return into
 
 
-_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
 def _parse(role: str, text: str) -> tuple[_Out | None, str]:

@@ -61,7 +61,7 @@ class FakeResolverServer(LoopbackServer):
         server = self
 
         class Handler(QuietHandler):
-            def do_GET(self):  # noqa: N802 - http.server's naming
+            def do_GET(self):
                 server._handle(self)
 
         self._bind(Handler, port)
@@ -94,7 +94,7 @@ class FakeResolverServer(LoopbackServer):
                 "retries": 2, "max_retry_wait": 0.2, "timeout": 5.0}
 
     @classmethod
-    def from_fixtures(cls, folder: str | Path, port: int = 0) -> "FakeResolverServer":
+    def from_fixtures(cls, folder: str | Path, port: int = 0) -> FakeResolverServer:
         """A server answering with the recorded bodies in ``folder`` (shared/fixtures/bibliographic)."""
         folder = Path(folder)
         srv = cls(port)

@@ -22,8 +22,9 @@ through ``run_role``.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..llm.agent import Tool
 from ..research import Actor, Ledger, decision_status, is_eligible_for_synthesis

@@ -26,7 +26,7 @@ import secrets
 import time
 import unicodedata
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -230,7 +230,7 @@ def new_review_id() -> str:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def run_review(utterances: list[Utterance], *, focus: str, client, target: dict, max_chars: int = WINDOW_CHARS,
@@ -297,8 +297,7 @@ def target_id(target: dict) -> str:
     path = Path(str(target.get("path", "unknown")))
     stem = path.name
     for suffix in (".zstd", ".zst", ".jsonl", ".chat"):
-        if stem.endswith(suffix):
-            stem = stem[: -len(suffix)]
+        stem = stem.removesuffix(suffix)
     if re.fullmatch(r"session(\.v\d+)?", stem) and path.parent.name:
         stem = path.parent.name
     digest = hashlib.sha256(str(path).encode("utf-8", "surrogatepass")).hexdigest()[:10]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 SPEAKERS = {"user": "U", "assistant": "A", "tool": "T"}
@@ -128,10 +128,10 @@ def iso_utc(value: object) -> str | None:
     try:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             seconds = value / 1000 if abs(value) >= EPOCH_MS_FROM else float(value)
-            when = datetime.fromtimestamp(seconds, tz=timezone.utc)
+            when = datetime.fromtimestamp(seconds, tz=UTC)
         elif isinstance(value, str):
             when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-            when = when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
+            when = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
         else:
             return None
     except (ValueError, OverflowError, OSError):

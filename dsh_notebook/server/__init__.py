@@ -109,6 +109,6 @@ def pre_save_hook(model, path, contents_manager, **kwargs) -> None:
         for p in problems:  # the old seal is kept; the save goes on
             log.warning("dsh_notebook: %s: %s", path, p)
         model["content"] = nb
-    except Exception:  # noqa: BLE001 - never stop a save
+    except Exception:
         log.warning("dsh_notebook: the metadata.dsh index of %s was not updated; the notebook is saved unchanged "
                     "(run dsh-notebook sync to see why)", path, exc_info=True)

@@ -88,7 +88,7 @@ INJECTED_PREFIXES = (
 WRAPPER_PREFIXES = ("# Context from my IDE setup:", "# Files mentioned by the user:")
 REQUEST_MARKER = "## My request for Codex:"
 
-_RUNNING = re.compile(r"^\(running, session (\d+)\)$", re.M)
+_RUNNING = re.compile(r"^\(running, session (\d+)\)$", re.MULTILINE)
 _HISTORY_LINE = re.compile(r"^\[\d+\] (user|assistant):")
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _ROLLOUT_NAME = re.compile(
@@ -229,7 +229,7 @@ def _lines(path: Path) -> list[str]:
     """The text lines of a plain or zstd-compressed file; a damaged or unfinished zstd tail
     keeps what decompressed before it."""
     if path.name.endswith(_ZSTD_SUFFIX):
-        from .dsh import decompress  # noqa: I001 - frame by frame: damage keeps every frame before it
+        from .dsh import decompress
 
         data = decompress(path.read_bytes())
     else:
