@@ -733,6 +733,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .academic import register_llm_hooks
+
+    register_llm_hooks()  # as the entry point does; also from a source tree without package metadata
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

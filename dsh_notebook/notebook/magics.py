@@ -26,7 +26,6 @@ from IPython.core.magic import (
 from IPython.display import display
 from IPython.utils.text import DollarFormatter
 
-from ..artifact import ledgers as AL
 from ..artifact import paths
 from ..artifact import records as records_view
 from ..errors import NotebookError
@@ -454,6 +453,7 @@ class LedgerMagics(Magics):
         awaiting the person); ``--name NAME`` picks ``ledger/NAME.jsonl`` (default main)."""
         import os
 
+        from ..artifact import ledgers as AL
         from ..research_pipeline.pipeline import MAX_QUESTION
         from . import ledger as LG
 
@@ -526,6 +526,12 @@ class LedgerMagics(Magics):
 
 
 def load_ipython_extension(ipython) -> None:
+    """Register the magics, and academic mode's hooks with the model client (they also arrive
+    through the ``dsh_notebook.llm_hooks`` entry point; registering twice adds them once, and a
+    kernel run from a source tree without the package's metadata still gets them)."""
+    from ..academic import register_llm_hooks
+
+    register_llm_hooks()
     ipython.register_magics(ReckonMagics)
     ipython.register_magics(ChatMagics)
     ipython.register_magics(AcademicMagics)

@@ -29,7 +29,7 @@ import threading
 import time
 from pathlib import Path
 
-from ..llm.errors import LLMError
+from ..errors import LLMError
 from ..settings import load_settings
 from ..storage import atomic_write_text, home
 from . import sources

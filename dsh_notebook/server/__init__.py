@@ -34,7 +34,10 @@ def _jupyter_server_extension_points() -> list[dict]:
 
 def _load_jupyter_server_extension(serverapp) -> None:
     """Add the routes and install the pre-save hook (called by jupyter-server)."""
+    from ..academic import register_llm_hooks
     from .handlers import handlers
+
+    register_llm_hooks()
 
     web_app = serverapp.web_app
     web_app.add_handlers(".*$", handlers(web_app.settings["base_url"]))
