@@ -132,7 +132,7 @@ class LLMError(DshError):
 
     Here (not in :mod:`dsh_notebook.llm`) because the settings, a base layer, raise it for a
     model they do not list (``UNKNOWN_MODEL``) and a key they cannot find
-    (``MISSING_CREDENTIAL``); :mod:`dsh_notebook.llm.errors` exports it with the codes.
+    (``MISSING_CREDENTIAL``); :mod:`dsh_notebook.llm` exports it with the codes (``CODES``).
 
     >>> LLMError(UNKNOWN_MODEL, "no model 'nope' in the settings; known models: deepseek/deepseek-chat").code
     'UNKNOWN_MODEL'

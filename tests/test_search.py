@@ -13,7 +13,6 @@ import pytest
 from dsh_notebook.llm import ChatClient
 from dsh_notebook.llm.agent import Agent, Tool, current_cancel
 from dsh_notebook.llm.search import (
-    DEFAULT_ALLOWED_HOSTS,
     EXTRACT_SYSTEM,
     MATERIAL_MAX_CHARS,
     PROMPT_VERSION,
@@ -24,10 +23,8 @@ from dsh_notebook.llm.search import (
     SearxngProvider,
     WikipediaProvider,
     host_matches,
-    host_of,
     lookup,
     model_safe,
-    normalize_host_pattern,
     parse_extraction,
     provider_from_settings,
     search_tool,
@@ -37,7 +34,7 @@ from dsh_notebook.llm.testing import FakeSearxng, FakeWikipedia, ScriptedServer
 from dsh_notebook.reckoner import Engine, read_record, replay, rerun
 from dsh_notebook.reckoner import records as R
 from dsh_notebook.reckoner.schemas import TOOL_SCHEMAS
-from dsh_notebook.settings import load_settings
+from dsh_notebook.settings import DEFAULT_ALLOWED_HOSTS, host_of, load_settings, normalize_host_pattern
 
 Q = "What is the electrical resistivity of copper at 20 °C?"
 ANSWER = "Copper has an electrical resistivity of 1.68×10⁻⁸ Ω·m at 20 °C."

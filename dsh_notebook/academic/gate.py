@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from ..llm.errors import LLMError
+from ..errors import LLMError
 from ..settings import load_settings
 from . import prompt
 from .shaping import language_for, language_setting

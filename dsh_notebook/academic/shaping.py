@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from ..llm.errors import LLMError
+from ..errors import LLMError
 from ..settings import Settings, load_settings
 from . import prompt
 from .state import is_enabled, now, record_applied

@@ -2,7 +2,8 @@
 server (the providers and models it reads are in :mod:`dsh_notebook.settings`). Never imports
 IPython."""
 
+from ..errors import LLM_CODES as CODES
+from ..errors import LLMError
 from .client import ChatClient, ChatResult, ToolCall
-from .errors import CODES, LLMError
 
 __all__ = ["CODES", "ChatClient", "ChatResult", "LLMError", "ToolCall"]

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import BUDGET, CANCELLED, LLMError
 from .client import ChatClient
-from .errors import BUDGET, CANCELLED, LLMError
 from .hooks import StopHook, default_stop_hooks
 from .session import SessionLog, history
 

@@ -26,9 +26,9 @@ from typing import Any
 import httpx
 from httpx_sse import SSEError, aconnect_sse, connect_sse
 
+from ..errors import CANCELLED, HTTP_STATUS, PROTOCOL, TIMEOUT, LLMError
 from ..net import CONNECTION_ERRORS, RetryCancelled, RetryPolicy
 from ..settings import ModelInfo, Settings, api_key, load_settings
-from .errors import CANCELLED, HTTP_STATUS, PROTOCOL, TIMEOUT, LLMError
 from .hooks import RequestHook, default_request_hooks
 from .prompt import SystemPrompt
 

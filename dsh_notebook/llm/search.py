@@ -68,23 +68,20 @@ from urllib.parse import quote, unquote
 import httpx
 from pydantic import BaseModel, ValidationError, field_validator
 
-from ..errors import DshError
+from ..errors import CANCELLED, DshError, LLMError
 from ..net import FetchFailed, FetchRefused, fetch
 from ..reckoner.errors import OPEN_RECORD_NOT_FOUND, EngineError
 from ..settings import (
-    DEFAULT_ALLOWED_HOSTS,
     DEFAULT_WIKIPEDIA_URL,
     SearchSettings,
     Settings,
     api_key,
     host_of,
     load_settings,
-    normalize_host_pattern,
 )
 from ..version import __version__
 from .agent import Tool, current_cancel
 from .client import ChatClient, interruptible
-from .errors import CANCELLED, LLMError
 
 _log = logging.getLogger(__name__)
 
@@ -987,7 +984,6 @@ def search_tool(engine, client: ChatClient, policy: SearchPolicy | None = None,
 __all__ = [
     "BUDGET_EXCEEDED",
     "CODES",
-    "DEFAULT_ALLOWED_HOSTS",
     "EXTRACT_SYSTEM",
     "INSUFFICIENT",
     "MATERIAL_MAX_CHARS",
@@ -1007,11 +1003,9 @@ __all__ = [
     "extraction_messages",
     "fit_material",
     "host_matches",
-    "host_of",
     "html_text",
     "lookup",
     "model_safe",
-    "normalize_host_pattern",
     "parse_extraction",
     "provider_from_settings",
     "search_tool",

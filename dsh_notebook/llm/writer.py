@@ -9,11 +9,12 @@
 * The reply is returned as written, without a code fence around it. It is not trusted:
   :func:`~dsh_notebook.reckoner.articles.write_article` checks it and saves the offline
   article instead, with the reason, when the check fails or this writer raises (an
-  :class:`~dsh_notebook.llm.errors.LLMError` such as ``MISSING_CREDENTIAL``).
+  :class:`~dsh_notebook.errors.LLMError` such as ``MISSING_CREDENTIAL``).
 """
 
 from __future__ import annotations
 
+from ..errors import PROTOCOL, LLMError
 from ..reckoner.articles import (
     ArticleFacts,
     strip_fence,
@@ -21,7 +22,6 @@ from ..reckoner.articles import (
     writer_system_prompt,
 )
 from .client import ChatClient, ChatResult
-from .errors import PROTOCOL, LLMError
 
 
 class ModelArticleWriter:

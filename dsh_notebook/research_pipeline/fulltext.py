@@ -41,7 +41,8 @@ Design:
   ``127.0.0.1``. It is a keyword of this function only: the model-facing tool and the pipeline
   never pass it, so a model cannot turn it on (nor set ``timeout`` or ``deadline``, keywords of
   this function only). The local-file rule always applies.
-- ``fulltext_path(sidecar, sha256)`` finds the stored copy again (the claim verifier's quote check).
+- :func:`dsh_notebook.research.claims.fulltext_path` finds the stored copy again (the claim
+  verifier's quote check).
 """
 
 from __future__ import annotations
@@ -55,28 +56,18 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from ..net import (
-    ALLOW_PRIVATE_ENV,
-    DEADLINE,
-    MAX_BYTES,
-    MAX_REDIRECTS,
-    TIMEOUT,
-    FetchRefused,
-    allow_private_default,
-    fetch,
-)
+from ..net import MAX_BYTES, TIMEOUT, FetchRefused, allow_private_default, fetch
 from ..research.actors import Actor
-from ..research.claims import fulltext_path, sidecar_of
+from ..research.claims import sidecar_of
 from ..research.ledger import Ledger
 from ..storage import home as dsh_home
 
-__all__ = ["ALLOW_PRIVATE_ENV", "DEADLINE", "FULLTEXT_FETCH", "FULLTEXT_REFUSED", "MAX_BYTES", "MAX_REDIRECTS",
-           "allowed_folder", "fulltext_path", "link_fulltext", "sidecar_of"]
+__all__ = ["FULLTEXT_FETCH", "FULLTEXT_REFUSED", "allowed_folder", "link_fulltext"]
 
 FULLTEXT_FETCH = "FULLTEXT_FETCH"
 FULLTEXT_REFUSED = "FULLTEXT_REFUSED"
-# ALLOW_PRIVATE_ENV, MAX_BYTES (20 MiB), MAX_REDIRECTS (5), TIMEOUT (30 s) and DEADLINE (60 s, the whole
-# fetch, redirects included; the default is min(DEADLINE, 3 x timeout)) are the network layer's.
+# The limits (MAX_BYTES 20 MiB, TIMEOUT 30 s, DEADLINE 60 s for the whole fetch, redirects included,
+# MAX_REDIRECTS 5) and the override DSH_FULLTEXT_ALLOW_PRIVATE are the network layer's (dsh_notebook.net).
 
 _EXT = {"application/pdf": "pdf", "text/html": "html", "text/plain": "txt", "application/xml": "xml",
         "text/xml": "xml", "application/json": "json", "application/xhtml+xml": "html"}

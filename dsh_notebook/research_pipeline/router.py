@@ -80,7 +80,7 @@ class Router:
         self.tiers = {name: self._tier(name, getattr(research.tiers, name)) for name in ("cheap", "strong")}
 
     def _tier(self, name: str, conf: TierSettings) -> dict:
-        from ..llm.errors import LLMError
+        from ..errors import LLMError
 
         try:
             pid, _, info = self.settings.resolve(conf.model)

@@ -241,7 +241,7 @@ def run_review(utterances: list[Utterance], *, focus: str, client, target: dict,
     prompt_version, status, error?, masked, generation}`` with ``status`` ``done`` or
     ``failed`` (the reason in ``error``). ``LLMError`` ``CANCELLED`` propagates.
     Raises ``ValueError`` for an unknown focus."""
-    from ..llm.errors import CANCELLED, LLMError
+    from ..errors import CANCELLED, LLMError
 
     if focus not in FOCUSES:
         raise ValueError(f"unknown focus {focus!r}; the focuses are {', '.join(FOCUSES)}")
@@ -366,7 +366,7 @@ def ask(history: ReviewHistory, question: str, *, client, which=None, cancel=Non
     review alone; the question and answer are logged with its id. Returns the logged event.
     Raises ``LookupError`` when there is no such review, ``ValueError`` for an empty
     question."""
-    from ..llm.errors import CANCELLED, LLMError
+    from ..errors import CANCELLED, LLMError
 
     if not question or not question.strip():
         raise ValueError("ask a question (it is empty)")

@@ -303,7 +303,7 @@ class Reviewer:
     # ------------------------------------------------------------------ one run
 
     def _run(self, gen: int, target: dict, focus: str, cancel: threading.Event) -> None:
-        from ..llm.errors import CANCELLED, LLMError
+        from ..errors import CANCELLED, LLMError
 
         timer = threading.Timer(self.timeout, cancel.set)
         timer.daemon = True

@@ -510,7 +510,7 @@ class ReviewerPanel(W.VBox):
         self._spawn(self._ask, hist, q, rid, name="dsh-review-ask")
 
     def _ask(self, hist: ReviewHistory, question: str, rid: str) -> None:
-        from ..llm.errors import LLMError
+        from ..errors import LLMError
 
         try:
             rv = self.reviewer
