@@ -995,3 +995,15 @@ def test_a_file_that_is_one_unterminated_fragment_is_left_alone(tmp_path):
     r = refused(Ledger(path).append("question-posed", {"question_id": "q1", "text": "?"}, LEAD), LEDGER_STATE)
     assert "no complete line" in r["error"] and path.read_bytes() == b"not a ledger at all"
     assert not Ledger(path).verify()["ok"]
+
+
+def test_a_ledger_opened_for_reading_creates_nothing(tmp_path):
+    """``Ledger(path, create=False)`` (the explorer's, the CLI's and the server's reader) leaves a
+    missing ledger missing: no folder, no header; it reads an existing one as usual."""
+    from dsh_notebook.research import Actor, Ledger
+
+    missing = tmp_path / "nb.dsh" / "ledger" / "main.jsonl"
+    led = Ledger(missing, create=False)
+    assert led.events() == [] and not missing.parent.exists()
+    Ledger(missing).append("question-posed", {"question_id": "q1", "text": "why?"}, Actor("lead"))
+    assert [e["type"] for e in Ledger(missing, create=False).events()] == ["research/question-posed"]

@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-
 from test_chat import Shell, answer, server, sh  # noqa: F401 - fixtures
+
+from dsh_notebook.kernel import current_reviewer
 
 REVIEW = {"verdict": "on-track", "headline": "The question was answered.", "summary": "One question, one answer.",
           "insights": [{"title": "Answered with a number", "evidence": [{"marker": "U1", "quote": "How far is the Moon"},
@@ -46,7 +47,7 @@ def test_review_this_notebooks_chat_then_watch_the_next_turn(sh, server):  # noq
     # the reviewer request was tool-free and non-streaming; the review never went back into the chat
     assert "tools" not in srv.requests[1]["body"] and srv.requests[1]["body"]["stream"] is False
     sh.chat("And the Sun?")
-    rv = sh.ip._dsh_reviewer
+    rv = current_reviewer(sh.ip)
     rv.wait(10)
     assert rv.status()["latest"]["headline"] == "Second review."
     assert all("The question was answered" not in json.dumps(r["body"]) for r in srv.requests[2:3])
@@ -73,9 +74,9 @@ def test_pause_resume_stop_and_state(sh, server):  # noqa: F811
     sh.chat("How far is the Moon?")
     sh.run("%review --target this --wait")
     r, cap = sh.run("%review --pause")
-    assert "paused" in cap.stdout and sh.ip._dsh_reviewer.state == "paused"
+    assert "paused" in cap.stdout and current_reviewer(sh.ip).state == "paused"
     r, cap = sh.run("%review --resume")
-    assert sh.ip._dsh_reviewer.state == "watching"
+    assert current_reviewer(sh.ip).state == "watching"
     saved = json.loads((sh.sidecar / "reviewer.json").read_text(encoding="utf-8"))
     assert saved["paused"] is False and saved["target"]["source"] == "notebook"
 
@@ -107,7 +108,7 @@ def test_review_an_outside_log(sh, server, tmp_path):  # noqa: F811
     r, cap = sh.run(f"%review --target claude {log} --wait")
     assert r.error_in_exec is None and shown(cap).data[MIME]["verdict"] == "on-track"
     assert "[U1]" in srv.requests[0]["body"]["messages"][1]["content"]
-    sh.ip._dsh_reviewer.close()
+    current_reviewer(sh.ip).close()
 
 
 def test_sync_and_verify_name_the_review_history(sh, server, tmp_path):  # noqa: F811
@@ -142,7 +143,7 @@ def test_reviewer_settings_and_hiding_unverified_insights(sh, server, tmp_path):
     server([{"reply": {"content": "Far."}}, review_reply()])
     sh.chat("How far is the Moon?")
     r, cap = sh.run("%review --target this --wait")
-    rv = sh.ip._dsh_reviewer
+    rv = current_reviewer(sh.ip)
     assert rv.timeout == 30 and rv.poll == 5 and rv.hide_unverified is True
     assert "poll = -1 is outside" in cap.stdout and "no setting 'colour'" in cap.stdout
     out = shown(cap)

@@ -10,6 +10,7 @@ import types
 import IPython
 import pytest
 
+from dsh_notebook.kernel import current_reviewer
 from dsh_notebook.llm import ChatClient
 from dsh_notebook.llm.session import SessionLog
 from dsh_notebook.llm.testing import ScriptedServer
@@ -295,7 +296,7 @@ def test_the_kernels_reviewer_by_default(home, monkeypatch):
     shell = types.SimpleNamespace(magics_manager=types.SimpleNamespace(registry={}))
     monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
     panel = ReviewerPanel()
-    assert panel.reviewer is shell._dsh_reviewer and panel.reviewer.state == "no-target"
+    assert panel.reviewer is current_reviewer(shell) and panel.reviewer.state == "no-target"
     panel.close()
     monkeypatch.setattr(IPython, "get_ipython", lambda: None)
     with pytest.raises(RuntimeError, match="IPython kernel"):

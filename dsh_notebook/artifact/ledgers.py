@@ -89,10 +89,7 @@ def reader(path: Path):
     that never writes: the constructor would write a header into a new file."""
     from ..research import Ledger
 
-    path = Path(path)
-    led = Ledger.__new__(Ledger)
-    led.path, led.name, led.lock_timeout, led._cache = path, path.stem, 30.0, None
-    return led
+    return Ledger(path, create=False)
 
 
 def read_state(path: Path) -> tuple[LedgerState, list[dict]]:

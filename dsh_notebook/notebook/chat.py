@@ -386,7 +386,7 @@ def run_turn(session: ChatSession, text: str, shell=None, engine=None, poll_inte
                 while worker.ident is not None and not finished.is_set():
                     finished.wait(poll_interval)
                     if view is not None:
-                        if cancel.is_set() and not view._stop.disabled:
+                        if cancel.is_set() and not view.stopping:
                             view.stop()  # a click heard on the shell-channel thread
                         view.refresh()
                 break
@@ -400,7 +400,7 @@ def run_turn(session: ChatSession, text: str, shell=None, engine=None, poll_inte
             session.log.listeners.remove(view.on_event)
     if worker.ident is None:  # stopped before the turn began: nothing was sent or logged
         box["result"] = TurnResult("cancelled", "", 0)
-    partial = "".join(view._text) if view is not None else ""
+    partial = view.text if view is not None else ""
     closed_for_model = None
     if engine is not None and before.get("open") is None and engine.open_record is not None:
         # The model opened a record and did not close it: close it now, so that the next

@@ -29,7 +29,7 @@ from IPython.utils.text import DollarFormatter
 from ..artifact import paths
 from ..artifact import records as records_view
 from ..errors import NotebookError
-from ..kernel import kernel_ledger, kernel_reviewer
+from ..kernel import attach_sidecar, close_reviewer, current_reviewer, kernel_ledger, kernel_reviewer
 from ..llm import LLMError
 from ..llm.session import sessions_table
 from ..reckoner import (
@@ -86,6 +86,12 @@ class ReckonMagics(Magics):
         super().__init__(shell)
         self.location = paths.locate(shell.user_ns)
         self.session = ReckonSession(Engine(paths.reckoner_home(self.location), recover=False))
+        attach_sidecar(shell, self.current_sidecar)
+
+    def current_sidecar(self) -> Path:
+        """The sidecar this kernel writes to now (after :meth:`refresh_location`)."""
+        self.refresh_location()
+        return self.location.sidecar
 
     def refresh_location(self) -> None:
         """Follow a renamed or newly known notebook while no record is open."""
@@ -340,7 +346,7 @@ class ChatMagics(Magics):
             raise chat.ChatFailed(f"{type(exc).__name__}: {exc}")
         data, md = chat.turn_bundle(session, outcome, rm.location)
         display(data, raw=True, metadata=md)
-        reviewer = getattr(self.shell, "_dsh_reviewer", None)
+        reviewer = current_reviewer(self.shell)
         if reviewer is not None and outcome["result"] is not None and outcome["result"].status == "completed":
             reviewer.turn_completed(session.log.path)  # watching this notebook's chat: review the new turn
         if outcome.get("interrupted"):
@@ -541,10 +547,7 @@ def load_ipython_extension(ipython) -> None:
 
 def unload_ipython_extension(ipython) -> None:
     """Close this kernel's chat sessions (their logs' locks are released) and its reviewer."""
-    rv = getattr(ipython, "_dsh_reviewer", None)
-    if rv is not None:
-        rv.close()
-        del ipython._dsh_reviewer
+    close_reviewer(ipython)
     cm = ipython.magics_manager.registry.get("ChatMagics")
     if cm is not None:
         for s in cm.sessions.values():

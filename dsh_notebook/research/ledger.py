@@ -495,7 +495,9 @@ class Ledger:
     _cache: _Cache | None = None  # the state after the last line this object has seen
     _seen: tuple[int, str] | None = None  # (seq, sha256) of the last line this object has seen
 
-    def __init__(self, path: str | os.PathLike[str], *, lock_timeout: float = 30.0) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, lock_timeout: float = 30.0, create: bool = True) -> None:
+        """``create=False`` opens a ledger for reading (``events``, ``fold``, ``verify``): a missing
+        or empty file is left as it is, with no folder or header made (``append`` still writes)."""
         self.path = _checked_path(path)
         self.name = self.path.stem
         self.lock_timeout = lock_timeout
@@ -517,6 +519,8 @@ class Ledger:
                 raise LedgerPathError(f"cannot open the ledger {where}: it is not a regular file (a device or pipe?)")
             if st.st_size > 0:
                 return  # an existing ledger: read lazily, checked at the first append or verify()
+        if not create:
+            return
         try:
             where.parent.mkdir(parents=True, exist_ok=True)
         except (FileExistsError, NotADirectoryError):

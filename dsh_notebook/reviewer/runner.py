@@ -79,11 +79,13 @@ class Reviewer:
 
     # ------------------------------------------------------------------ persistence
 
-    def _folder(self) -> Path:
+    def folder(self) -> Path:
+        """Where this reviewer's histories are kept: ``<sidecar>/reviews``, or
+        ``$DSH_NOTEBOOK_HOME/reviews`` without a notebook."""
         return (self.sidecar / "reviews") if self.sidecar else state_path().parent / "reviews"
 
     def history(self) -> ReviewHistory | None:
-        return ReviewHistory(self._folder(), self.target) if self.target else None
+        return ReviewHistory(self.folder(), self.target) if self.target else None
 
     def _save(self) -> None:
         data = json.dumps({"target": self.target, "focus": self.focus, "paused": self.paused}, ensure_ascii=False,
@@ -332,7 +334,7 @@ class Reviewer:
                 review = {**review, "status": "superseded", "superseded_status": review.get("status")}
             try:
                 if review.get("status") != "failed" or review.get("error") != "stopped":
-                    ReviewHistory(self._folder(), target).append(review)
+                    ReviewHistory(self.folder(), target).append(review)
             except OSError:
                 pass
             if stale:

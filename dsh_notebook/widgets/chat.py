@@ -87,6 +87,17 @@ class ChatView(W.VBox):
         self._stop.disabled = True
         self._stop.description = "Stopping…"
 
+    @property
+    def stopping(self) -> bool:
+        """The Stop button has been pressed (or :meth:`stop` called): the view shows "Stopping…"."""
+        return bool(self._stop.disabled)
+
+    @property
+    def text(self) -> str:
+        """The answer streamed so far (the pieces given to :meth:`add_text`, joined)."""
+        with self._lock:
+            return "".join(self._text)
+
     def add_text(self, piece: str) -> None:
         with self._lock:
             self._text.append(piece)

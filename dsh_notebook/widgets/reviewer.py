@@ -421,7 +421,7 @@ class ReviewerPanel(W.VBox):
         key = (source, str(path.resolve()))
         if key in self._acknowledged:
             return False
-        folder = self.reviewer._folder()
+        folder = self.reviewer.folder()
         try:
             return not ReviewHistory(folder, {"source": source, "path": key[1]}).events()
         except Exception:  # noqa: BLE001 - an unreadable history: say it again rather than not at all
