@@ -49,6 +49,8 @@ class Server(LoopbackServer):
                 server.requests.append((self.path, self.headers.get("Host")))
                 if self.path == "/trickle":
                     return server._trickle(self)
+                if self.path == "/slow-headers":
+                    return server._slow_headers(self)
                 if self.path == "/unsized":  # no Content-Length: the body runs until the connection closes
                     self.protocol_version = "HTTP/1.0"
                     self.send_response(200)
@@ -77,6 +79,18 @@ class Server(LoopbackServer):
                 h.wfile.write(b"x")
                 h.wfile.flush()
             except OSError:  # the client gave up: stop
+                return
+            time.sleep(0.05)
+
+    @staticmethod
+    def _slow_headers(h) -> None:
+        """A status line, then header lines one byte at a time, never ending the header block."""
+        h.wfile.write(b"HTTP/1.1 200 OK\r\n")
+        for _ in range(400):
+            try:
+                h.wfile.write(b"X")
+                h.wfile.flush()
+            except OSError:
                 return
             time.sleep(0.05)
 
@@ -193,6 +207,57 @@ def test_one_deadline_for_the_whole_fetch_stops_a_trickling_host(server):
     with pytest.raises(FetchFailed) as exc:
         fetch(server.url("/trickle"), allow_private=True, timeout=5, deadline=0.3)
     assert exc.value.code == "NET_FETCH" and "0.3-second deadline for the whole fetch" in str(exc.value)
+
+
+def test_the_deadline_also_stops_a_host_trickling_its_headers(server):
+    """A header block sent a byte at a time (each byte well within the read timeout) is stopped by
+    the whole fetch's deadline too, not only a trickling body."""
+    with pytest.raises(FetchFailed) as exc:
+        fetch(server.url("/slow-headers"), allow_private=True, timeout=5, deadline=0.3)
+    assert "0.3-second deadline for the whole fetch" in str(exc.value)
+
+
+def _gzip(data: bytes, times: int = 1) -> bytes:
+    import gzip
+
+    for _ in range(times):
+        data = gzip.compress(data, compresslevel=9)
+    return data
+
+
+def test_a_compression_bomb_stops_at_the_cap_as_decoded(server):
+    """A few hundred bytes of gzip that expand to 50 MB: the cap counts decoded bytes, and the
+    decoder never holds more than the cap; stacked codings are refused."""
+    bomb = _gzip(b"\0" * 50_000_000)
+    assert len(bomb) < 60_000
+    server.routes["/bomb"] = (200, {"Content-Encoding": "gzip"}, bomb)
+    with pytest.raises(FetchFailed, match="over the 1000000-byte cap once decoded"):
+        fetch(server.url("/bomb"), allow_private=True, max_bytes=1_000_000)
+    cut = fetch(server.url("/bomb"), allow_private=True, max_bytes=1_000_000, truncate=True)
+    assert cut.truncated and cut.content == b"\0" * 1_000_000
+    server.routes["/stacked"] = (200, {"Content-Encoding": "gzip, gzip"}, _gzip(b"hello", 2))
+    with pytest.raises(FetchFailed, match="several content codings"):
+        fetch(server.url("/stacked"), allow_private=True)
+    server.routes["/br"] = (200, {"Content-Encoding": "br"}, b"\x0b\x02\x80hello\x03")
+    with pytest.raises(FetchFailed, match="content coding 'br' is not read"):
+        fetch(server.url("/br"), allow_private=True)
+    server.routes["/small"] = (200, {"Content-Encoding": "gzip"}, _gzip("café".encode()))
+    assert fetch(server.url("/small"), allow_private=True).content == "café".encode()
+    assert all(h == f"127.0.0.1:{server.port}" for _, h in server.requests)
+
+
+def test_the_bounded_decoder_never_yields_more_than_its_limit():
+    import zlib
+
+    from dsh_notebook.net.transport import BoundedDecoder
+
+    for coding, payload in (("gzip", _gzip(b"a" * 10_000_000)), ("deflate", zlib.compress(b"a" * 10_000_000)),
+                            ("deflate", zlib.compress(b"a" * 10_000_000)[2:-4])):  # raw deflate too
+        d = BoundedDecoder(coding, 4096)
+        got = b"".join(d.feed(payload[i:i + 512]) for i in range(0, len(payload), 512))
+        assert got == b"a" * 4096 and d.over and d.size == 4096
+    ok = BoundedDecoder("gzip", 4096)
+    assert ok.feed(_gzip(b"short")) == b"short" and not ok.over
 
 
 def test_statuses_redirect_loops_and_dead_hosts_fail_with_the_reason(server):

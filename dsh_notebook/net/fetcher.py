@@ -16,8 +16,12 @@ Design:
   answer cannot point it elsewhere. Redirects are followed by hand, at most
   :data:`MAX_REDIRECTS`, each hop checked again (scheme, the caller's ``allow_url``, addresses).
 - One deadline for the whole fetch, redirects included (default ``min(DEADLINE, 3 x timeout)``),
-  besides the per-read ``timeout``, so a host trickling a byte at a time cannot hold it; a size
-  cap (``max_bytes``) that fails the fetch, or with ``truncate=True`` cuts the body.
+  besides the per-read ``timeout``: every socket operation, the status line and headers
+  included, ends by it (:class:`~.transport.DeadlineTransport`), so a host trickling a byte at a
+  time cannot hold it. A size cap (``max_bytes``) on the body as decoded, which fails the fetch,
+  or with ``truncate=True`` cuts the body: the fetcher asks for ``identity``, reads the wire bytes
+  itself and decodes a ``gzip`` or ``deflate`` answer in steps that never pass the cap (a
+  compression bomb stops there); other or stacked codings are refused.
 - ``allow_private=True`` (or the environment variable ``DSH_FULLTEXT_ALLOW_PRIVATE=1`` when the
   argument is left ``None``; the name is historical, it lifts the rule for every checked fetch)
   lifts the address rule, for tests and demos that serve pages from ``127.0.0.1``. It is a
@@ -39,6 +43,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 
 from .errors import FetchFailed, FetchRefused
+from .transport import BoundedDecoder, DeadlineTransport, UnsupportedEncoding
 
 __all__ = ["ALLOW_PRIVATE_ENV", "DEADLINE", "MAX_BYTES", "MAX_REDIRECTS", "TIMEOUT", "Fetched", "address_rule",
            "allow_private_default", "check_host", "fetch"]
@@ -211,7 +216,7 @@ def fetch(url: str, *, timeout: float = TIMEOUT, deadline: float | None = None, 
     current, came_from = url, None
     hops: list[str] = []
     try:
-        with httpx.Client(timeout=timeout, follow_redirects=False) as client:
+        with httpx.Client(transport=DeadlineTransport(ends), timeout=timeout, follow_redirects=False) as client:
             for hop in range(MAX_REDIRECTS + 1):
                 try:
                     scheme, host, port, addresses = _check_hop(current, allowed_private, allow_url)
@@ -248,6 +253,9 @@ def fetch(url: str, *, timeout: float = TIMEOUT, deadline: float | None = None, 
     except (FetchRefused, FetchFailed):
         raise
     except httpx.TimeoutException as exc:
+        if time.monotonic() >= ends - 0.01:  # the transport stopped at the whole fetch's deadline
+            raise FetchFailed(f"GET {current} took longer than the {limit:g}-second deadline for the whole fetch; "
+                              "the host is too slow") from None
         raise FetchFailed(f"GET {current} timed out ({type(exc).__name__}; the read timeout is {timeout:g} s)") \
             from None
     except (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError) as exc:
@@ -262,7 +270,7 @@ def _connect(client: httpx.Client, url: str, scheme: str, host: str, port: int, 
     connection (never to a fresh DNS answer); ``Host`` and the TLS SNI keep the name."""
     parts = urlsplit(url)
     default_port = port == (443 if scheme == "https" else 80)
-    sent = {"User-Agent": user_agent, **(headers or {}),
+    sent = {"User-Agent": user_agent, **(headers or {}), "Accept-Encoding": "identity",
             "Host": (f"[{host}]" if ":" in host else host) + ("" if default_port else f":{port}")}
     last_error: Exception | None = None
     for address in addresses:
@@ -279,19 +287,28 @@ def _connect(client: httpx.Client, url: str, scheme: str, host: str, port: int, 
 
 def _read_body(response: httpx.Response, url: str, max_bytes: int, truncate: bool,
                left: Callable[[str], float]) -> tuple[bytes, bool]:
-    """The body, read chunk by chunk with the deadline checked between chunks; ``(bytes, cut)``."""
+    """The body, read chunk by chunk as it came over the wire (the deadline checked between
+    chunks), decoded by a :class:`~.transport.BoundedDecoder` that never holds more than
+    *max_bytes*; ``(bytes, cut)``."""
+    coding = response.headers.get("Content-Encoding")
+    try:
+        decoder = BoundedDecoder(coding, max_bytes)
+    except UnsupportedEncoding as exc:
+        raise FetchFailed(f"{url}: {exc}") from None
     length = response.headers.get("Content-Length")
-    if not truncate and length and length.isdigit() and int(length) > max_bytes:
+    if (not truncate and decoder.coding == "identity" and length and length.isdigit()
+            and int(length) > max_bytes):
         raise FetchFailed(f"{url} is {int(length)} bytes, over the {max_bytes}-byte cap")
     chunks: list[bytes] = []
-    total = 0
-    for chunk in response.iter_bytes():
+    for raw in response.iter_raw():
         left(f"GET {url}")
-        total += len(chunk)
-        if total > max_bytes:
+        try:
+            chunks.append(decoder.feed(raw))
+        except UnsupportedEncoding as exc:
+            raise FetchFailed(f"{url}: {exc}") from None
+        if decoder.over:
             if not truncate:
-                raise FetchFailed(f"{url} is over the {max_bytes}-byte cap")
-            chunks.append(chunk[:len(chunk) - (total - max_bytes)])
+                raise FetchFailed(f"{url} is over the {max_bytes}-byte cap"
+                                  + (f" once decoded ({decoder.coding})" if decoder.coding != "identity" else ""))
             return b"".join(chunks), True
-        chunks.append(chunk)
     return b"".join(chunks), False
