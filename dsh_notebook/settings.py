@@ -64,6 +64,7 @@ __all__ = [
     "DEFAULT_ALLOWED_HOSTS",
     "DEFAULT_WIKIPEDIA_URL",
     "ENVIRONMENT",
+    "MAX_FILE_BYTES",
     "PROVIDERS",
     "TIERS",
     "AcademicSettings",
@@ -82,6 +83,8 @@ __all__ = [
     "host_of",
     "load_settings",
     "normalize_host_pattern",
+    "parse_config",
+    "read_config_file",
 ]
 
 # --------------------------------------------------------------------------- hosts
@@ -197,7 +200,9 @@ class Provider(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     base_url: str = Field(min_length=1, description="the API's base URL, e.g. https://api.deepseek.com")
-    api_key_env: str = Field(min_length=1, description="the environment variable that holds the key")
+    api_key_env: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+                             description="the name of the environment variable that holds the key (letters, "
+                                         "digits and _; never the key itself)")
     protocol: Literal["openai-chat"] = Field("openai-chat", description="the wire protocol (OpenAI chat completions)")
     models: list[ModelInfo] = Field(default_factory=list, description="the models, merged with the built-ins by id")
 
@@ -725,6 +730,58 @@ def _build(file_data: dict, source: Path | str, env: dict[str, str]) -> Settings
         raise SettingsError(f"{source}: {where}: {first['msg']}") from None
 
 
+#: The largest ``settings.toml`` or ``credentials.toml`` read, bytes.
+MAX_FILE_BYTES = 1024 * 1024
+
+
+def read_config_file(path: Path) -> bytes | None:
+    """The bytes of a settings or credentials file, ``None`` when there is none. Raises
+    :class:`~dsh_notebook.errors.SettingsError` naming the file when it is not a regular file (a
+    folder, a fifo, a device: never waited on), is over :data:`MAX_FILE_BYTES`, or cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise SettingsError(f"{path} is a folder, not a settings file") from None
+    except OSError as exc:
+        raise SettingsError(f"{path} cannot be read ({exc.strerror or type(exc).__name__})") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise SettingsError(f"{path} is a folder, not a settings file")
+        if not stat.S_ISREG(st.st_mode):
+            raise SettingsError(f"{path} is not a regular file (a fifo or a device?); it is not read")
+        if st.st_size > MAX_FILE_BYTES:
+            raise SettingsError(f"{path} is {st.st_size} bytes, over the {MAX_FILE_BYTES}-byte limit for a settings file")
+        with os.fdopen(fd, "rb", closefd=True) as f:
+            fd = -1
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise SettingsError(f"{path} cannot be read ({exc.strerror or type(exc).__name__})") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(data) > MAX_FILE_BYTES:
+        raise SettingsError(f"{path} is over the {MAX_FILE_BYTES}-byte limit for a settings file")
+    return data
+
+
+def parse_config(data: bytes, path: Path) -> dict[str, Any]:
+    """TOML *data* of the file at *path* as a dict; :class:`SettingsError` naming the file when it is
+    not UTF-8 TOML (or nests too deeply, or holds a number Python will not read)."""
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise SettingsError(f"{path} is not UTF-8 text (byte {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{path} is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise SettingsError(f"{path} nests tables or arrays too deeply to be read") from None
+    except ValueError as exc:  # e.g. an integer over Python's digit limit
+        raise SettingsError(f"{path} holds a value that cannot be read ({' '.join(str(exc).split())[:200]})") from None
+
+
 def load_settings(path: Path | None = None) -> Settings:
     """The built-ins merged with ``settings.toml`` (``path``, default in the home folder) and the
     environment. Raises :class:`~dsh_notebook.errors.SettingsError` (an ``LLMError``, code
@@ -732,7 +789,7 @@ def load_settings(path: Path | None = None) -> Settings:
     it is parsed and validated again only when its bytes (or the environment) changed."""
     path = path or home() / "settings.toml"
     env = {var: os.environ.get(var, "") for var in ENVIRONMENT}
-    content = path.read_bytes() if path.exists() else None
+    content = read_config_file(path)
     key = (str(path), content, tuple(env.values()))
     with _cache_lock:
         cached = _cache.get(key)
@@ -740,10 +797,7 @@ def load_settings(path: Path | None = None) -> Settings:
         return cached
     file_data: dict = {}
     if content is not None:
-        try:
-            file_data = tomllib.loads(content.decode("utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise SettingsError(f"{path} is not valid TOML: {exc}") from None
+        file_data = parse_config(content, path)
     settings = _build(file_data, path, env)
     with _cache_lock:
         if len(_cache) >= _CACHE_SIZE:
@@ -765,14 +819,18 @@ def api_key(provider_id: str, provider: Provider) -> str:
     if key:
         return key
     cred = home() / "credentials.toml"
-    if cred.exists():
+    try:
+        content = read_config_file(cred)
+    except SettingsError as exc:
+        raise LLMError(MISSING_CREDENTIAL, exc.message) from None
+    if content is not None:
         mode = stat.S_IMODE(cred.stat().st_mode)
         if mode & 0o077:
             raise LLMError(MISSING_CREDENTIAL, f"{cred} is readable by others (mode {mode:o}); chmod 600 it")
         try:
-            entry = tomllib.loads(cred.read_text(encoding="utf-8")).get(provider_id) or {}
-        except tomllib.TOMLDecodeError as exc:
-            raise LLMError(MISSING_CREDENTIAL, f"{cred} is not valid TOML ({exc.__class__.__name__})") from None
+            entry = parse_config(content, cred).get(provider_id) or {}
+        except SettingsError as exc:  # never the file's text: it holds keys
+            raise LLMError(MISSING_CREDENTIAL, exc.message) from None
         if isinstance(entry, dict) and isinstance(entry.get("api_key"), str) and entry["api_key"]:
             return entry["api_key"]
     raise LLMError(MISSING_CREDENTIAL, f"no API key for provider {provider_id!r}: set {provider.api_key_env} or add "

@@ -194,3 +194,43 @@ def test_the_reckoner_engine_finds_the_home_without_pydantic():
     env = {"DSH_NOTEBOOK_HOME": "/tmp/dsh-home-x", "PATH": "", "PYTHONPATH": ":".join(sys.path)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
     assert out.split() == ["/tmp/dsh-home-x/reckoner", "False", "False"]
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda p: p.mkdir(), "is a folder"),
+    (lambda p: __import__("os").mkfifo(p), "not a regular file"),
+    (lambda p: p.symlink_to("/dev/zero"), "not a regular file"),
+    (lambda p: p.write_bytes(b"# x\n" * 300_000), "over the 1048576-byte limit"),
+    (lambda p: p.write_text("a = " + "[" * 100_000 + "]" * 100_000 + "\n"), "nests tables or arrays too deeply"),
+    (lambda p: p.write_text("default_model = 1" + "0" * 5000 + "\n"), "holds a value that cannot be read"),
+    (lambda p: p.write_bytes(b'default_model = "caf\xe9"\n'), "is not UTF-8 text"),
+])
+def test_a_settings_file_that_cannot_be_read_is_named_never_waited_on(home, make, says):
+    """A folder, a fifo (never opened for a blocking read), /dev/zero, an over-long file, deep
+    nesting, a huge integer, bad UTF-8: one SettingsError naming the file and the problem."""
+    make(home / "settings.toml")
+    with pytest.raises(SettingsError) as exc:
+        load_settings()
+    assert exc.value.code == "SETTINGS" and str(home / "settings.toml") in str(exc.value) and says in str(exc.value)
+
+
+def test_a_key_written_where_its_variable_name_goes_is_refused_without_being_echoed(home):
+    secret = "sk-live-REALSECRETKEY0123456789"
+    write(home, f'[providers.deepseek]\napi_key_env = "{secret}"\n')
+    with pytest.raises(SettingsError) as exc:
+        load_settings()
+    assert "api_key_env" in str(exc.value) and secret not in str(exc.value)
+
+
+def test_credentials_that_are_not_utf8_are_a_missing_credential_without_their_text(home, monkeypatch):
+    from dsh_notebook.errors import LLMError
+    from dsh_notebook.settings import api_key
+
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
+    cred = home / "credentials.toml"
+    cred.write_bytes(b'[deepseek]\napi_key = "sk-\xff\xfesecretsecret"\n')
+    cred.chmod(0o600)
+    settings = load_settings()
+    with pytest.raises(LLMError) as exc:
+        api_key("deepseek", settings.providers["deepseek"])
+    assert exc.value.code == "MISSING_CREDENTIAL" and "not UTF-8" in str(exc.value) and "secret" not in str(exc.value)
