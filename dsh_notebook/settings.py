@@ -740,7 +740,7 @@ def read_config_file(path: Path) -> bytes | None:
     folder, a fifo, a device: never waited on), is over :data:`MAX_FILE_BYTES`, or cannot be read."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no file (or the home folder is not a folder)
         return None
     except IsADirectoryError:
         raise SettingsError(f"{path} is a folder, not a settings file") from None
