@@ -360,3 +360,21 @@ def test_the_readmes_sample_verification_log_passes_the_gate(home):
     state.set_enabled(True)
     assert gate.academic_gate([], LONG + "\n\n" + sample) is None
     assert gate.academic_gate([], LONG) is not None  # without it, the same reply is sent back
+
+
+def test_a_client_with_its_own_settings_is_shaped_by_its_own_model(home, monkeypatch):
+    """A client given a Settings object of its own (a model settings.toml does not list) is shaped
+    with the capabilities the client resolved, not looked up again in settings.toml."""
+    from dsh_notebook.settings import BUILTIN, Settings
+
+    state.set_enabled(True)
+    monkeypatch.setenv("LOCAL_KEY", "test-key-not-real")
+    with ScriptedServer([{"reply": {"content": "ok"}}]) as srv:
+        own = Settings.model_validate({**BUILTIN, "default_model": "local/m", "providers": {**BUILTIN["providers"], "local": {
+            "base_url": srv.base_url, "api_key_env": "LOCAL_KEY",
+            "models": [{"id": "m", "reasoning_efforts": ["low", "max"], "default_max_tokens": 2048}]}}})
+        r = ChatClient(settings=own, backoff=0.01).complete(USER)
+    body = srv.requests[0]["body"]
+    assert body["reasoning_effort"] == "max" and body["max_tokens"] == 2048
+    assert body["messages"][0]["content"].startswith(prompt.identity("en")[:40]) and r.text == "ok"
+    assert state.status()["lastError"] is None

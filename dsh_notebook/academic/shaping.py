@@ -53,9 +53,9 @@ def academic_hook(body: dict, ctx) -> list[str]:
     if not is_enabled():
         return []
     where = f"{ctx.provider_id}/{ctx.model.id}"
+    info = ctx.model  # the capabilities the client itself resolved (its own settings, if it was given some)
     try:
-        settings = load_settings()
-        _, _, info = settings.resolve(where)
+        settings = load_settings()  # for [academic] language
     except LLMError as exc:
         record_applied(None, f"capability lookup for {where} failed ({exc.code}: {exc.message}); "
                              "the request went out unchanged")

@@ -40,10 +40,12 @@ RequestHook = Callable[[dict[str, Any], "RequestContext"], list[str]]
 StopHook = Callable[[list[dict[str, Any]], str], "str | None"]
 
 _log = logging.getLogger(__name__)
-_lock = threading.Lock()
+_lock = threading.Lock()  # the two lists
+_load_lock = threading.Lock()  # loading the entry points (a hook's loader calls register, which takes _lock)
 _request: list[RequestHook] = []
 _stop: list[StopHook] = []
-_loaded = False
+_loaded: set[str] = set()  # entry points loaded; one that failed is tried again next time
+_warned: set[str] = set()
 
 
 def register(*, request: RequestHook | None = None, stop: StopHook | None = None) -> None:
@@ -57,15 +59,21 @@ def register(*, request: RequestHook | None = None, stop: StopHook | None = None
 
 
 def _load_entry_points() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
-        try:
-            ep.load()()
-        except Exception as exc:  # noqa: BLE001 - a broken plugin must not stop model access
-            _log.warning("the model-client hook %r (%s) could not be loaded: %s", ep.name, ep.value, exc)
+    """Load every entry point of :data:`GROUP` not loaded yet, under one lock, so a client made
+    while another thread loads them waits and gets them all; one that fails is logged once and
+    tried again when defaults are next asked for."""
+    with _load_lock:
+        for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
+            if ep.name in _loaded:
+                continue
+            try:
+                ep.load()()
+            except Exception as exc:  # noqa: BLE001 - a broken plugin must not stop model access
+                if ep.name not in _warned:
+                    _warned.add(ep.name)
+                    _log.warning("the model-client hook %r (%s) could not be loaded: %s", ep.name, ep.value, exc)
+                continue
+            _loaded.add(ep.name)
 
 
 def default_request_hooks() -> list[RequestHook]:
