@@ -406,3 +406,10 @@ def test_a_policy_out_of_range_is_refused():
         with pytest.raises(ValueError):
             RetryPolicy(**bad)
     assert RetryPolicy(attempts=1).call(lambda: httpx.Response(503), sleep=pytest.fail).status_code == 503
+
+
+def test_a_hostile_url_is_not_copied_whole_into_the_error():
+    """A 1 MB URL is refused with a message of a few hundred characters naming the rule."""
+    with pytest.raises(FetchRefused) as exc:
+        fetch("ftp://example.org/" + "a" * 1_000_000)
+    assert len(str(exc.value)) < 400 and "only http and https" in str(exc.value)

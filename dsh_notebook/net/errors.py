@@ -26,13 +26,21 @@ from __future__ import annotations
 
 from ..errors import DshError
 
-__all__ = ["FetchFailed", "FetchRefused", "NetError", "RetryCancelled"]
+__all__ = ["MAX_MESSAGE", "FetchFailed", "FetchRefused", "NetError", "RetryCancelled"]
+
+#: The longest message a network error carries, characters.
+MAX_MESSAGE = 1000
 
 
 class NetError(DshError):
-    """Base of the network layer's exceptions; ``code`` names the kind, ``str(exc)`` says why."""
+    """Base of the network layer's exceptions; ``code`` names the kind, ``str(exc)`` says why (at
+    most :data:`MAX_MESSAGE` characters: a message that repeats a hostile URL stays short)."""
 
     code: str = "NET_ERROR"
+
+    def __init__(self, message: str = "", *args: object) -> None:
+        text = str(message)
+        super().__init__(text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE - 1] + "…", *args)
 
 
 class FetchRefused(NetError):

@@ -60,6 +60,14 @@ TIMEOUT = 30.0
 DEADLINE = 60.0
 
 _REDIRECTS = (301, 302, 303, 307, 308)
+_SHOWN = 200  # characters of a URL an error message repeats
+
+
+def _shown(url: str | None) -> str:
+    """*url* as an error message repeats it: at most 200 characters (a 1 MB URL is not copied into
+    every log line and receipt)."""
+    text = str(url)
+    return text if len(text) <= _SHOWN else text[:_SHOWN - 1] + "…"
 _IP = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
@@ -158,19 +166,19 @@ def _split_url(url: str) -> tuple[str, str, int]:
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https"):
-        raise FetchRefused(f"{url!r}: only http and https URLs are fetched (got {scheme or 'no'} scheme)")
+        raise FetchRefused(f"{_shown(url)!r}: only http and https URLs are fetched (got {scheme or 'no'} scheme)")
     try:
         host, port = parts.hostname, parts.port
     except ValueError as exc:
-        raise FetchRefused(f"{url!r} is not a valid URL ({exc})") from None
+        raise FetchRefused(f"{_shown(url)!r} is not a valid URL ({exc})") from None
     if not host:
-        raise FetchRefused(f"{url!r} names no host")
+        raise FetchRefused(f"{_shown(url)!r} names no host")
     try:
         read_by_httpx = httpx.URL(url).host
     except (httpx.InvalidURL, TypeError, ValueError) as exc:
-        raise FetchRefused(f"{url!r} is not a valid URL ({exc})") from None
+        raise FetchRefused(f"{_shown(url)!r} is not a valid URL ({exc})") from None
     if read_by_httpx.lower().rstrip(".") != host.lower().rstrip("."):
-        raise FetchRefused(f"{url!r} names its host ambiguously ({host!r} or {read_by_httpx!r}); such URLs are not "
+        raise FetchRefused(f"{_shown(url)!r} names its host ambiguously ({host!r} or {read_by_httpx!r}); such URLs are not "
                            "fetched")
     return scheme, host, port or (443 if scheme == "https" else 80)
 
@@ -179,7 +187,7 @@ def _check_hop(url: str, allow_private: bool,
                allow_url: Callable[[str], bool] | None) -> tuple[str, str, int, list[str]]:
     scheme, host, port = _split_url(url)
     if allow_url is not None and not allow_url(url):
-        raise FetchRefused(f"{url} is not on this caller's list of allowed sources")
+        raise FetchRefused(f"{_shown(url)} is not on this caller's list of allowed sources")
     return scheme, host, port, check_host(host, port, allow_private)
 
 
@@ -223,28 +231,28 @@ def fetch(url: str, *, timeout: float = TIMEOUT, deadline: float | None = None, 
                 except FetchRefused as exc:
                     if came_from is None:
                         raise
-                    raise FetchRefused(f"{came_from} redirects to {current}, refused: {exc}") from None
+                    raise FetchRefused(f"{_shown(came_from)} redirects to {_shown(current)}, refused: {exc}") from None
                 response = _connect(client, current, scheme, host, port, addresses, user_agent, headers,
-                                    min(timeout, left(f"GET {current}")))
+                                    min(timeout, left(f"GET {_shown(current)}")))
                 try:
                     if response.status_code in _REDIRECTS:
                         location = response.headers.get("Location")
                         if not location:
-                            raise FetchFailed(f"GET {current} answered HTTP {response.status_code} without a "
+                            raise FetchFailed(f"GET {_shown(current)} answered HTTP {response.status_code} without a "
                                               "Location", status=response.status_code)
                         if hop == MAX_REDIRECTS:
-                            raise FetchFailed(f"{url} redirects more than {MAX_REDIRECTS} times")
+                            raise FetchFailed(f"{_shown(url)} redirects more than {MAX_REDIRECTS} times")
                         hops.append(current)
                         came_from, current = current, urljoin(current, location)
                         continue
                     if response.status_code != 200:
-                        raise FetchFailed(f"GET {current} answered HTTP {response.status_code}",
+                        raise FetchFailed(f"GET {_shown(current)} answered HTTP {response.status_code}",
                                           status=response.status_code)
                     declared = response.headers.get("Content-Type")
                     if media_ok is not None:
                         media = (declared or "").split(";")[0].strip().lower()
                         if not media_ok(media):
-                            raise FetchRefused(f"{current} is {media or 'of an undeclared type'}, a media type this "
+                            raise FetchRefused(f"{_shown(current)} is {media or 'of an undeclared type'}, a media type this "
                                                "caller does not read")
                     body, cut = _read_body(response, current, max_bytes, truncate, left)
                     return Fetched(body, current, declared, cut, tuple(hops))
@@ -254,14 +262,14 @@ def fetch(url: str, *, timeout: float = TIMEOUT, deadline: float | None = None, 
         raise
     except httpx.TimeoutException as exc:
         if time.monotonic() >= ends - 0.01:  # the transport stopped at the whole fetch's deadline
-            raise FetchFailed(f"GET {current} took longer than the {limit:g}-second deadline for the whole fetch; "
+            raise FetchFailed(f"GET {_shown(current)} took longer than the {limit:g}-second deadline for the whole fetch; "
                               "the host is too slow") from None
-        raise FetchFailed(f"GET {current} timed out ({type(exc).__name__}; the read timeout is {timeout:g} s)") \
+        raise FetchFailed(f"GET {_shown(current)} timed out ({type(exc).__name__}; the read timeout is {timeout:g} s)") \
             from None
     except (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError) as exc:
         detail = " ".join(str(exc).split()) or type(exc).__name__
-        raise FetchFailed(f"GET {current} failed ({type(exc).__name__}: {detail})") from None
-    raise FetchFailed(f"{url} redirects more than {MAX_REDIRECTS} times")  # not reached
+        raise FetchFailed(f"GET {_shown(current)} failed ({type(exc).__name__}: {detail})") from None
+    raise FetchFailed(f"{_shown(url)} redirects more than {MAX_REDIRECTS} times")  # not reached
 
 
 def _connect(client: httpx.Client, url: str, scheme: str, host: str, port: int, addresses: list[str],
@@ -294,21 +302,21 @@ def _read_body(response: httpx.Response, url: str, max_bytes: int, truncate: boo
     try:
         decoder = BoundedDecoder(coding, max_bytes)
     except UnsupportedEncoding as exc:
-        raise FetchFailed(f"{url}: {exc}") from None
+        raise FetchFailed(f"{_shown(url)}: {exc}") from None
     length = response.headers.get("Content-Length")
     if (not truncate and decoder.coding == "identity" and length and length.isdigit()
             and int(length) > max_bytes):
-        raise FetchFailed(f"{url} is {int(length)} bytes, over the {max_bytes}-byte cap")
+        raise FetchFailed(f"{_shown(url)} is {int(length)} bytes, over the {max_bytes}-byte cap")
     chunks: list[bytes] = []
     for raw in response.iter_raw():
-        left(f"GET {url}")
+        left(f"GET {_shown(url)}")
         try:
             chunks.append(decoder.feed(raw))
         except UnsupportedEncoding as exc:
-            raise FetchFailed(f"{url}: {exc}") from None
+            raise FetchFailed(f"{_shown(url)}: {exc}") from None
         if decoder.over:
             if not truncate:
-                raise FetchFailed(f"{url} is over the {max_bytes}-byte cap"
+                raise FetchFailed(f"{_shown(url)} is over the {max_bytes}-byte cap"
                                   + (f" once decoded ({decoder.coding})" if decoder.coding != "identity" else ""))
             return b"".join(chunks), True
     return b"".join(chunks), False
