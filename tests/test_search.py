@@ -280,7 +280,7 @@ def test_enrich_never_fetches_a_private_address_a_page_redirects_to(engine, monk
     real = fetcher.check_host
     monkeypatch.setattr(fetcher, "check_host",  # public.test stands for a public host (served here)
                         lambda host, port, allow: ["127.0.0.1"] if host == "public.test" else real(host, port, allow))
-    monkeypatch.delenv("DSH_FULLTEXT_ALLOW_PRIVATE", raising=False)
+    monkeypatch.setenv("DSH_FULLTEXT_ALLOW_PRIVATE", "1")  # the full texts' demo override does not reach search
     secret = "<p>admin console: the copper resistivity is 9 ohm m</p>"
     sx = FakeSearxng(lambda q: [{"url": f"http://public.test:{sx.port}/page/moved", "title": "Moved",
                                  "content": "moved snippet"},

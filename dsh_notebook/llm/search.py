@@ -43,8 +43,8 @@
   (:func:`dsh_notebook.net.fetch`): public http(s) hosts only, every redirect hop checked again
   (its address, and the policy's allow-list), one deadline per page. Only Python callers can
   lift the address rule, for pages served from ``127.0.0.1`` in tests and demos
-  (``HttpSearchProvider(..., allow_private=True)``, or ``DSH_FULLTEXT_ALLOW_PRIVATE=1`` when it is
-  left ``None``); nothing a model sends reaches it.
+  (``HttpSearchProvider(..., allow_private=True)``; the full texts' environment variable
+  ``DSH_FULLTEXT_ALLOW_PRIVATE`` does not reach the search tool); nothing a model sends reaches it.
 * Providers are small classes over httpx with one method, ``search(query, max_results)``
   returning candidates ``{url, title?, snippet?, publishedAt?}``: :class:`SearxngProvider`
   (a SearXNG instance's JSON API) and :class:`WikipediaProvider` (Wikipedia's REST search).
@@ -316,10 +316,10 @@ class HttpSearchProvider:
     user_agent = f"dsh-notebook/{__version__} (reckoner search tool)"
 
     def __init__(self, base_url: str, *, timeout: float = 15.0, transport: httpx.BaseTransport | None = None,
-                 allow_private: bool | None = None):
+                 allow_private: bool = False):
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
-        self.allow_private = allow_private
+        self.allow_private = bool(allow_private)  # never None: fetch would read the environment
         self._transport = transport
         self._http: httpx.Client | None = None
 
