@@ -419,7 +419,8 @@ def ledger_subparsers(sub) -> argparse._SubParsersAction:
 
 
 def _ledger_file(args, verb: str) -> Path | None:
-    from .artifact.ledgers import NAME, NAME_RULE, resolve_ledger
+    from .artifact.ledgers import resolve_ledger
+    from .artifact.paths import NAME, NAME_RULE
 
     if not NAME.fullmatch(args.name or ""):
         shown = args.name if len(args.name or "") <= 60 else args.name[:60] + "…"

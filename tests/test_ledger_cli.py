@@ -182,7 +182,7 @@ def test_ledger_magic_verify_uses_the_sealed_head(sh):  # noqa: F811
 def test_a_too_long_name_is_refused_cleanly(tmp_path, sh):  # noqa: F811
     """A 300-character --name exceeded the file-name limit (OSError tracebacks); the shared NAME
     caps it at 100 characters: exit 2 in the CLI, a UsageError in the magic."""
-    from dsh_notebook.artifact.ledgers import NAME, NAME_MAX
+    from dsh_notebook.artifact.paths import NAME, NAME_MAX
     from dsh_notebook.notebook.ledger import LedgerUsageError, parse
 
     assert NAME_MAX == 100 and NAME.fullmatch("a" * 100) and not NAME.fullmatch("a" * 101)

@@ -41,16 +41,12 @@ from ..research import (
     is_eligible_for_synthesis,
 )
 from ..research.predicates import unresolved_objections
+from .seal import sealed_ledger
 
 MIME_LEDGER = "application/vnd.dsh.ledger+json"
 VERDICTS = ("approved", "rejected", "needs_revision")
 
 
-# a ledger's name, the file <stem>.dsh/ledger/NAME.jsonl: 1-100 characters (a longer one would
-# exceed the file-name limit); shared by the magic, the CLI and the server's routes
-NAME_MAX = 100
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,%d}" % (NAME_MAX - 1))
-NAME_RULE = f"letters, digits, _ . -, starting with a letter or digit, at most {NAME_MAX} characters"
 
 
 
@@ -315,7 +311,6 @@ def verify_sealed(path: Path) -> dict:
     problem here (a live ledger goes on after each save); the result's ``sealed`` says how many.
     Raises ``LedgerPathError`` (one line) for a path that cannot be a ledger file."""
     from ..research import Ledger
-    from .seal import sealed_ledger
 
     sealed = sealed_ledger(path)
     led = Ledger(path)

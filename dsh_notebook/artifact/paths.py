@@ -13,11 +13,18 @@
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..storage import home
+
+# A ledger's name, the file <stem>.dsh/ledger/NAME.jsonl: 1-100 characters (a longer one would
+# exceed the file-name limit); shared by the magic, the CLI, the server's routes and sync/verify
+NAME_MAX = 100
+NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_.-]{{0,{NAME_MAX - 1}}}")
+NAME_RULE = f"letters, digits, _ . -, starting with a letter or digit, at most {NAME_MAX} characters"
 
 
 def sidecar_for(notebook) -> Path:

@@ -25,7 +25,7 @@ from pathlib import Path
 from ..reckoner import read_record, rerun
 from ..reckoner.records import RECORDS_DIR, UnreadableRecord
 from ..version import __version__
-from .paths import sidecar_for
+from .paths import NAME, sidecar_for
 
 MIME_RECORD = "application/vnd.dsh.record+json"
 MIME_SESSION = "application/vnd.dsh.session+json"
@@ -209,7 +209,6 @@ def sync_node(nb, notebook, problems: list[str] | None = None) -> dict:
 
 def _old_ledger_seals(meta) -> dict[str, dict]:
     """The well-formed ``{name: {head, events}}`` entries of an existing ``metadata.dsh.ledgers``."""
-    from .ledgers import NAME
 
     held = meta.get("ledgers") if isinstance(meta, dict) else None
     if not isinstance(held, dict):
@@ -382,7 +381,6 @@ def _check_sessions(nb, meta: dict, sidecar: Path) -> list[Finding]:
 def _check_sealed_ledgers(held: dict | None, ledgers: list[Path], sidecar: Path) -> list[Finding]:
     """Check 1 for ledgers: each ledger ``metadata.dsh.ledgers`` seals exists beside the
     notebook (its head is checked under 3) and its entry is well formed."""
-    from .ledgers import NAME
 
     out: list[Finding] = []
     on_disk = {f.stem for f in ledgers}

@@ -12,13 +12,12 @@ from pathlib import Path
 
 from ..artifact.ledgers import (
     MIME_LEDGER,
-    NAME,
-    NAME_RULE,
     md_cell,
     read_state,
     show_bundle,
     sidecar_of,
 )
+from ..artifact.paths import NAME, NAME_RULE
 from ..errors import NotebookError
 
 USAGE = ('%ledger show|explore|verify|export [--name NAME] [--format md|bibtex]\n'

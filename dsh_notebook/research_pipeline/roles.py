@@ -51,6 +51,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ..llm.client import ChatClient
 from ..research.actors import Actor
 from ..research.claims import fulltext_path, quote_in_fulltext, sidecar_of, stored_text
 from ..research.fold import LedgerState
@@ -195,8 +196,6 @@ def _system(role: str) -> str:
 
 def default_client_factory(route: dict):
     """A ``ChatClient`` for the route's model, without academic mode's hooks."""
-    from ..llm.client import ChatClient
-
     return ChatClient(model=f"{route['provider']}/{route['model']}" if route.get("provider") else route.get("model"),
                       hooks=[])
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import logging
 
-from ..errors import SettingsError
+from ..errors import LLMError, SettingsError
 from ..research.fold import LedgerState
 from ..settings import ResearchSettings, TierSettings, load_settings
 
@@ -80,8 +80,6 @@ class Router:
         self.tiers = {name: self._tier(name, getattr(research.tiers, name)) for name in ("cheap", "strong")}
 
     def _tier(self, name: str, conf: TierSettings) -> dict:
-        from ..errors import LLMError
-
         try:
             pid, _, info = self.settings.resolve(conf.model)
         except LLMError as exc:

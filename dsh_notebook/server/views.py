@@ -207,7 +207,7 @@ def reviews(notebook: Path, root: Path) -> list[dict]:
 
 
 def _ledger_file(notebook: Path, root: Path, name: str) -> Path:
-    from ..artifact.ledgers import NAME, NAME_RULE
+    from ..artifact.paths import NAME, NAME_RULE
 
     if not NAME.fullmatch(name):
         shown = name if len(name) <= 60 else name[:60] + "…"
@@ -251,7 +251,7 @@ def ledgers(notebook: Path, root: Path) -> list[dict]:
     if folder is None:
         return []
     out = []
-    from ..artifact.ledgers import NAME
+    from ..artifact.paths import NAME
 
     for f in sorted(folder.glob("*.jsonl")):
         if not NAME.fullmatch(f.stem):
