@@ -30,22 +30,25 @@ The tree (module, default code; a short example that raises it)::
     │   │   ChatClient(model="nope")              # UNKNOWN_MODEL, naming the known models
     │   └── SettingsError(ValueError)             errors, SETTINGS
     │           load_settings() of 'default_model = 3'   # names the file, the field, the rule
-    ├── EngineError                               reckoner.errors, instance code (ENGINE_*)
-    │       raised inside the engine only; Engine().call(...) returns its receipt
-    ├── UnreadableRecord(ValueError)              reckoner.records, RECORD_UNREADABLE
-    │       read_record(p) of a file whose first line is not a record header
-    ├── ArticleError(ValueError)                  reckoner.articles, ARTICLE_REFUSED
-    │       write_article(open_record, ...)       # only closed records are written up
-    ├── LedgerPathError(OSError, ValueError)      research.ledger, LEDGER_PATH
-    │       Ledger("")                            # the ledger path is empty
-    ├── IdentifierError(ValueError)               research_pipeline.bibliographic, IDENTIFIER_INVALID
-    │       normalize("10.1/x")                   # the registrant code must be 4 to 9 digits
-    ├── SearchError                               llm.search, SEARCH_UNAVAILABLE
+    ├── ReckonerError                             reckoner.errors, RECKONER (the reckoner layer)
+    │   ├── EngineError                           instance code (ENGINE_*)
+    │   │       raised inside the engine only; Engine().call(...) returns its receipt
+    │   ├── UnreadableRecord(ValueError)          reckoner.records, RECORD_UNREADABLE
+    │   │       read_record(p) of a file whose first line is not a record header
+    │   └── ArticleError(ValueError)              reckoner.articles, ARTICLE_REFUSED
+    │           write_article(open_record, ...)   # only closed records are written up
+    ├── ResearchError                             research.ledger, RESEARCH (the research layers)
+    │   ├── LedgerPathError(OSError, ValueError)  research.ledger, LEDGER_PATH
+    │   │       Ledger("")                        # the ledger path is empty
+    │   └── IdentifierError(ValueError)           research_pipeline.bibliographic, IDENTIFIER_INVALID
+    │           normalize("10.1/x")               # the registrant code must be 4 to 9 digits
+    ├── SearchError                               llm.search, SEARCH_UNAVAILABLE (the search tool)
     │       SearxngProvider(url).search(q, 5) when the instance answers HTTP 500
-    ├── TargetError(ValueError)                   reviewer.sources, REVIEW_TARGET
-    │       read_target("slack:x")                # unknown source
-    ├── ReviewUsageError(ValueError)              reviewer.targets, REVIEW_USAGE
-    │       %review --target                      # (the magic, the panel)
+    ├── ReviewerError                             reviewer.errors, REVIEWER (the reviewer layer)
+    │   ├── TargetError(ValueError)               reviewer.sources, REVIEW_TARGET
+    │   │       read_target("slack:x")            # unknown source
+    │   └── ReviewUsageError(ValueError)          reviewer.targets, REVIEW_USAGE
+    │           %review --target                  # (the magic, the panel)
     ├── NetError                                  net.errors, NET_ERROR
     │   ├── FetchRefused                          NET_REFUSED
     │   │       fetch("ftp://x.org/p")            # only http and https

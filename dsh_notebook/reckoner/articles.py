@@ -30,10 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, overload
 
-from ..errors import DshError
 from . import display
 from . import grammar as G
-from .errors import EngineError
+from .errors import EngineError, ReckonerError
 from .records import Record, read_record
 from .values import Sig, parse_tagged
 
@@ -43,7 +42,7 @@ FORMATS = ("md", "latex")
 LANGUAGES = ("auto", "zh-CN", "en")
 
 
-class ArticleError(DshError, ValueError):
+class ArticleError(ReckonerError, ValueError):
     """An article cannot be written: the record is open, the body is unsafe, a tool is missing."""
 
     code = "ARTICLE_REFUSED"

@@ -77,7 +77,13 @@ ERROR_TRIGGERS: dict[str, str] = {
 }
 
 
-class EngineError(DshError):
+class ReckonerError(DshError):
+    """The root of the reckoner layer's exceptions (the engine, records, articles)."""
+
+    code = "RECKONER"
+
+
+class EngineError(ReckonerError):
     """A refusal: ``code`` is one of :data:`ERROR_CODES`, ``message`` one sentence.
 
     Raised only inside the engine; public calls turn it into a failure receipt.

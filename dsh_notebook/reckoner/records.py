@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import DshError
 from ..storage import JsonlWriter, atomic_rename, lock_if_free, read_jsonl
+from .errors import ReckonerError
 
 VERSION = 1
 OPEN_FILE = "open-record.jsonl"
@@ -32,7 +32,7 @@ UNREADABLE_DIR = "unreadable"
 HEADER = {"seq": 0, "version": VERSION}
 
 
-class UnreadableRecord(DshError, ValueError):
+class UnreadableRecord(ReckonerError, ValueError):
     """A record file that fails the version gate or lacks its start row."""
 
     code = "RECORD_UNREADABLE"

@@ -115,7 +115,14 @@ REPAIR = ("`dsh-notebook ledger verify` lists the damage; restore the file from 
           "damage can only be re-recorded)")
 
 
-class LedgerPathError(DshError, OSError, ValueError):
+class ResearchError(DshError):
+    """The root of the research layer's exceptions (the ledger core and the pipeline above it).
+    The ledger's writer itself never raises for bad input: ``append`` returns receipts."""
+
+    code = "RESEARCH"
+
+
+class LedgerPathError(ResearchError, OSError, ValueError):
     """A path that cannot be a ledger file (one-line message naming the path and why)."""
 
     code = "LEDGER_PATH"

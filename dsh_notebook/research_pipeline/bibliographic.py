@@ -76,8 +76,9 @@ from urllib.parse import quote, unquote, urlsplit
 
 import httpx
 
-from ..errors import DshError, SettingsError
+from ..errors import SettingsError
 from ..net import CONNECTION_ERRORS, Attempt, FetchFailed, RetryPolicy, request
+from ..research.ledger import ResearchError
 from ..settings import BibliographicSettings, default_settings, load_settings
 
 log = logging.getLogger(__name__)
@@ -95,7 +96,7 @@ TITLE_OK = 90  # rapidfuzz score (0-100) at or above which titles agree
 TITLE_JUDGE = 70  # between this and TITLE_OK the title needs judgment (a model or a person)
 
 
-class IdentifierError(DshError, ValueError):
+class IdentifierError(ResearchError, ValueError):
     """A malformed identifier: the message is one line saying why."""
 
     code = "IDENTIFIER_INVALID"

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import DshError
+from .errors import ReviewerError
 
 __all__ = ["ReviewUsageError", "relative_target", "resolve_target"]
 
 
-class ReviewUsageError(DshError, ValueError):
+class ReviewUsageError(ReviewerError, ValueError):
     """A malformed ``%review`` line or ``--target`` (or a panel choice that cannot be used);
     nothing was changed. The message says why."""
 

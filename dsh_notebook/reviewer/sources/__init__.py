@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from types import ModuleType
 
-from ...errors import DshError
+from ..errors import ReviewerError
 from ..transcript import Conversation, Utterance
 
 #: The sources, as written before the colon of a target (``codex:PATH``) and after ``--source``.
@@ -26,7 +26,7 @@ WHAT = {
 }
 
 
-class TargetError(DshError, ValueError):
+class TargetError(ReviewerError, ValueError):
     """A target or a listing that cannot be served; the message is one line for the person."""
 
     code = "REVIEW_TARGET"
