@@ -29,6 +29,8 @@ from typing import Any
 import httpcore
 import httpx
 
+from .errors import NetError
+
 __all__ = ["BoundedDecoder", "DeadlineTransport", "UnsupportedEncoding"]
 
 _ERRORS: tuple[tuple[type[Exception], type[httpx.TransportError]], ...] = (
@@ -145,8 +147,11 @@ class DeadlineTransport(httpx.BaseTransport):
         self._pool.close()
 
 
-class UnsupportedEncoding(ValueError):
-    """The answer's ``Content-Encoding`` is not one the bounded decoder reads."""
+class UnsupportedEncoding(NetError, ValueError):
+    """The answer's ``Content-Encoding`` is not one the bounded decoder reads (the checked fetcher
+    reports it as a :class:`~.errors.FetchFailed`)."""
+
+    code = "NET_ENCODING"
 
 
 class BoundedDecoder:
