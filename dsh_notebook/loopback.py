@@ -4,7 +4,7 @@ third-party import, so every layer's test doubles can use it.
 
 ``LoopbackServer`` binds at construction (port 0 = any free port) and gives ``port``,
 ``base_url``, ``start()``, ``stop()`` and the context-manager protocol; a subclass supplies
-its ``BaseHTTPRequestHandler`` class to :meth:`LoopbackServer._bind`.
+its ``BaseHTTPRequestHandler`` class to :meth:`LoopbackServer.bind`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,9 @@ class LoopbackServer:
 
     name = "loopback"
 
-    def _bind(self, handler: type[BaseHTTPRequestHandler], port: int = 0) -> None:
+    def bind(self, handler: type[BaseHTTPRequestHandler], port: int = 0) -> None:
+        """Listen on ``127.0.0.1:port`` (0: a free port) with *handler*; a subclass calls this from
+        its constructor. :meth:`start` (or ``with``) then serves on a daemon thread."""
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
         self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None

@@ -42,36 +42,68 @@ def _private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
+def _chain(node: ast.expr) -> tuple[str, list[str]] | None:
+    """``a.b.c`` -> ``("a", ["b", "c"])``; ``None`` when the chain does not start at a name."""
+    attrs: list[str] = []
+    while isinstance(node, ast.Attribute):
+        attrs.insert(0, node.attr)
+        node = node.value
+    return (node.id, attrs) if isinstance(node, ast.Name) else None
+
+
 def private_uses(path: Path, module: str | None = None) -> list[str]:
-    """``from X import _name``, ``import X._mod`` and ``alias._name`` where X is in another package
-    (*module* is the file's dotted name, found from its path by default)."""
+    """Uses of another package's private names: ``from X import _name``, ``import X._mod``, and
+    through a name bound to a module of the package (``alias._name``, ``alias.mod._name``,
+    ``alias.Cls._attr``, ``dsh_notebook.pkg.mod._name``, ``getattr(alias, "_name")``), where the
+    module reached is in another package (*module* is the file's dotted name, found from its path
+    by default). Private attributes of objects reached any other way cannot be seen here."""
     module = module or _module_name(path)
     here = _package_of(module)
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found: list[str] = []
-    aliases: dict[str, str] = {}  # local name -> module it stands for (another package's)
+    aliases: dict[str, str] = {}  # local name -> the dsh_notebook module or name it stands for
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             source = _absolute(module, path.name == "__init__.py", node.level, node.module)
-            if not source.startswith("dsh_notebook") or _package_of(source) in ("", here):
+            if not source.startswith("dsh_notebook"):
                 continue
-            if any(_private(part) for part in source.split(".")):
-                found.append(f"{path.name}:{node.lineno} imports from {source}")
             for a in node.names:
-                if _private(a.name):
-                    found.append(f"{path.name}:{node.lineno} imports {source}.{a.name}")
+                target = f"{source}.{a.name}"
+                if _package_of(target) in ("", here):
+                    continue
+                if any(_private(part) for part in target.split(".")[1:]):
+                    found.append(f"{path.name}:{node.lineno} imports {target}")
                 else:
-                    aliases[a.asname or a.name] = f"{source}.{a.name}"
+                    aliases[a.asname or a.name] = target
         elif isinstance(node, ast.Import):
             for a in node.names:
-                if a.name.startswith("dsh_notebook") and _package_of(a.name) not in ("", here):
-                    if any(_private(part) for part in a.name.split(".")):
-                        found.append(f"{path.name}:{node.lineno} imports {a.name}")
-                    aliases[a.asname or a.name.split(".")[0]] = a.name
+                if not a.name.startswith("dsh_notebook"):
+                    continue
+                if _package_of(a.name) not in ("", here) and any(_private(p) for p in a.name.split(".")):
+                    found.append(f"{path.name}:{node.lineno} imports {a.name}")
+                aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else "dsh_notebook"
+    inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+
+    def check(root: str, attrs: list[str], lineno: int) -> None:
+        if root not in aliases:
+            return
+        parts = aliases[root].split(".") + attrs
+        if _package_of(".".join(parts)) in ("", here):
+            return
+        start = len(aliases[root].split("."))
+        if any(_private(a) for a in parts[start:]):
+            found.append(f"{path.name}:{lineno} uses {'.'.join(parts)}")
+
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
-                and _private(node.attr)):
-            found.append(f"{path.name}:{node.lineno} uses {aliases[node.value.id]}.{node.attr}")
+        if isinstance(node, ast.Attribute) and id(node) not in inner:
+            chain = _chain(node)
+            if chain:
+                check(chain[0], chain[1], node.lineno)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "setattr")
+              and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+            chain = _chain(node.args[0])
+            if chain:
+                check(chain[0], [*chain[1], node.args[1].value], node.lineno)
     return found
 
 
@@ -81,12 +113,22 @@ def test_no_module_uses_another_packages_private_names(path):
 
 
 def test_the_check_finds_a_private_name(tmp_path):
-    """The check above can fail: a module of ``server`` using private names of ``notebook`` and ``artifact``."""
+    """The check above can fail: a module of ``server`` using private names of other packages in
+    each way it can see (and none of its own package's, nor dunders)."""
     bad = tmp_path / "views.py"
     bad.write_text("from ..notebook.review import _md, review_bundle\nfrom ..artifact import seal as S\n"
-                   "from .handlers import _own\nS._outputs(1, 2)\nS.__name__\n")
-    assert [f.split(" ", 1)[1] for f in private_uses(bad, "dsh_notebook.server.views")] == [
-        "imports dsh_notebook.notebook.review._md", "uses dsh_notebook.artifact.seal._outputs"]
+                   "from .handlers import _own\nfrom .. import notebook\nimport dsh_notebook.research.ledger\n"
+                   "import dsh_notebook.llm.client as C\n"
+                   "S._outputs(1, 2)\nS.__name__\nnotebook.magics._x\ndsh_notebook.research.ledger._why(1)\n"
+                   "C.ChatClient._post\ngetattr(S, '_outputs')\n_own.x\nS.sync(review_bundle)\n")
+    assert sorted(f.split(":", 1)[1] for f in private_uses(bad, "dsh_notebook.server.views")) == [
+        "1 imports dsh_notebook.notebook.review._md",
+        "10 uses dsh_notebook.research.ledger._why",
+        "11 uses dsh_notebook.llm.client.ChatClient._post",
+        "12 uses dsh_notebook.artifact.seal._outputs",  # getattr(S, '_outputs')
+        "7 uses dsh_notebook.artifact.seal._outputs",
+        "9 uses dsh_notebook.notebook.magics._x",
+    ]
 
 
 def test_every_client_gets_academic_mode_without_llm_importing_it():

@@ -66,7 +66,7 @@ class Server(LoopbackServer):
                 self._send(status, ctype, body, headers)
                 return None
 
-        self._bind(Handler)
+        self.bind(Handler)
 
     @staticmethod
     def _trickle(h) -> None:

@@ -63,7 +63,7 @@ class ScriptedServer(LoopbackServer):
                 self._send(status, "application/json", json.dumps(obj).encode(), headers)
 
         self._handler = Handler
-        self._bind(Handler, port)
+        self.bind(Handler, port)
 
     @property
     def remaining(self) -> int:
@@ -360,7 +360,7 @@ class _FakeJsonServer(LoopbackServer):
             def do_POST(self):
                 self._send(405, "application/json", json.dumps({"error": "GET only"}).encode())
 
-        self._bind(Handler, port)
+        self.bind(Handler, port)
 
     @property
     def searches(self) -> list[dict]:

@@ -64,7 +64,7 @@ class FakeResolverServer(LoopbackServer):
             def do_GET(self):
                 server._handle(self)
 
-        self._bind(Handler, port)
+        self.bind(Handler, port)
         self.start()  # serving from construction, as its callers expect
 
     # ------------------------------------------------------------------ set-up
