@@ -1,4 +1,5 @@
-"""dsh-notebook: DeepSeek Harness's reckoner, academic mode, reviewer and research ledger in Jupyter.
+"""dsh-notebook: DeepSeek Harness's reckoner, academic mode, reviewer and research ledger in Jupyter
+(spec: README.md, the overview; the layers are in the project README's "Architecture").
 
 ``import dsh_notebook`` loads nothing heavy and never imports IPython or jupyter_server;
 ``%load_ext dsh_notebook`` registers the magics (:func:`load_ipython_extension`), and

@@ -1,5 +1,6 @@
-"""A standard-library HTTP server on 127.0.0.1 for the project's fakes (the scripted chat
-server, the fake search providers, the fake bibliographic resolvers). Plain Python with no
+"""A standard-library HTTP server on 127.0.0.1 for the project's fakes (spec: llm.md "Scripted
+server for tests and demos", research.md "Running the roles": the scripted chat server, the fake
+search providers, the fake bibliographic resolvers). Plain Python with no
 third-party import, so every layer's test doubles can use it.
 
 ``LoopbackServer`` binds at construction (port 0 = any free port) and gives ``port``,

@@ -2,7 +2,7 @@
 ``%%chat`` and ``%chat list`` (spec: llm.md "``%%chat``"; the work is in :mod:`.chat`).
 
 * ``%load_ext dsh_notebook`` creates the kernel's reckoner session: it finds the notebook
-  (``paths.locate``) and opens an :class:`~dsh_notebook.reckoner.Engine` on the sidecar
+  (:func:`dsh_notebook.artifact.paths.locate`) and opens an :class:`~dsh_notebook.reckoner.Engine` on the sidecar
   folder, setting aside any record a crashed kernel left open.
 * A refused line stops the cell: the output shows it in red and the cell raises
   :class:`ReckonRefused`, rendered without a Python traceback, so "run all" stops there.

@@ -1,5 +1,5 @@
-"""The research pipeline (spec: research.md "Running the roles", "Bibliographic verification",
-"The lead's tools"): everything of the research feature that talks to a model or the network,
+"""The research pipeline (spec: research.md "Running the roles"; "Fold and
+predicates" for what it may propose): everything of the research feature that talks to a model or the network,
 built on the pure ledger core in :mod:`dsh_notebook.research`.
 
 Layer: above :mod:`dsh_notebook.llm` (it is handed a model client, or a ``client_factory``) and

@@ -1,5 +1,6 @@
 """A fake Crossref / arXiv / PubMed server on 127.0.0.1 for the bibliographic verifier's tests
-and demos (standard library only; it never imports httpx).
+and demos (spec: research.md "Running the roles", the bibliographic verifier; standard library
+only; it never imports httpx).
 
 Routes, as the real services have them:
 

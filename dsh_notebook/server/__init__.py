@@ -10,7 +10,7 @@ panel", and "What goes into the notebook" for the index written on save).
   all behind jupyter-server's authentication, authorizer and XSRF check; any other path under
   ``/dsh/api/`` gets a JSON 404 ``{"error": "no such route: ..."}`` (behind the same checks).
 * :func:`pre_save_hook` writes the ``metadata.dsh`` index into a notebook as it is saved, as
-  ``dsh-notebook sync`` does (``notebook.artifact.sync_node``); it never stops a save.
+  ``dsh-notebook sync`` does (``artifact.seal.sync_node``); it never stops a save.
 * Nothing here imports jupyter_server or tornado until the server loads the extension, so
   ``import dsh_notebook`` stays light.
 """

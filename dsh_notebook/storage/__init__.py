@@ -1,4 +1,5 @@
-"""Storage for dsh-notebook sidecars: strict JSONL with locking, and atomic file helpers.
+"""Storage for dsh-notebook sidecars (spec: storage.md "Writing rules", "Where the kernel
+writes"): strict JSONL with locking, and atomic file helpers.
 
 Plain Python (filelock, numpy); knows nothing of notebooks. See ``jsonl``, ``atomic`` and
 ``home`` (the user-wide home folder).
