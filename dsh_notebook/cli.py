@@ -478,7 +478,7 @@ def _confirmation_line(prompt: str) -> str | None:
     print(prompt, file=sys.stderr, end="", flush=True)
     line = sys.stdin.readline()
     print(file=sys.stderr)
-    return line if line else None
+    return line or None
 
 
 def cmd_ledger_decide(args) -> int:

@@ -168,7 +168,7 @@ def status_text(st: dict | None = None) -> str:
     if a:
         effort = a.get("reasoningEffort")
         lines.append(f"Last shaped request: {a.get('provider')}/{a.get('model')}, "
-                     f"reasoning effort {effort if effort else 'none (the model declares none)'}, "
+                     f"reasoning effort {effort or 'none (the model declares none)'}, "
                      f"max_tokens {a.get('maxTokens')}, at {a.get('at')}")
     else:
         lines.append("Last shaped request: none yet")

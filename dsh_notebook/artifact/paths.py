@@ -61,7 +61,7 @@ def _resolve_session_name(name: str, cwd: Path) -> Path:
 def kernel_id() -> str:
     """The kernel's id from its connection file, else a stable id for this process."""
     try:
-        from ipykernel import get_connection_file  # noqa: PLC0415 - only inside a kernel
+        from ipykernel import get_connection_file
 
         stem = Path(get_connection_file()).stem  # kernel-<id>.json, or a temp name under nbclient
         if stem:

@@ -668,7 +668,7 @@ def _give_back(token: str) -> tuple[str, str]:
     end = len(token)
     while end:
         ch = token[end - 1]
-        if ch in _TRAILING or ch in ")]}" and token[:end].count(ch) > token[:end].count({")": "(", "]": "[", "}": "{"}[ch]):
+        if ch in _TRAILING or (ch in ")]}" and token[:end].count(ch) > token[:end].count({")": "(", "]": "[", "}": "{"}[ch])):
             end -= 1
         else:
             break

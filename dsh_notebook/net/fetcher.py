@@ -149,7 +149,7 @@ def check_host(host: str, port: int, allow_private: bool) -> list[str]:
         except (UnicodeError, OSError) as exc:  # socket.gaierror is an OSError
             raise FetchFailed(f"cannot resolve the host {host!r} ({exc})") from None
         if not addresses:
-            raise FetchFailed(f"the host {host!r} resolves to no address")
+            raise FetchFailed(f"the host {host!r} resolves to no address") from None
     if not allow_private:
         for a in addresses:
             rule = address_rule(ipaddress.ip_address(a.split("%")[0]))

@@ -113,7 +113,7 @@ def _check_syntax(text: str) -> None:
                     raise _bad(text, f"is ambiguous: pint reads '/{nxt} ...' as dividing by {nxt} only and multiplies "
                                      f"by what follows; write parentheses, e.g. {_suggest(text)}")
                 factor(depth, top_start=False)
-            elif t is not None and t not in (")",) and toks[i][1]:
+            elif t is not None and t != ")" and toks[i][1]:
                 if after_slash:
                     raise _bad(text, f"is ambiguous: after '/' the space before {t!r} is a multiplication, so pint "
                                      f"would put {t!r} in the numerator; write parentheses, e.g. {_suggest(text)}")

@@ -907,8 +907,8 @@ def _closest(x: float, allowed: list[float]) -> float | None:
 
 
 def _snippet(text: str, w: WrittenNumber) -> str:
-    left = text[max(0, w.start - 24):w.start].split("\n")[-1]
-    right = text[w.end:w.end + 24].split("\n")[0]
+    left = text[max(0, w.start - 24):w.start].rsplit("\n", maxsplit=1)[-1]
+    right = text[w.end:w.end + 24].split("\n", maxsplit=1)[0]
     return f"...{left}{w.text}{right}...".strip()
 
 

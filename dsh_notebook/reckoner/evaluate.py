@@ -707,8 +707,7 @@ def _unary_call(node: G.Call, ctx: _Ctx) -> C:
                 f"$len {_at(node)} counts the elements of an array, but {_src(ctx, node.args[0])!r} is a single number.",
             )
         xf = x.fn
-        c = C(SCALAR_ZERO, lambda v, b: float(xf(v, b).shape[0]), _NOCONST, x.bvars)
-        return c
+        return C(SCALAR_ZERO, lambda v, b: float(xf(v, b).shape[0]), _NOCONST, x.bvars)
     if name == "transpose":
         if x.sig.kind != ARRAY or x.sig.ndim != 2:
             what = "a single number" if x.sig.kind != ARRAY else f"a {x.sig.ndim}-D array"

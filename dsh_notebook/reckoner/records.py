@@ -111,7 +111,7 @@ def read_record(path: str | os.PathLike[str]) -> Record:
     path = Path(path)
     data = read_jsonl(path)
     rows = data.rows
-    if not rows or data.line_numbers[0] != 1 or rows[0].get("seq") != 0 or "version" in rows[0] and not isinstance(rows[0].get("version"), int):
+    if not rows or data.line_numbers[0] != 1 or rows[0].get("seq") != 0 or ("version" in rows[0] and not isinstance(rows[0].get("version"), int)):
         raise UnreadableRecord(f"{path.name}: the first line is not a record header {{\"seq\": 0, \"version\": {VERSION}}}")
     version = rows[0].get("version")
     if version != VERSION:

@@ -120,7 +120,7 @@ def short(x: object, limit: int = 60) -> str:
 
 
 def _finite_number(x: object, where: str) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float)) and not isinstance(x, (np.integer, np.floating)):
+    if isinstance(x, bool) or (not isinstance(x, (int, float)) and not isinstance(x, (np.integer, np.floating))):
         raise EngineError(
             INVALID_ARGS,
             f"{where} is {short(x)}, which is not a number; numeric positions take finite JSON numbers only.",

@@ -140,7 +140,7 @@ def _read_local(text: str, root: Path, max_bytes: int, sidecar: Path | None = No
         user_home = Path.home().resolve()
     except (RuntimeError, OSError, KeyError):  # no home directory known
         user_home = None
-    if root == Path(root.anchor) or root == user_home or root == home:
+    if root in (Path(root.anchor), user_home, home):
         which = ("the file system's root" if root == Path(root.anchor)
                  else "your home directory" if root == user_home else "DSH_NOTEBOOK_HOME")
         raise _Refused(f"the notebook's folder is {which} ({root}), so no local file is linked; save the notebook "
