@@ -19,6 +19,7 @@ from dsh_notebook.llm.search import (
     SNIPPET_MAX_CHARS,
     TITLE_MAX_CHARS,
     URL_MAX_CHARS,
+    SearchError,
     SearchPolicy,
     SearxngProvider,
     WikipediaProvider,
@@ -214,6 +215,20 @@ def test_failed_when_the_provider_answers_500(engine, monkeypatch):
     assert row["ok"] is False and row["content"]["outcome"] == "failed"
     assert "HTTP 500" in row["content"]["error"] and row["content"]["candidates"] == []
     assert srv.requests == []
+
+
+def test_a_busy_provider_is_asked_again_under_the_retry_policy():
+    """A 503 (or 429) from the search endpoint is retried once, honouring Retry-After; a 500 that
+    stays a 500 is reported after the retry (two requests, not a retry loop)."""
+    with FakeSearxng({Q: RESULTS}) as sx:
+        sx.fail_next = [503]
+        found = SearxngProvider(sx.base_url).search(Q, 5)
+        assert [c["url"] for c in found] == [r["url"] for r in RESULTS][:len(found)] and found
+        assert len(sx.searches) == 2
+        sx.status = 500
+        with pytest.raises(SearchError, match="HTTP 500"):
+            SearxngProvider(sx.base_url).search(Q, 5)
+        assert len(sx.searches) == 4
 
 
 def test_failed_when_no_provider_is_configured(engine, monkeypatch):

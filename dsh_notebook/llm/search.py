@@ -69,7 +69,8 @@ import httpx
 from pydantic import BaseModel, ValidationError, field_validator
 
 from ..errors import CANCELLED, DshError, LLMError
-from ..net import FetchFailed, FetchRefused, fetch
+from ..net import FetchFailed, FetchRefused, RetryPolicy, fetch
+from ..net import request as net_request
 from ..reckoner.errors import OPEN_RECORD_NOT_FOUND, EngineError
 from ..settings import (
     DEFAULT_WIKIPEDIA_URL,
@@ -343,11 +344,16 @@ class HttpSearchProvider:
     def search(self, query: str, max_results: int) -> list[Candidate]:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    #: The search request's retries, under the network layer's one policy (429, 5xx and connection
+    #: errors; Retry-After read; short, since a person waits for the answer).
+    retry_policy = RetryPolicy(attempts=2, backoff=0.5, max_wait=5.0, max_total=5.0)
+
     def _get_json(self, path: str, params: dict) -> Any:
         try:
-            resp = self._client().get(self.base_url + path, params=params, headers={"Accept": "application/json"})
-        except httpx.HTTPError as exc:
-            raise SearchError(f"{self.name}: the request failed ({type(exc).__name__}: {exc})") from None
+            resp = net_request(self._client(), "GET", self.base_url + path, policy=self.retry_policy, params=params,
+                               headers={"Accept": "application/json"})
+        except FetchFailed as exc:
+            raise SearchError(f"{self.name}: the request failed ({exc})") from None
         if resp.status_code != 200:
             raise SearchError(f"{self.name}: the search answered HTTP {resp.status_code}")
         try:

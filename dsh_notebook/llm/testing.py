@@ -340,7 +340,9 @@ class _FakeJsonServer(LoopbackServer):
     "user_agent"}``; ``query`` maps each parameter to its first value) and serves
     ``documents`` (path -> HTML text, or ``(status, content type, body)``, or ``(status, content
     type, body, headers)`` such as a redirect's ``Location``) for the enrich step.
-    ``status`` (changeable at any time) other than 200 makes the search endpoint fail with it."""
+    ``status`` (changeable at any time) other than 200 makes the search endpoint fail with it;
+    ``fail_next`` (a list of statuses) makes the next searches fail once each, in order, with
+    ``Retry-After: 0``, before the standing answer."""
 
     search_path = "/search"
     name = "fake"
@@ -348,6 +350,7 @@ class _FakeJsonServer(LoopbackServer):
     def __init__(self, results_by_query, status: int = 200, port: int = 0, documents: dict | None = None):
         self.results_by_query = results_by_query
         self.status = status
+        self.fail_next: list[int] = []
         self.documents = dict(documents or {})
         self.requests: list[dict] = []
         self._lock = threading.Lock()
@@ -382,6 +385,12 @@ class _FakeJsonServer(LoopbackServer):
             self.requests.append({"method": "GET", "path": parts.path, "query": query,
                                   "user_agent": h.headers.get("User-Agent")})
         if parts.path == self.search_path:
+            with self._lock:
+                once = self.fail_next.pop(0) if self.fail_next else None
+            if once is not None:
+                h._send(once, "application/json", json.dumps({"error": f"scripted status {once}"}).encode(),
+                        {"Retry-After": "0"})
+                return
             if self.status != 200:
                 h._send(self.status, "application/json",
                         json.dumps({"error": f"scripted status {self.status}"}).encode())
