@@ -93,7 +93,8 @@ def test_plain_chat_answers_once_and_logs_the_turn(sh, server):
     assert r.error_in_exec is None
     out = answer(cap)
     assert out.data["text/plain"] == "Water boils at 100 °C at 101.325 kPa."
-    assert out.data["text/markdown"] == "Water boils at 100 °C at 101.325 kPa."
+    assert out.data["text/html"] == '<div class="dsh-inert"><p>Water boils at 100 °C at 101.325 kPa.</p>\n</div>'
+    assert "text/markdown" not in out.data  # a frontend would render raw HTML in it
     content = out.data[MIME]
     assert content == {"session": "main", "preset": "plain", "model": "deepseek-chat", "turn": 1,
                        "status": "completed", "answer": "Water boils at 100 °C at 101.325 kPa.",
@@ -211,11 +212,46 @@ def test_P16_comment_lines_are_not_headings(sh, server):
     assert out.data["text/plain"] == P16_REPLY  # stored raw
     [log] = sh.sessions()
     assert next(e for e in sh.events(log) if e["type"] == "assistant/message")["text"] == P16_REPLY
-    md = out.data["text/markdown"]
+    page = out.data["text/html"]
     # the unfenced code block is fenced; the real heading stays a heading
-    assert md.startswith("Here is how to compute it:\n```\n# step 1: read the data")  # the prose stays prose
-    assert "mean = sum(data) / len(data)\n```" in md
-    assert "\n## Result\nThe mean is printed above." in md
+    assert page.startswith('<div class="dsh-inert"><p>Here is how to compute it:</p>\n<pre><code># step 1: read the data')
+    assert "mean = sum(data) / len(data)\n</code></pre>" in page
+    assert "<h2>Result</h2>\n<p>The mean is printed above.</p>" in page
+
+
+def _tags(page: str) -> list[tuple[str, list]]:
+    """The elements an HTML parser (as a browser would) finds in *page*, with their attributes."""
+    from html.parser import HTMLParser
+
+    found: list[tuple[str, list]] = []
+
+    class P(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            found.append((tag, attrs))
+
+    P().feed(page)
+    return found
+
+
+def test_a_reply_carrying_html_or_script_links_is_shown_as_text(sh, server):
+    """A reply steered into markup (by a search result, a full text, a log) is drawn, never run:
+    tags are text, javascript:/data: links are not links, images are not loaded, maths stays TeX."""
+    reply = ('Result <img src=x onerror="alert(1)"> <script>alert(2)</script> <svg onload=alert(3)>'
+             '<iframe src="https://example.org"></iframe> [click](javascript:alert(4)) '
+             '![pic](https://example.org/p.png) [ok](https://example.org/paper) $R = \\rho L/A$')
+    server([{"reply": {"content": reply}}])
+    r, cap = sh.chat("resistance?")
+    out = answer(cap)
+    page = out.data["text/html"]
+    tags = _tags(page)
+    assert {t for t, _ in tags} <= {"div", "p", "a", "span"}, tags  # no img, script, svg, iframe element
+    assert all(not k.startswith("on") and k != "src" for _, attrs in tags for k, _v in attrs)
+    assert all(v.startswith("https://") for t, attrs in tags if t == "a" for k, v in attrs if k == "href")
+    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in page and "&lt;script&gt;alert(2)" in page
+    assert '<a href="https://example.org/p.png" rel="noopener noreferrer nofollow" target="_blank">[image: pic]</a>' in page
+    assert '<a href="https://example.org/paper"' in page and "[click](javascript:alert(4))" in page  # text, not a link
+    assert '<span class="math">\\(R = \\rho L/A\\)</span>' in page
+    assert out.data["text/plain"] == reply and "text/markdown" not in out.data
 
 
 @pytest.mark.parametrize("text", [

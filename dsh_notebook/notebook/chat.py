@@ -11,8 +11,10 @@
   kernel, sets the turn's cancel event, honoured within ~50 ms even while the model is
   silent (:meth:`ChatClient.complete`). Either way the session log ends the turn with
   ``turn/end`` status ``cancelled``.
-* When the turn ends, the cell emits one plain ``display_data``: ``text/markdown`` (the
-  answer, with unfenced code protected: public case P16), ``text/plain`` (the raw answer)
+* When the turn ends, the cell emits one plain ``display_data``: ``text/html`` (the answer's
+  Markdown, with unfenced code protected: public case P16, rendered inert by
+  :func:`dsh_notebook.inert.markdown_html`: no raw HTML, no image loads, http(s)/mailto links
+  only, maths left for MathJax), ``text/plain`` (the raw answer)
   and ``application/vnd.dsh.session+json`` (deterministic content; ids, paths, usage and
   times only in ``metadata.dsh``), so a re-run compares equal under nbval.
 * The ``reckoner`` presets run the six engine tools on the kernel's ``%%reckon`` engine:
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import NotebookError
+from ..inert import markdown_html
 from ..llm import ChatClient, LLMError
 from ..llm.agent import Agent, TurnResult
 from ..llm.presets import (
@@ -504,7 +507,9 @@ def turn_bundle(session: ChatSession, outcome: dict, location) -> tuple[dict, di
         "location": location.source if location is not None else None,
         "version": __version__,
     }
-    data = {"text/plain": "\n\n".join(p for p in plain_parts if p), "text/markdown": "\n\n".join(md_parts),
+    # Model text is rendered inert here (raw HTML off, safe links, images as links, maths for
+    # MathJax): a reply steered by a page or a log never runs in the browser (dsh_notebook.inert).
+    data = {"text/plain": "\n\n".join(p for p in plain_parts if p), "text/html": markdown_html("\n\n".join(md_parts)),
             MIME_SESSION: content}
     return data, {"dsh": meta}
 
