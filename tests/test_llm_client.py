@@ -329,3 +329,23 @@ def test_a_subclass_serving_its_own_reply_keys_may_use_them_and_the_example_scri
     srv = ScriptedServer(json.loads(example.read_text(encoding="utf-8")))
     srv.httpd.server_close()
     assert srv.remaining > 1
+
+
+def test_a_password_in_the_base_url_never_reaches_a_message(home):
+    """``http://user:password@host/v1`` (issue 14): the client's errors show ``***@host``, so neither
+    the cell output nor the session log (which records the error) holds the password."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again below: nothing listens there
+    os.environ["DEEPSEEK_BASE_URL"] = f"http://ana:s3cret-pw-0123@127.0.0.1:{port}/v1"
+    try:
+        c = ChatClient(backoff=0.001, max_retries=0)
+    finally:
+        del os.environ["DEEPSEEK_BASE_URL"]
+    with pytest.raises(LLMError) as exc:
+        c.complete(USER, stream=False)
+    assert "could not connect to http://***@127.0.0.1" in exc.value.message
+    assert "s3cret" not in str(exc.value) and "ana:" not in str(exc.value)
+    c.close()

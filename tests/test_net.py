@@ -413,3 +413,17 @@ def test_a_hostile_url_is_not_copied_whole_into_the_error():
     with pytest.raises(FetchRefused) as exc:
         fetch("ftp://example.org/" + "a" * 1_000_000)
     assert len(str(exc.value)) < 400 and "only http and https" in str(exc.value)
+
+
+def test_url_credentials_are_never_repeated():
+    from dsh_notebook.redact import redact_url_credentials, url_without_credentials
+
+    assert url_without_credentials("https://ana:pw@example.org:8443/v1?q=1") == "https://***@example.org:8443/v1?q=1"
+    assert url_without_credentials("https://example.org/a@b") == "https://example.org/a@b"
+    assert redact_url_credentials("GET http://u:p@h/x failed; see ftp://me@files/y") == \
+        "GET http://***@h/x failed; see ftp://***@files/y"
+    for url in ("http://ana:s3cret@127.0.0.1/x", "ftp://ana:s3cret@example.org/x"):
+        with pytest.raises(FetchRefused) as exc:
+            fetch(url)
+        assert "s3cret" not in str(exc.value)
+    assert "'ftp://***@example.org/x'" in str(exc.value)

@@ -384,3 +384,18 @@ def test_pre_save_hook_keeps_the_old_seal_and_logs(tmp_path, caplog):
         server.pre_save_hook(model, "study.ipynb", CM())
     assert model["content"]["metadata"]["dsh"]["ledgers"]["main"] == sealed
     assert "the old seal is kept" in caplog.text
+
+
+def test_verify_finds_a_password_in_a_url(tmp_path):
+    """verify's secret scan (check 4) names a user:password@ in a URL that landed in a notebook."""
+    import nbformat
+
+    from dsh_notebook.artifact.seal import verify
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell("x = 1", outputs=[nbformat.v4.new_output(
+        "stream", name="stdout", text="connecting to http://ana:s3cret-pw@10.0.0.5/v1\n")]))
+    path = tmp_path / "nb.ipynb"
+    nbformat.write(nb, path)
+    bad = [f for f in verify(path) if f.check == 4 and f.ok is False]
+    assert bad and "looks like a secret" in bad[0].detail and "s3cret" not in bad[0].detail

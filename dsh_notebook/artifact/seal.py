@@ -39,7 +39,8 @@ _SECRET = re.compile(
     r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
     r"|xox[abprs]-[A-Za-z0-9-]{10,}"
     r"|AIza[0-9A-Za-z_\-]{35}"
-    r"|(?i:api[_-]?key|secret|token)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9_\-]{16,})"
+    r"|(?i:api[_-]?key|secret|token)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9_\-]{16,}"
+    r"|\b[A-Za-z][A-Za-z0-9+.\-]*://[^/?#@\s\"'<>:]+:[^/?#@\s\"'<>]+@)"  # user:password@ in a URL
 )
 
 
@@ -470,7 +471,7 @@ def _value(v) -> str:
     return json.dumps(v, ensure_ascii=False)
 
 
-_SECRET_HINTS = ("sk-", "bearer", "key", "secret", "token", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat",
+_SECRET_HINTS = ("sk-", "bearer", "key", "secret", "token", "@", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat",
                  "akia", "asia", "xox", "aiza")
 
 

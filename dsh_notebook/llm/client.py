@@ -28,6 +28,7 @@ from httpx_sse import SSEError, aconnect_sse, connect_sse
 
 from ..errors import CANCELLED, HTTP_STATUS, PROTOCOL, TIMEOUT, LLMError
 from ..net import CONNECTION_ERRORS, RetryCancelled, RetryPolicy
+from ..redact import redact_url_credentials, url_without_credentials
 from ..settings import ModelInfo, Settings, api_key, load_settings
 from .hooks import RequestHook, default_request_hooks
 from .prompt import SystemPrompt
@@ -367,7 +368,8 @@ class ChatClient:
         if isinstance(exc, SSEError):
             return LLMError(PROTOCOL, f"the reply is not a server-sent event stream ({exc})")
         if isinstance(exc, httpx.ConnectError):
-            return LLMError(HTTP_STATUS, f"could not connect to {self.url} ({self._redact(str(exc)) or 'ConnectError'}); "
+            return LLMError(HTTP_STATUS, f"could not connect to {url_without_credentials(self.url)} "
+                                         f"({self._redact(str(exc)) or 'ConnectError'}); "
                                          f"check the provider's base_url (DEEPSEEK_BASE_URL for deepseek)")
         return LLMError(HTTP_STATUS, f"the request to {self.provider_id} failed: {type(exc).__name__}")
 
@@ -380,7 +382,7 @@ class ChatClient:
             key = ""
         if key and len(key) >= 6:
             text = text.replace(key, "[key]")
-        return _KEYLIKE.sub("[key]", text)
+        return redact_url_credentials(_KEYLIKE.sub("[key]", text))
 
     def _status_error(self, response: httpx.Response) -> LLMError:
         try:

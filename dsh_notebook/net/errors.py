@@ -25,6 +25,7 @@ Design:
 from __future__ import annotations
 
 from ..errors import DshError
+from ..redact import redact_url_credentials
 
 __all__ = ["MAX_MESSAGE", "FetchFailed", "FetchRefused", "NetError", "RetryCancelled"]
 
@@ -39,7 +40,7 @@ class NetError(DshError):
     code: str = "NET_ERROR"
 
     def __init__(self, message: str = "", *args: object) -> None:
-        text = str(message)
+        text = redact_url_credentials(str(message))  # never a user:password@ of a URL
         super().__init__(text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE - 1] + "…", *args)
 
 

@@ -42,6 +42,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from ..redact import url_without_credentials
 from .errors import FetchFailed, FetchRefused
 from .transport import BoundedDecoder, DeadlineTransport, UnsupportedEncoding
 
@@ -66,7 +67,7 @@ _SHOWN = 200  # characters of a URL an error message repeats
 def _shown(url: str | None) -> str:
     """*url* as an error message repeats it: at most 200 characters (a 1 MB URL is not copied into
     every log line and receipt)."""
-    text = str(url)
+    text = url_without_credentials(str(url))
     return text if len(text) <= _SHOWN else text[:_SHOWN - 1] + "…"
 _IP = ipaddress.IPv4Address | ipaddress.IPv6Address
 

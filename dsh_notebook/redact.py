@@ -1,0 +1,38 @@
+"""Credentials in URLs are never shown or logged (spec: style.md "No secrets in artifacts";
+issue 14 item 3): ``http://user:password@host/v1`` is shown as ``http://***@host/v1``.
+
+- :func:`url_without_credentials` for one URL (a provider's ``base_url``, a search instance, a
+  fetched page) before it goes into a message, an output or a log;
+- :func:`redact_url_credentials` for free text that may quote such a URL (an httpx error, a
+  provider's error body);
+- :data:`URL_CREDENTIALS` is the pattern, also used by ``verify``'s secret scan.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit, urlunsplit
+
+__all__ = ["URL_CREDENTIALS", "redact_url_credentials", "url_without_credentials"]
+
+#: ``scheme://userinfo@`` in text: a scheme, ``://``, then anything up to an ``@`` that holds no
+#: ``/``, ``?``, ``#``, ``@`` or whitespace (the userinfo part of an authority).
+URL_CREDENTIALS = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)(?P<userinfo>[^/?#@\s\"'<>]+)@")
+
+
+def url_without_credentials(url: str) -> str:
+    """*url* with any user name and password replaced by ``***`` (the host, port and path kept)."""
+    text = str(url)
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return redact_url_credentials(text)
+    if "@" not in parts.netloc:
+        return redact_url_credentials(text)
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"***@{host}"))
+
+
+def redact_url_credentials(text: str) -> str:
+    """*text* with the userinfo of every ``scheme://user:pass@host`` in it replaced by ``***``."""
+    return URL_CREDENTIALS.sub(lambda m: f"{m.group('scheme')}***@", str(text))
