@@ -70,6 +70,10 @@ def cmd_run(args) -> int:
     if not path.exists():
         print(f"dsh-notebook run: no such notebook: {args.notebook}", file=sys.stderr)
         return 2
+    if not path.is_file():  # a folder, a fifo, /dev/zero: never read without bound
+        print(f"dsh-notebook run: {args.notebook} is not a regular file; give a notebook (.ipynb) file",
+              file=sys.stderr)
+        return 2
     try:
         nb = nbformat.read(str(path), as_version=4)
     except Exception as exc:

@@ -56,6 +56,8 @@ The tree (module, default code; a short example that raises it)::
     │   │       fetch(url) when the host answers 404, or retries run out
     │   └── RetryCancelled                        NET_CANCELLED
     │           RetryPolicy(...).call(fn, cancel=event) after event.set()
+    ├── MetadataError(ValueError)                 artifact.seal, METADATA_DSH
+    │       sync(nb) of a notebook whose metadata.dsh is a list  # never overwritten
     ├── RouteError                                server.views, ROUTE_REFUSED
     │       GET /dsh/api/nope                     # 404 with {"error": ...}
     └── NotebookError                             errors, NOTEBOOK (the magics' layer)

@@ -170,3 +170,17 @@ def test_serve_fake_llm_port_in_use_is_one_line(tmp_path):
         port = s.getsockname()[1]
         p = _serve_fake_llm(tmp_path, b'[{"reply": {"content": "x"}}]', "--port", str(port))
     _one_clear_line(p, f"cannot listen on 127.0.0.1:{port}")
+
+
+def test_run_refuses_what_is_not_a_regular_file(tmp_path):
+    """``dsh-notebook run`` on a fifo or a device never reads it (issue 14 item 4)."""
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "pipe.ipynb"
+    os.mkfifo(fifo)
+    for target in (str(fifo), "/dev/zero", str(tmp_path)):
+        out = subprocess.run([sys.executable, "-m", "dsh_notebook.cli", "run", target], capture_output=True,
+                             text=True, timeout=60)
+        assert out.returncode == 2 and "is not a regular file" in out.stderr, (target, out.stderr)

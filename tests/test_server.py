@@ -591,3 +591,20 @@ def test_a_too_long_ledger_name_and_an_out_of_range_revision_are_400(api, artifa
                        notebook=NB)
     assert status == 400 and "out of range" in body["error"], body
     assert len(led.events()) == n
+
+
+def test_a_long_id_a_deep_body_or_a_huge_body_is_a_400_naming_it(api, artifact):
+    """Issue 14 item 4: never a 500 or a server path for a client's odd request."""
+    led = artifact["ledger"]
+    n = len(led.events())
+    status, body = api("records", "1" * 5000, notebook=NB)
+    assert status == 400 and "is not a record id" in body["error"] and len(body["error"]) < 200, body
+    deep = "[" * 30_000 + "]" * 30_000  # 60 KB, under the size limit
+    status, body = api("ledgers", "main", "decision", method="POST", body=deep, notebook=NB)
+    assert status == 400 and "nests arrays or objects too deeply" in body["error"], body
+    huge = json.dumps({"decision_id": "d1", "revision": 1, "verdict": "approved", "note": "x" * 200_000})
+    status, body = api("ledgers", "main", "decision", method="POST", body=huge, notebook=NB)
+    assert status == 400 and "over the 65536-byte limit" in body["error"], body
+    assert len(led.events()) == n
+    for _status, answer in (api("records", "1" * 5000, notebook=NB),):
+        assert "/" not in answer["error"].replace("/dsh/api", "")  # no server path in the answer

@@ -399,3 +399,21 @@ def test_verify_finds_a_password_in_a_url(tmp_path):
     nbformat.write(nb, path)
     bad = [f for f in verify(path) if f.check == 4 and f.ok is False]
     assert bad and "looks like a secret" in bad[0].detail and "s3cret" not in bad[0].detail
+
+
+def test_sync_names_a_metadata_dsh_that_is_not_an_object(tmp_path):
+    """A metadata.dsh that is a list (hand edit, another tool) is named and left as it is, never a
+    crash and never overwritten."""
+    import nbformat
+
+    from dsh_notebook.artifact.seal import MetadataError, sync
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["dsh"] = ["not", "an", "object"]
+    path = tmp_path / "nb.ipynb"
+    nbformat.write(nb, path)
+    before = path.read_bytes()
+    with pytest.raises(MetadataError) as exc:
+        sync(path, [])
+    assert exc.value.code == "METADATA_DSH" and "metadata.dsh is a list, not an object" in str(exc.value)
+    assert path.read_bytes() == before

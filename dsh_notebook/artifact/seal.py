@@ -22,6 +22,7 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..errors import DshError
 from ..reckoner import read_record, rerun
 from ..reckoner.records import RECORDS_DIR, UnreadableRecord
 from ..version import __version__
@@ -42,6 +43,13 @@ _SECRET = re.compile(
     r"|(?i:api[_-]?key|secret|token)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9_\-]{16,}"
     r"|\b[A-Za-z][A-Za-z0-9+.\-]*://[^/?#@\s\"'<>:]+:[^/?#@\s\"'<>]+@)"  # user:password@ in a URL
 )
+
+
+class MetadataError(DshError, ValueError):
+    """A notebook's ``metadata.dsh`` that sync cannot read (not a JSON object); it is never
+    overwritten, so nothing someone put there is lost."""
+
+    code = "METADATA_DSH"
 
 
 @dataclass(frozen=True)
@@ -159,7 +167,13 @@ def sync_node(nb, notebook, problems: list[str] | None = None) -> dict:
     path = Path(notebook)
     records_dir = sidecar_for(path) / RECORDS_DIR
     index: dict = {"version": __version__, "records": {}, "sessions": [], "reviews": [], "ledgers": {}}
-    old = (nb.metadata.get("dsh") or {}).get("records")
+    old_meta = nb.metadata.get("dsh")
+    if old_meta is not None and not isinstance(old_meta, dict):  # never overwritten: it may be someone's data
+        raise MetadataError(f"the notebook's metadata.dsh is a {type(old_meta).__name__}, not an object; nothing "
+                            "was written: remove or fix metadata.dsh (a JSON object written by dsh-notebook sync), "
+                            "then sync again")
+    old_meta = old_meta or {}
+    old = old_meta.get("records")
     if isinstance(old, dict):
         # Records the notebook no longer shows (cleared outputs) keep the hash they were
         # sealed with: syncing never re-seals a file it cannot see named.
@@ -173,7 +187,8 @@ def sync_node(nb, notebook, problems: list[str] | None = None) -> dict:
         if rid not in per_cell[i]:
             per_cell[i].append(rid)
     sessions_dir = sidecar_for(path) / SESSIONS_DIR
-    old_sessions = {e.get("id"): e for e in (nb.metadata.get("dsh") or {}).get("sessions") or []
+    held_sessions = old_meta.get("sessions")
+    old_sessions = {e.get("id"): e for e in (held_sessions if isinstance(held_sessions, list) else [])
                     if isinstance(e, dict)}
     cell_sessions: dict[int, list[str]] = {}
     for i, sid in named_sessions(nb):
@@ -186,7 +201,9 @@ def sync_node(nb, notebook, problems: list[str] | None = None) -> dict:
         elif sid in old_sessions:
             index["sessions"].append(old_sessions[sid])
     _seal_ledgers(nb, path, index, problems if problems is not None else [])
-    old_reviews = {e.get("file"): e for e in (nb.metadata.get("dsh") or {}).get("reviews") or [] if isinstance(e, dict)}
+    held_reviews = old_meta.get("reviews")
+    old_reviews = {e.get("file"): e for e in (held_reviews if isinstance(held_reviews, list) else [])
+                   if isinstance(e, dict)}
     for _, name in named_reviews(nb):
         if name in {e["file"] for e in index["reviews"]}:
             continue

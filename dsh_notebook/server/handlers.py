@@ -47,10 +47,14 @@ class _Handler(APIHandler):
         raw = self.request.body
         if not raw or not raw.strip():
             raise RouteError(400, "the request has no body: send a JSON object")
+        if len(raw) > MAX_BODY:
+            raise RouteError(400, f"the body is {len(raw)} bytes, over the {MAX_BODY}-byte limit of these routes")
         try:
             return json.loads(raw.decode("utf-8"))
+        except RecursionError:
+            raise RouteError(400, "the body nests arrays or objects too deeply to be read") from None
         except (UnicodeDecodeError, ValueError) as exc:
-            raise RouteError(400, f"the body is not JSON ({exc})") from None
+            raise RouteError(400, f"the body is not JSON ({' '.join(str(exc).split())[:200]})") from None
 
     async def _answer(self, fn, *args) -> None:
         """Run ``fn(*args)`` off the event loop and write its JSON, or the refusal it raised."""
@@ -76,7 +80,8 @@ class _Handler(APIHandler):
             except (TypeError, ValueError):
                 message = exc.log_message
         elif exc is not None and not isinstance(exc, web.HTTPError):
-            message = f"{type(exc).__name__}: {exc}"
+            # never the exception's text: it may hold a server path; the server's log has it
+            message = f"internal error ({type(exc).__name__}); the server's log has the details"
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps({"error": str(message), "reason": self._reason}, ensure_ascii=False))
 
@@ -85,6 +90,8 @@ class _Handler(APIHandler):
 
 
 _HEX_ID = re.compile(r"[0-9a-f]{32}")
+#: The largest request body the routes read, bytes (a decision with its note is far smaller).
+MAX_BODY = 64 * 1024
 
 
 def is_anonymous(user, provider=None) -> bool:

@@ -25,6 +25,8 @@ from ..artifact.paths import sidecar_for
 from ..errors import DshError
 
 ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+#: The longest record id a route takes (a file name must fit the file system's limit).
+MAX_ID = 200
 DECISION_FIELDS = ("decision_id", "revision", "verdict", "note")
 
 
@@ -132,8 +134,8 @@ def record(notebook: Path, root: Path, record_id: str) -> dict:
     from ..reckoner.records import UnreadableRecord
     from ..storage import read_jsonl
 
-    if not ID.fullmatch(record_id) or ".." in record_id:
-        raise RouteError(400, f"{record_id!r} is not a record id (ids look like 1795969445532)")
+    if len(record_id) > MAX_ID or not ID.fullmatch(record_id) or ".." in record_id:
+        raise RouteError(400, f"{record_id[:60]!r} is not a record id (ids look like 1795969445532)")
     home = _folder(notebook, "", root)
     try:
         if home is None:
