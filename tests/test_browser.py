@@ -394,3 +394,67 @@ def test_the_ledger_explorer_records_a_confirmed_approval(lab, page):
     assert data.pop("revision", 1) == 1  # the revision the person saw, where the event carries it
     assert data == {"decision_id": "d1", "verdict": "approved", "note": NOTE, "by": person_name()}
     assert Ledger(ledger).verify()["ok"]
+
+
+# ----------------------------------------------------------------------------- a hostile reply (issue 14)
+
+HOSTILE_NOTEBOOK = "hostile-reply.ipynb"
+# Each payload, if it ever ran, would set window.__dshPwned and (script with a session) write a
+# file through the contents API and post an approval to the decision route.
+_RUN = ("window.__dshPwned=1;fetch('/api/contents/pwned.txt',{method:'PUT',headers:{'Content-Type':"
+        "'application/json'},body:JSON.stringify({type:'file',format:'text',content:'x'})})")
+HOSTILE_REPLY = (
+    "The resistance is $R = \\rho L / A$, and\n\n$$P = I^2 R$$\n\n"
+    f'<img src=x onerror="{_RUN}"> <script>{_RUN}</script> <svg onload="{_RUN}"><circle r="1"/></svg> '
+    f'<iframe srcdoc="<script>parent.{_RUN}</script>"></iframe> '
+    f"[click me](javascript:{_RUN}) ![chart](https://example.invalid/chart.png)\n"
+)
+HOSTILE_CELL = """\
+import os
+os.environ["DEEPSEEK_BASE_URL"] = {url!r}
+os.environ["DEEPSEEK_API_KEY"] = "test-key-not-real"
+%load_ext dsh_notebook
+"""
+CHAT_CELL = "%%chat\nWhat is the resistance of the wire?"
+
+
+def test_a_hostile_model_reply_never_runs_in_the_page(lab, page):
+    """A %%chat reply carrying <img onerror>, <script>, <svg onload>, an <iframe>, a javascript:
+    link and an image, plus maths: in JupyterLab nothing of it runs (the page flag stays unset, no
+    file appears through the contents API, no ledger is written), no image is fetched, and the
+    maths is typeset by the page's MathJax."""
+    import nbformat
+    from playwright.sync_api import expect
+
+    from dsh_notebook.llm.testing import ScriptedServer
+
+    with ScriptedServer([{"reply": {"content": HOSTILE_REPLY}}]) as srv:
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(HOSTILE_CELL.format(url=srv.base_url)),
+                                             nbformat.v4.new_code_cell(CHAT_CELL)])
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+        nbformat.write(nb, lab["root"] / HOSTILE_NOTEBOOK)
+        requested: list[str] = []
+        page.on("request", lambda r: requested.append(r.url))
+        page.goto(f"{lab['url']}/lab/workspaces/hostile-reply/tree/{HOSTILE_NOTEBOOK}?token={TOKEN}")
+        page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=60_000)
+        expect(page.locator("#jp-main-statusbar")).to_contain_text("Python 3 (ipykernel) | Idle", timeout=60_000)
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.locator(".lm-Menu-item[data-command='runmenu:run-all']").click()
+        outputs = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").nth(1).locator(".jp-OutputArea-output")
+        answer = outputs.filter(has_text="The resistance is").last
+        expect(answer).to_contain_text("The resistance is", timeout=90_000)
+        # the maths typeset (MathJax's elements), the markup shown as text
+        expect(answer.locator("mjx-container").first).to_be_attached(timeout=30_000)
+        assert answer.locator("mjx-container").count() >= 2
+        for text in ("<img src=x onerror=", "<script>", "<svg onload=", "<iframe srcdoc=", "[click me](javascript:",
+                     "[image: chart]"):
+            expect(answer).to_contain_text(text)
+        assert answer.locator("img, script, svg:not(mjx-container svg), iframe").count() == 0
+        assert answer.locator("a[href^='javascript']").count() == 0
+        page.wait_for_timeout(1500)  # give any handler that might have been attached a chance to fire
+        assert page.evaluate("() => window.__dshPwned") is None
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        answer.screenshot(path=str(ARTIFACTS / "browser-hostile-reply.png"))
+    assert not (lab["root"] / "pwned.txt").exists()
+    assert not any("example.invalid" in u for u in requested)  # the image was never loaded
+    assert not (lab["root"] / "hostile-reply.dsh" / "ledger").exists()
