@@ -237,7 +237,7 @@ def test_ledger_magic(sh):  # noqa: F811
     d = out.data[MIME]["decisions"][0]
     assert d["awaiting_person"] and d["status"] == "awaiting_human"
     assert "already awaits the person" in d["predicates"]["can_request_human_approval"]["reason"]
-    assert "awaiting the person" in out.data["text/plain"] and "### decision d1" in out.data["text/markdown"]
+    assert "awaiting the person" in out.data["text/plain"] and "<h3>decision d1" in out.data["text/html"]
     assert out.metadata["dsh"]["ledger"] == "main.jsonl"
 
     r, cap = sh.run("%ledger verify")

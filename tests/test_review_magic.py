@@ -159,9 +159,10 @@ def test_model_text_cannot_inject_markup():
               "insights": [{"title": "t", "confidence": "low", "why": "w", "suggestion": "s", "check": "c",
                             "evidence": [{"marker": "U1", "quote": "line one\n# line two", "verified": False}]}]}
     data, _ = review_bundle(review, {"state": "watching"})
-    md = data["text/markdown"]
-    assert "<img" not in md and "&lt;img" in md and "\n# not" not in md
-    assert "> [U1] line one\n> \\# line two — *unverified" in md
+    page = data["text/html"]
+    assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page and "<h1>" not in page
+    assert "<blockquote>\n<p>[U1] line one\n# line two — <em>unverified" in page
+    assert "text/markdown" not in data
 
 
 @pytest.mark.parametrize("line, message", [('--ask ""', "needs a question"), ("--review 1", "use it with --ask")])

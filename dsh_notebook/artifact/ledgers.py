@@ -32,6 +32,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..inert import markdown_html
 from ..research import (
     LedgerState,
     can_request_human_approval,
@@ -301,7 +302,7 @@ def show_bundle(path: Path, state: LedgerState) -> tuple[dict, dict]:
     s = summary(state)
     md, plain = summary_text(s)
     meta = {"dsh": {"ledger": Path(path).name, "head_seq": state.head_seq}}
-    return {MIME_LEDGER: s, "text/markdown": md, "text/plain": plain}, meta
+    return {MIME_LEDGER: s, "text/html": markdown_html(md), "text/plain": plain}, meta
 
 
 def verify_sealed(path: Path) -> dict:
@@ -341,7 +342,7 @@ def verify_bundle(path: Path, result: dict) -> tuple[dict, dict]:
             f"- {md_cell(x)}" for x in lines)
     data = {MIME_LEDGER: {"verify": {"ok": result["ok"], "problems": result["problems"],
                                      "events": result.get("events", 0)}},
-            "text/markdown": md, "text/plain": text}
+            "text/html": markdown_html(md), "text/plain": text}
     return data, {"dsh": {"ledger": Path(path).name, "head": result.get("head")}}
 
 

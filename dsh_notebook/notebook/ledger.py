@@ -16,9 +16,11 @@ from ..artifact.ledgers import (
     read_state,
     show_bundle,
     sidecar_of,
+    summary_text,
 )
 from ..artifact.paths import NAME, NAME_RULE
 from ..errors import NotebookError
+from ..inert import markdown_html
 
 USAGE = ('%ledger show|explore|verify|export [--name NAME] [--format md|bibtex]\n'
          '%ledger ask "question" [--name NAME]')
@@ -155,7 +157,8 @@ def ask_bundle(path: Path, result: dict) -> tuple[dict, dict]:
     if result["status"] == "awaiting_person":
         line = (f"Decision {result['decision_id']} awaits the person: use %ledger explore to decide "
                 "(approve, reject or ask for a revision).")
-    data = {**data, "text/markdown": data["text/markdown"] + f"\n\n**{md_cell(line)}**",
+    md, _plain = summary_text(data[MIME_LEDGER])
+    data = {**data, "text/html": markdown_html(md + f"\n\n**{md_cell(line)}**"),
             "text/plain": data["text/plain"] + f"\n\n{line}"}
     data[MIME_LEDGER] = {**data[MIME_LEDGER], "ask": {k: result.get(k) for k in (
         "question_id", "decision_id", "status", "message", "stages")}}

@@ -29,6 +29,7 @@ from IPython.utils.text import DollarFormatter
 from ..artifact import paths
 from ..artifact import records as records_view
 from ..errors import NotebookError
+from ..inert import markdown_html
 from ..kernel import attach_sidecar, close_reviewer, current_reviewer, kernel_ledger, kernel_reviewer
 from ..llm import LLMError
 from ..llm.session import sessions_table
@@ -420,7 +421,7 @@ class ReviewMagics(Magics):
             if opts.ask:
                 event = R.ask_question(rv, opts.ask, opts.review)
                 answer = event.get("answer") or f"(no answer: {event.get('error')})"
-                display({"text/plain": answer, "text/markdown": answer}, raw=True,
+                display({"text/plain": answer, "text/html": markdown_html(answer)}, raw=True,  # a model's answer: inert
                         metadata={"dsh": {"review_id": event.get("review_id"), "seq": event.get("seq")}})
                 return
         except (ReviewUsageError, ValueError, FileNotFoundError, LookupError, RuntimeError) as exc:

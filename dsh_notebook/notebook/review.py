@@ -22,6 +22,7 @@ import re
 import shlex
 from pathlib import Path
 
+from ..inert import markdown_html
 from ..reviewer.review import FOCUSES, ask, target_id
 from ..reviewer.runner import Reviewer
 from ..reviewer.targets import ReviewUsageError, relative_target
@@ -78,7 +79,8 @@ def review_bundle(review: dict | None, status: dict, hide_unverified: bool = Fal
                 "paused": "Paused; no completed review yet."}.get(state, state)
         if status.get("error"):
             text += f" Last run: {status['error']}"
-        return {"text/plain": text, "text/markdown": text, MIME_REVIEW: {"state": state, "review": None}}, {}
+        return {"text/plain": text, "text/html": markdown_html(_md(text)),
+                MIME_REVIEW: {"state": state, "review": None}}, {}
     md = [f"**{_md(review.get('verdict', 'unknown'))}** · {_md(review.get('headline', ''))}", "",
           _md(review.get("summary", ""))]
     plain = [f"[{review.get('verdict')}] {review.get('headline')}", review.get("summary", "")]
@@ -109,7 +111,8 @@ def review_bundle(review: dict | None, status: dict, hide_unverified: bool = Fal
     if isinstance(review.get("target"), dict):
         meta["dsh"]["reviews_file"] = f"reviews/{target_id(review['target'])}.jsonl"
         meta["dsh"]["target"] = relative_target(review["target"], base)  # no absolute path of this machine
-    return {"text/plain": "\n".join(plain), "text/markdown": "\n".join(md), MIME_REVIEW: content}, meta
+    # model-written text, escaped by _md, then drawn inert (no live link or markup: dsh_notebook.inert)
+    return {"text/plain": "\n".join(plain), "text/html": markdown_html("\n".join(md)), MIME_REVIEW: content}, meta
 
 
 def history_text(rv: Reviewer) -> str:
