@@ -14,7 +14,12 @@ Design:
 - Maths: ``$...$`` and ``$$...$$`` (mdit-py-plugins' dollarmath) are kept as escaped TeX between
   ``\\(...\\)`` / ``\\[...\\]`` inside ``<span class="math">``, for the page's own MathJax to
   typeset; TeX is never HTML.
-- :func:`markdown_html` returns an HTML fragment wrapped in ``<div class="dsh-inert">``.
+- The wrapper carries ``mathjax_ignore tex2jax_ignore`` and each maths span ``mathjax_process
+  tex2jax_process``, so the page's MathJax typesets only the maths Markdown found (a ``\\$`` the
+  text escaped stays text). No ``style`` attribute is written (table alignment is dropped).
+- A text over :data:`MAX_MARKDOWN_CHARS` is not parsed as Markdown (a megabyte of ``[`` takes
+  seconds): it is shown whole, escaped, in a ``<pre>``.
+- :func:`markdown_html` returns an HTML fragment wrapped in ``<div class="dsh-inert ...">``.
 """
 
 from __future__ import annotations
@@ -28,7 +33,12 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
-__all__ = ["SAFE_SCHEMES", "markdown_html", "safe_url"]
+__all__ = ["MAX_MARKDOWN_CHARS", "SAFE_SCHEMES", "markdown_html", "safe_url"]
+
+#: The longest text rendered as Markdown, characters; a longer one is shown as escaped text.
+MAX_MARKDOWN_CHARS = 100_000
+_WRAP = '<div class="dsh-inert mathjax_ignore tex2jax_ignore">'
+_MATH = "math mathjax_process tex2jax_process"
 
 #: The only link schemes that become links.
 SAFE_SCHEMES = ("http", "https", "mailto")
@@ -73,15 +83,15 @@ def _image(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any)
 
 
 def _math_inline(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
-    return f'<span class="math">\\({html.escape(tokens[idx].content, quote=False)}\\)</span>'
+    return f'<span class="{_MATH}">\\({html.escape(tokens[idx].content, quote=False)}\\)</span>'
 
 
 def _math_display_inline(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
-    return f'<span class="math display">\\[{html.escape(tokens[idx].content.strip(), quote=False)}\\]</span>'
+    return f'<span class="{_MATH} display">\\[{html.escape(tokens[idx].content.strip(), quote=False)}\\]</span>'
 
 
 def _math_block(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
-    return f'<div class="math">\\[{html.escape(tokens[idx].content.strip(), quote=False)}\\]</div>\n'
+    return f'<div class="{_MATH}">\\[{html.escape(tokens[idx].content.strip(), quote=False)}\\]</div>\n'
 
 
 def _parser() -> MarkdownIt:
@@ -104,4 +114,12 @@ _MD = _parser()
 def markdown_html(text: str) -> str:
     """*text* (Markdown from a model, a log or a page) as an inert HTML fragment: no raw HTML, no
     image loads, links only to http(s)/mailto, maths left for MathJax as escaped TeX."""
-    return '<div class="dsh-inert">' + _MD.render(str(text), {}) + "</div>"
+    text = str(text)
+    if len(text) > MAX_MARKDOWN_CHARS:
+        return f"{_WRAP}<pre>{html.escape(text, quote=False)}</pre></div>"
+    env: dict[str, Any] = {}
+    tokens = _MD.parse(text, env)
+    for token in tokens:
+        if token.attrs and "style" in token.attrs:  # table cells' text-align: no style from here
+            del token.attrs["style"]
+    return _WRAP + _MD.renderer.render(tokens, _MD.options, env) + "</div>"

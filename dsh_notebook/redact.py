@@ -15,9 +15,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 __all__ = ["URL_CREDENTIALS", "redact_url_credentials", "url_without_credentials"]
 
-#: ``scheme://userinfo@`` in text: a scheme, ``://``, then anything up to an ``@`` that holds no
-#: ``/``, ``?``, ``#``, ``@`` or whitespace (the userinfo part of an authority).
-URL_CREDENTIALS = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)(?P<userinfo>[^/?#@\s\"'<>]+)@")
+#: ``scheme://userinfo@`` in text: a scheme, ``://`` (or ``:\/\/`` as JSON may escape it), then the
+#: userinfo: everything up to the last ``@`` before the host, that is before the next ``/``,
+#: ``?``, ``#`` or white space (a password may hold ``@``, quotes or other odd characters).
+URL_CREDENTIALS = re.compile(
+    r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2})(?P<userinfo>[^\s/?#]*)@(?=[^\s@/?#\\]*(?:[/?#\s\\]|$))")
 
 
 def url_without_credentials(url: str) -> str:
@@ -30,7 +32,7 @@ def url_without_credentials(url: str) -> str:
     if "@" not in parts.netloc:
         return redact_url_credentials(text)
     host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"***@{host}"))
+    return redact_url_credentials(urlunsplit(parts._replace(netloc=f"***@{host}")))  # and any URL inside it
 
 
 def redact_url_credentials(text: str) -> str:

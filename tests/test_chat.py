@@ -93,7 +93,7 @@ def test_plain_chat_answers_once_and_logs_the_turn(sh, server):
     assert r.error_in_exec is None
     out = answer(cap)
     assert out.data["text/plain"] == "Water boils at 100 °C at 101.325 kPa."
-    assert out.data["text/html"] == '<div class="dsh-inert"><p>Water boils at 100 °C at 101.325 kPa.</p>\n</div>'
+    assert out.data["text/html"] == '<div class="dsh-inert mathjax_ignore tex2jax_ignore"><p>Water boils at 100 °C at 101.325 kPa.</p>\n</div>'
     assert "text/markdown" not in out.data  # a frontend would render raw HTML in it
     content = out.data[MIME]
     assert content == {"session": "main", "preset": "plain", "model": "deepseek-chat", "turn": 1,
@@ -214,7 +214,7 @@ def test_P16_comment_lines_are_not_headings(sh, server):
     assert next(e for e in sh.events(log) if e["type"] == "assistant/message")["text"] == P16_REPLY
     page = out.data["text/html"]
     # the unfenced code block is fenced; the real heading stays a heading
-    assert page.startswith('<div class="dsh-inert"><p>Here is how to compute it:</p>\n<pre><code># step 1: read the data')
+    assert page.startswith('<div class="dsh-inert mathjax_ignore tex2jax_ignore"><p>Here is how to compute it:</p>\n<pre><code># step 1: read the data')
     assert "mean = sum(data) / len(data)\n</code></pre>" in page
     assert "<h2>Result</h2>\n<p>The mean is printed above.</p>" in page
 
@@ -250,7 +250,7 @@ def test_a_reply_carrying_html_or_script_links_is_shown_as_text(sh, server):
     assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in page and "&lt;script&gt;alert(2)" in page
     assert '<a href="https://example.org/p.png" rel="noopener noreferrer nofollow" target="_blank">[image: pic]</a>' in page
     assert '<a href="https://example.org/paper"' in page and "[click](javascript:alert(4))" in page  # text, not a link
-    assert '<span class="math">\\(R = \\rho L/A\\)</span>' in page
+    assert '<span class="math mathjax_process tex2jax_process">\\(R = \\rho L/A\\)</span>' in page
     assert out.data["text/plain"] == reply and "text/markdown" not in out.data
 
 

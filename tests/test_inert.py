@@ -57,14 +57,14 @@ def test_markdown_and_maths_are_drawn():
     page = markdown_html("# Title\n\n**R** is $\\rho L/A$, so\n\n$$R = 0.127\\ \\Omega$$\n\n- a\n- b\n\n"
                          "| q | v |\n|---|---|\n| R | 1 |\n\n[paper](https://doi.org/10.1063/1.4938384)")
     assert "<h1>Title</h1>" in page and "<strong>R</strong>" in page and "<li>a</li>" in page
-    assert '<span class="math">\\(\\rho L/A\\)</span>' in page
-    assert '<div class="math">\\[R = 0.127\\ \\Omega\\]</div>' in page
+    assert '<span class="math mathjax_process tex2jax_process">\\(\\rho L/A\\)</span>' in page
+    assert '<div class="math mathjax_process tex2jax_process">\\[R = 0.127\\ \\Omega\\]</div>' in page
     assert "<table>" in page and '<a href="https://doi.org/10.1063/1.4938384"' in page
 
 
 def test_an_image_is_a_text_link_never_loaded():
     page = markdown_html("![a cat](https://example.org/cat.png)")
-    assert elements(page) == [("div", {"class": "dsh-inert"}), ("p", {}), ("a", {
+    assert elements(page) == [("div", {"class": "dsh-inert mathjax_ignore tex2jax_ignore"}), ("p", {}), ("a", {
         "href": "https://example.org/cat.png", "rel": "noopener noreferrer nofollow", "target": "_blank"})]
     assert "[image: a cat]" in page
 
@@ -74,3 +74,20 @@ def test_an_image_is_a_text_link_never_loaded():
                                      ("file:///etc/passwd", False), ("https://x.org/\nx", False), ("", False)])
 def test_safe_url(url, ok):
     assert (safe_url(url) is not None) is ok
+
+
+def test_no_style_and_mathjax_only_inside_the_maths():
+    page = markdown_html("| a |\n|:--|\n| b |\n\nprice \\$5 and \\$\\href{javascript:x}{y}\\$ but $x^2$")
+    assert "style=" not in page
+    assert page.startswith('<div class="dsh-inert mathjax_ignore tex2jax_ignore">')
+    assert '<span class="math mathjax_process tex2jax_process">\\(x^2\\)</span>' in page
+    assert "$\\href{javascript:x}{y}$" in page  # escaped dollars stay text, under mathjax_ignore
+
+
+def test_a_huge_text_is_shown_escaped_without_parsing():
+    """A megabyte of '[' (seconds of Markdown parsing) is shown as escaped text at once."""
+    from dsh_notebook.inert import MAX_MARKDOWN_CHARS
+
+    page = markdown_html("<script>x</script>" + "[" * MAX_MARKDOWN_CHARS)
+    assert page.startswith('<div class="dsh-inert mathjax_ignore tex2jax_ignore"><pre>&lt;script&gt;')
+    assert [t for t, _ in elements(page)] == ["div", "pre"]

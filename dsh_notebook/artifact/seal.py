@@ -25,6 +25,7 @@ from pathlib import Path
 from ..errors import DshError
 from ..reckoner import read_record, rerun
 from ..reckoner.records import RECORDS_DIR, UnreadableRecord
+from ..redact import URL_CREDENTIALS
 from ..version import __version__
 from .paths import NAME, sidecar_for
 
@@ -40,8 +41,7 @@ _SECRET = re.compile(
     r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
     r"|xox[abprs]-[A-Za-z0-9-]{10,}"
     r"|AIza[0-9A-Za-z_\-]{35}"
-    r"|(?i:api[_-]?key|secret|token)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9_\-]{16,}"
-    r"|\b[A-Za-z][A-Za-z0-9+.\-]*://[^/?#@\s\"'<>:]+:[^/?#@\s\"'<>]+@)"  # user:password@ in a URL
+    r"|(?i:api[_-]?key|secret|token)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9_\-]{16,})"
 )
 
 
@@ -501,6 +501,10 @@ def _secrets(name: str, text: str) -> list[Finding]:
         line = text.count("\n", 0, m.start()) + 1
         shown = m.group(0)[:6] + "…"
         out.append(Finding(4, False, name, f"line {line}: something that looks like a secret ({shown})"))
+    for m in URL_CREDENTIALS.finditer(text):  # user:password@ in a URL (dsh_notebook.redact)
+        if ":" in m.group("userinfo"):
+            line = text.count("\n", 0, m.start()) + 1
+            out.append(Finding(4, False, name, f"line {line}: a URL with a password ({m.group('scheme')}…)"))
     return out
 
 
