@@ -427,3 +427,14 @@ def test_url_credentials_are_never_repeated():
             fetch(url)
         assert "s3cret" not in str(exc.value)
     assert "'ftp://***@example.org/x'" in str(exc.value)
+
+
+@pytest.mark.parametrize("text", ["a" * 1_000_000, "ftp://example.org/" + "a" * 1_000_000, "http://" + "a@" * 500_000,
+                                  "a://" * 250_000, "http://u:p@h/ " * 70_000])
+def test_redaction_is_linear_on_a_megabyte(text):
+    """The credential pattern is bounded: these took minutes with an unbounded scheme or userinfo
+    (a regression would hang here, not pass slowly)."""
+    from dsh_notebook.redact import redact_url_credentials, url_without_credentials
+
+    out = redact_url_credentials(text)
+    assert "u:p@" not in out and len(url_without_credentials(text)) <= len(text)
