@@ -488,7 +488,7 @@ def _value(v) -> str:
     return json.dumps(v, ensure_ascii=False)
 
 
-_SECRET_HINTS = ("sk-", "bearer", "key", "secret", "token", "@", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat",
+_SECRET_HINTS = ("sk-", "bearer", "key", "secret", "token", "://", ":\\/\\/", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat",
                  "akia", "asia", "xox", "aiza")
 
 
