@@ -24,6 +24,7 @@ Design:
 
 from __future__ import annotations
 
+import functools
 import html
 from collections.abc import Sequence
 from typing import Any
@@ -108,7 +109,10 @@ def _parser() -> MarkdownIt:
     return md
 
 
-_MD = _parser()
+@functools.cache
+def _md() -> MarkdownIt:
+    """The one parser, built on first use (not at import: ``%load_ext`` stays light)."""
+    return _parser()
 
 
 def markdown_html(text: str) -> str:
@@ -118,8 +122,9 @@ def markdown_html(text: str) -> str:
     if len(text) > MAX_MARKDOWN_CHARS:
         return f"{_WRAP}<pre>{html.escape(text, quote=False)}</pre></div>"
     env: dict[str, Any] = {}
-    tokens = _MD.parse(text, env)
+    md = _md()
+    tokens = md.parse(text, env)
     for token in tokens:
         if token.attrs and "style" in token.attrs:  # table cells' text-align: no style from here
             del token.attrs["style"]
-    return _WRAP + _MD.renderer.render(tokens, _MD.options, env) + "</div>"
+    return _WRAP + md.renderer.render(tokens, md.options, env) + "</div>"

@@ -46,16 +46,6 @@ class RequestContext:
     user_text: str = ""
 
 
-#: ``hook(body, ctx) -> [notes]`` (see :mod:`.hooks`).
-Hook = RequestHook
-
-
-def default_hooks() -> list[Hook]:
-    """The hooks every client gets unless it is given its own: those features registered
-    (:mod:`.hooks`; academic mode's request shaping, which changes nothing while the switch is off)."""
-    return default_request_hooks()
-
-
 @dataclass
 class ToolCall:
     id: str
@@ -270,7 +260,7 @@ class ChatClient:
     OpenAI function tools, ``system`` an optional :class:`~.prompt.SystemPrompt`, ``params``
     extra request fields (``max_tokens``, ``reasoning_effort``, ``temperature``...).
     ``cancel`` is a ``threading.Event``: once set the call stops with ``CANCELLED``. Raises
-    :class:`LLMError`. ``hooks=None`` means :func:`default_hooks` (academic mode); pass
+    :class:`LLMError`. ``hooks=None`` means the registered defaults (:func:`.hooks.default_request_hooks`: academic mode); pass
     ``[]`` for none.
     """
 
@@ -279,7 +269,7 @@ class ChatClient:
                  transport: httpx.BaseTransport | None = None):
         self.settings = settings or load_settings()
         self.provider_id, self.provider, self.model = self.settings.resolve(model)
-        self.hooks: list[Hook] = default_hooks() if hooks is None else list(hooks)
+        self.hooks: list[RequestHook] = default_request_hooks() if hooks is None else list(hooks)
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff
