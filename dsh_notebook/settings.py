@@ -57,6 +57,7 @@ from pydantic import (
 )
 
 from .errors import MISSING_CREDENTIAL, UNKNOWN_MODEL, LLMError, SettingsError
+from .redact import redact_url_credentials
 from .storage import home
 
 __all__ = [
@@ -312,10 +313,21 @@ class Table(BaseModel):
             if isinstance(value, Table):
                 issues += [(f"{name}.{k}" if k else name, m) for k, m in value._issues]
         issues += cls._finish(raw, table)
-        table._issues = tuple(issues)
+        table._issues = tuple((k, _shown_problem(m)) for k, m in issues)
         return table
 
 
+
+
+#: The longest problem message kept, characters (a bad value is quoted in it).
+MAX_PROBLEM_CHARS = 300
+
+
+def _shown_problem(message: str) -> str:
+    """A problem as it is reported: a URL's user:password shown as ``***@`` (the value quoted may be
+    a URL with credentials) and at most :data:`MAX_PROBLEM_CHARS` characters."""
+    text = redact_url_credentials(message)
+    return text if len(text) <= MAX_PROBLEM_CHARS else text[:MAX_PROBLEM_CHARS - 1] + "…"
 
 
 def _bounds(cls: type[Table], key: str) -> tuple[Any, Any]:
@@ -678,13 +690,16 @@ def _merge(base: dict, extra: dict) -> dict:
         if key == "models" and isinstance(value, list) and isinstance(out.get("models"), list):
             by_id = {m.get("id"): dict(m) for m in out["models"] if isinstance(m, dict)}
             order = [m.get("id") for m in out["models"] if isinstance(m, dict)]
+            odd = []  # entries without a string id: left for validation to name
             for m in value:
-                if isinstance(m, dict) and m.get("id") in by_id:
+                if isinstance(m, dict) and isinstance(m.get("id"), str) and m["id"] in by_id:
                     by_id[m["id"]] = {**by_id[m["id"]], **m}
-                elif isinstance(m, dict):
-                    by_id[m.get("id")] = dict(m)
-                    order.append(m.get("id"))
-            out["models"] = [by_id[i] for i in order]
+                elif isinstance(m, dict) and isinstance(m.get("id"), str):
+                    by_id[m["id"]] = dict(m)
+                    order.append(m["id"])
+                else:
+                    odd.append(m)
+            out["models"] = [by_id[i] for i in order] + odd
         elif isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = _merge(out[key], value)
         else:

@@ -438,3 +438,21 @@ def test_redaction_is_linear_on_a_megabyte(text):
 
     out = redact_url_credentials(text)
     assert "u:p@" not in out and len(url_without_credentials(text)) <= len(text)
+
+
+def test_a_compressed_body_must_be_whole(server):
+    """A gzip body cut short (the Content-Length matching what was sent) is a failure, never a
+    shorter full text; a body of several gzip members is read whole; junk after a member fails."""
+    import gzip
+
+    data = bytes(range(256)) * 400
+    whole = gzip.compress(data)
+    server.routes["/cut"] = (200, {"Content-Encoding": "gzip"}, whole[:len(whole) // 2])
+    with pytest.raises(FetchFailed, match="cut short"):
+        fetch(server.url("/cut"), allow_private=True)
+    server.routes["/members"] = (200, {"Content-Encoding": "gzip"}, gzip.compress(b"a" * 1000) * 50)
+    assert fetch(server.url("/members"), allow_private=True).content == b"a" * 50_000
+    server.routes["/junk"] = (200, {"Content-Encoding": "gzip"}, whole + b"not gzip at all")
+    with pytest.raises(FetchFailed, match="damaged"):
+        fetch(server.url("/junk"), allow_private=True)
+    assert fetch(server.url("/paper"), allow_private=True).content == b"caf\xe9"  # identity is unchanged

@@ -184,7 +184,8 @@ def test_the_settings_module_imports_only_the_base_layer():
             "print(json.dumps(sorted(m for m in sys.modules if m.startswith('dsh_notebook'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     loaded = set(json.loads(out))
-    assert all(m in ("dsh_notebook", "dsh_notebook.version", "dsh_notebook.errors", "dsh_notebook.settings") or
+    assert all(m in ("dsh_notebook", "dsh_notebook.version", "dsh_notebook.errors", "dsh_notebook.redact",
+                     "dsh_notebook.settings") or
                m.startswith("dsh_notebook.storage") for m in loaded), loaded
 
 
@@ -234,3 +235,19 @@ def test_credentials_that_are_not_utf8_are_a_missing_credential_without_their_te
     with pytest.raises(LLMError) as exc:
         api_key("deepseek", settings.providers["deepseek"])
     assert exc.value.code == "MISSING_CREDENTIAL" and "not UTF-8" in str(exc.value) and "secret" not in str(exc.value)
+
+
+def test_a_model_id_that_is_not_a_string_is_a_settings_error(home):
+    write(home, "[providers.deepseek]\nmodels = [{id = [1]}]\n")
+    with pytest.raises(SettingsError) as exc:
+        load_settings()
+    assert "providers.deepseek.models" in str(exc.value)
+
+
+def test_settings_problems_hide_url_passwords_and_stay_short(home):
+    write(home, '[research.bibliographic]\ncrossref_url = "ftp://alice:hunter2@crossref.example"\n\n'
+                '[search]\nprovider = "' + "A" * 50_000 + '"\n')
+    settings = load_settings()
+    problems = list(settings.research.bibliographic.problems) + list(settings.search.problems)
+    assert problems and all("hunter2" not in p and len(p) <= 300 for p in problems), problems
+    assert any("ftp://***@crossref.example" in p for p in problems)

@@ -404,3 +404,23 @@ def test_set_aside_leaves_a_file_without_any_newline_alone(tmp_path):
     with pytest.raises(UnterminatedLineError, match="no complete line"):
         set_aside_torn(p)
     assert p.read_bytes() == b"some text, not lines" and not list(tmp_path.glob("*.torn-*"))
+
+
+def test_an_atomic_write_keeps_the_mode_and_writes_through_a_symlink(tmp_path):
+    """A private notebook (0600) stays private after sync's atomic write, and a symlinked notebook
+    keeps its link: the target gets the new content."""
+    import os
+    import stat
+
+    from dsh_notebook.storage import atomic_write_text
+
+    private = tmp_path / "nb.ipynb"
+    private.write_text("old")
+    os.chmod(private, 0o600)
+    atomic_write_text(private, "new")
+    assert private.read_text() == "new" and stat.S_IMODE(private.stat().st_mode) == 0o600
+    link = tmp_path / "link.ipynb"
+    link.symlink_to(private)
+    atomic_write_text(link, "newer")
+    assert link.is_symlink() and private.read_text() == "newer"
+    assert stat.S_IMODE(private.stat().st_mode) == 0o600

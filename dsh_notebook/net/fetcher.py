@@ -320,4 +320,8 @@ def _read_body(response: httpx.Response, url: str, max_bytes: int, truncate: boo
                 raise FetchFailed(f"{_shown(url)} is over the {max_bytes}-byte cap"
                                   + (f" once decoded ({decoder.coding})" if decoder.coding != "identity" else ""))
             return b"".join(chunks), True
+    try:
+        decoder.finish()
+    except UnsupportedEncoding as exc:
+        raise FetchFailed(f"{_shown(url)}: {exc}") from None
     return b"".join(chunks), False

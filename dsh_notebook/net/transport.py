@@ -198,4 +198,17 @@ class BoundedDecoder:
             raise UnsupportedEncoding(f"the {self.coding} body is damaged") from None
         if self._z.unconsumed_tail:  # more output waits than is allowed: the body is over the limit
             self.over = True
-        return self._take(out)
+        out = self._take(out)
+        if self._z.eof and self._z.unused_data and not self.over:  # the next gzip member (RFC 1952)
+            rest = self._z.unused_data
+            if self.coding == "deflate":
+                raise UnsupportedEncoding("the deflate body has data after its end")
+            self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            out += self.feed(rest)
+        return out
+
+    def finish(self) -> None:
+        """The body ended: raise :class:`UnsupportedEncoding` when a compressed body was cut short
+        (its stream never reached its end), unless it was already over the limit."""
+        if self._z is not None and not self.over and not self._z.eof:
+            raise UnsupportedEncoding(f"the {self.coding} body was cut short (its stream does not end)")

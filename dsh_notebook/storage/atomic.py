@@ -49,14 +49,24 @@ def _fsync_file(path: Path) -> None:
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Replace *path* with *data* atomically (temp file in the same directory, fsync, ``os.replace``).
 
-    Parent directories are created. On any error the temp file is removed and *path* keeps its
-    old content. Raises ``OSError`` from the filesystem.
+    Parent directories are created. An existing file keeps its permission bits (a notebook at
+    0600 stays 0600), and a symlink is written through (its target is replaced, the link kept).
+    On any error the temp file is removed and *path* keeps its old content. Raises ``OSError``
+    from the filesystem.
     """
     path = Path(path)
+    if path.is_symlink():
+        path = path.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        mode = None
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
+        if mode is not None:
+            os.chmod(tmp, mode)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
