@@ -17,10 +17,16 @@ __all__ = ["URL_CREDENTIALS", "redact_url_credentials", "url_without_credentials
 
 #: ``scheme://userinfo@`` in text: a scheme, ``://`` (or ``:\/\/`` as JSON may escape it), then the
 #: userinfo: everything up to the ``@`` before the host, that is the last ``@`` before the next
-#: ``/``, ``?``, ``#`` or white space (a password may hold ``@``, quotes or other odd characters).
+#: ``/``, ``?``, ``#`` or white space (a password may hold ``@``, quotes or other odd characters);
+#: failing that, ``user:`` and everything (up to 256 characters) up to the next ``@``, when what
+#: follows the colon is not a port (a pasted password may hold ``/``, ``?`` or ``#`` unencoded:
+#: ``http://user:pa/ss@host``; a URL with a port and an ``@`` in its query is then over-hidden,
+#: never under-hidden).
 URL_CREDENTIALS = re.compile(
     r"(?P<scheme>(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{0,31}:(?:\\?/){2})"
-    r"(?P<userinfo>[^\s/?#]{0,1024}?)@(?=[^\s@/?#\\]{0,255}(?:[/?#\s\\]|$))")
+    r"(?P<userinfo>[^\s/?#]{0,1024}?"
+    r"|[^\s/?#@:]{1,256}+:(?!\d{1,5}(?:[/?#\s]|$))[^\s@]{0,256}+)"   # a password holding / ? or # unencoded
+    r"@(?=[^\s@/?#\\]{0,255}(?:[/?#\s\\]|$))")
 # Bounded (a scheme of at most 32 characters that starts a word, a userinfo of at most 1,024, a
 # host of at most 255) so that a megabyte of letters, or of "a@a@...", is scanned in linear time.
 

@@ -176,7 +176,7 @@ def test_two_conversations_never_share_a_history(tmp_path):
 
 def test_a_key_across_the_window_edge_is_masked_before_the_cut(home):
     key = "sk-proj-" + "Zq8Lm2Xv" * 6
-    long = "x" * 30_000 + key + "y" * 40_000
+    long = "x" * 30_000 + " " + key + " " + "y" * 40_000
     chat = number([("user", "look at this log", "line:1"), ("tool", long, "line:2")])
     with ScriptedServer([{"reply": {"content": json.dumps({**GOOD, "insights": GOOD["insights"][:1]})}}]) as srv:
         review = run_review(chat, focus="ai", client=client(srv), target=TARGET, max_chars=40_000)

@@ -25,7 +25,7 @@ from pathlib import Path
 from ..errors import DshError
 from ..reckoner import read_record, rerun
 from ..reckoner.records import RECORDS_DIR, UnreadableRecord
-from ..redact import URL_CREDENTIALS
+from ..secretscan import find, find_in_json, might_hold
 from ..version import __version__
 from .paths import NAME, sidecar_for
 
@@ -33,17 +33,6 @@ MIME_RECORD = "application/vnd.dsh.record+json"
 MIME_SESSION = "application/vnd.dsh.session+json"
 SESSIONS_DIR = "sessions"
 CHECKS = {1: "named files", 2: "records replay", 3: "ledgers", 4: "no secrets"}
-
-_SECRET = re.compile(
-    r"(sk-[A-Za-z0-9_\-]{20,}"
-    r"|[Bb]earer\s+[A-Za-z0-9._\-]{20,}"
-    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"
-    r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
-    r"|xox[abprs]-[A-Za-z0-9-]{10,}"
-    r"|AIza[0-9A-Za-z_\-]{35}"
-    r"|(?i:api[_-]?key|secret|token)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9_\-]{16,})"
-)
-
 
 class MetadataError(DshError, ValueError):
     """A notebook's ``metadata.dsh`` that sync cannot read (not a JSON object); it is never
@@ -356,14 +345,22 @@ def verify(notebook) -> list[Finding]:
     if not ledgers and not held_ledgers:
         findings.append(Finding(3, True, sidecar.name, "no ledgers"))
 
-    # 4. no secrets
+    findings.extend(check_secrets(path, raw))
+    return findings
+
+
+def check_secrets(path: Path, raw: str | None = None) -> list[Finding]:
+    """Check 4 alone: the notebook at *path* (its text *raw* when already read) and every file
+    of its sidecar scanned by the one secret detector. One passing finding when nothing is found."""
+    sidecar = sidecar_for(path)
+    if raw is None:
+        raw = path.read_bytes().decode("utf-8", "replace")
     leaks = _secrets(path.name, raw)
     if sidecar.is_dir():
         for f in sorted(sidecar.rglob("*")):
             if f.is_file() and not f.name.endswith(".lock"):
                 leaks += _secrets(str(f.relative_to(sidecar.parent)), f.read_bytes().decode("utf-8", "replace"))
-    findings.extend(leaks or [Finding(4, True, path.name, "no API keys or bearer tokens found")])
-    return findings
+    return leaks or [Finding(4, True, path.name, "no keys, tokens, passwords or other secrets found")]
 
 
 def _check_hashed(named: list[str], held: dict, sidecar: Path, *, pattern: str, bad: str,
@@ -488,24 +485,42 @@ def _value(v) -> str:
     return json.dumps(v, ensure_ascii=False)
 
 
-_SECRET_HINTS = ("sk-", "bearer", "key", "secret", "token", "://", ":\\/\\/", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat",
-                 "akia", "asia", "xox", "aiza")
-
-
 def _secrets(name: str, text: str) -> list[Finding]:
-    lower = text.lower()
-    if not any(h in lower for h in _SECRET_HINTS):  # a cheap pass first: most files hold none
-        return []
-    out = []
-    for m in _SECRET.finditer(text):
-        line = text.count("\n", 0, m.start()) + 1
-        shown = m.group(0)[:6] + "…"
-        out.append(Finding(4, False, name, f"line {line}: something that looks like a secret ({shown})"))
-    for m in URL_CREDENTIALS.finditer(text):  # user:password@ in a URL (dsh_notebook.redact)
-        if ":" in m.group("userinfo"):
-            line = text.count("\n", 0, m.start()) + 1
-            out.append(Finding(4, False, name, f"line {line}: a URL with a password ({m.group('scheme')}…)"))
+    """Check 4 for one file: the one secret detector (:mod:`dsh_notebook.secretscan`) over every
+    string a person, a model or a tool wrote into it. A JSON file (the notebook) and each line of
+    a JSONL file are read field by field, so the project's own seals (hashes, chain links, heads,
+    signatures) are never taken for secrets; other files are read as text."""
+    out: list[Finding] = []
+    if not might_hold(text):  # most record files hold no hint of one
+        return out
+    if name.endswith((".ipynb", ".json")):
+        try:
+            documents: list[tuple[str, object]] = [("", json.loads(text))]
+        except ValueError:
+            documents = []
+    elif name.endswith(".jsonl"):
+        documents = []
+        for n, line in enumerate(text.split("\n"), 1):
+            if not line.strip() or not might_hold(line):
+                continue
+            try:
+                documents.append((f"line {n}, ", json.loads(line)))
+            except ValueError:
+                out.extend(_text_secrets(name, line, first_line=n))
+    else:
+        return _text_secrets(name, text)
+    if not documents and not out:
+        return _text_secrets(name, text)
+    for where, document in documents:
+        for field, value, found in find_in_json(document):
+            out.append(Finding(4, False, name, f"{where}{field}: something that looks like a secret "
+                                               f"({found.kind}: {found.preview(value)})"))
     return out
+
+
+def _text_secrets(name: str, text: str, *, first_line: int = 1) -> list[Finding]:
+    return [Finding(4, False, name, f"line {s.line(text) + first_line - 1}: something that looks like a secret "
+                                    f"({s.kind}: {s.preview(text)})") for s in find(text)]
 
 
 def findings_table(findings: list[Finding]) -> str:

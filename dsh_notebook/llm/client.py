@@ -29,6 +29,7 @@ from httpx_sse import SSEError, aconnect_sse, connect_sse
 from ..errors import CANCELLED, HTTP_STATUS, PROTOCOL, TIMEOUT, LLMError
 from ..net import CONNECTION_ERRORS, RetryCancelled, RetryPolicy
 from ..redact import redact_url_credentials, url_without_credentials
+from ..secretscan import mask
 from ..settings import ModelInfo, Settings, api_key, load_settings
 from .hooks import RequestHook, default_request_hooks
 from .prompt import SystemPrompt
@@ -179,7 +180,6 @@ RETRY_MAX_WAIT = 60.0
 RETRY_MAX_TOTAL = 120.0
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_KEYLIKE = re.compile(r"(?:sk-[A-Za-z0-9_\-]{8,}|[Bb]earer\s+[A-Za-z0-9._\-]{8,})")
 
 
 def interruptible(fn: Callable[[], Any], cancel: threading.Event | None, cancelled: Callable[[], Exception]):
@@ -372,7 +372,7 @@ class ChatClient:
             key = ""
         if key and len(key) >= 6:
             text = text.replace(key, "[key]")
-        return redact_url_credentials(_KEYLIKE.sub("[key]", text))
+        return redact_url_credentials(mask(text, "[key]")[0])
 
     def _status_error(self, response: httpx.Response) -> LLMError:
         try:

@@ -32,6 +32,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ..secretscan import mask
 from ..storage import JsonlWriter, read_jsonl
 from .transcript import Utterance
 
@@ -77,17 +78,6 @@ Reply with exactly one JSON object and nothing else:
                "why": "why it matters", "suggestion": "the next step", "check": "how to tell it worked",
                "confidence": "high" | "medium" | "low"}]}
 Write in the language the conversation mostly uses."""
-
-_KEYLIKE = re.compile(
-    r"(-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)"
-    r"|sk[-_](?:live_|test_|proj-|ant-)?[A-Za-z0-9_\-]{12,}|[Bb]earer\s+[A-Za-z0-9._\-]{12,}"
-    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_\-]{16,}|hf_[A-Za-z0-9]{20,}"
-    r"|(?:AKIA|ASIA)[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_\-]{35}"
-    r"|eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
-    r"|(?<=://)[^\s/:@]+:[^\s/@]+(?=@)"
-    r"|(?i:(?<=api_key=)|(?<=api-key=)|(?<=apikey=)|(?<=secret_access_key=)|(?<=password=)|(?<=token=))[^\s\"',;&]{6,})"
-)
-
 
 # ------------------------------------------------------------------------- the reply
 
@@ -143,9 +133,10 @@ def parse_reply(text: str) -> ReviewReply:
 
 
 def mask_secrets(text: str) -> tuple[str, int]:
-    """``(text with key-shaped strings replaced by [secret], how many)``."""
-    out, n = _KEYLIKE.subn("[secret]", text)
-    return out, n
+    """``(text with every secret replaced by [secret], how many)``: the one detector,
+    :func:`dsh_notebook.secretscan.mask` (keys, tokens, passwords in fields, URL credentials,
+    private keys)."""
+    return mask(text, "[secret]")
 
 
 @dataclass

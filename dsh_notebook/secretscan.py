@@ -1,0 +1,499 @@
+"""The one secret detector (spec: style.md "No secrets in artifacts"; issue 14 item 2).
+
+``verify``'s check 4, the reviewer's masking step and the model client's error redaction all
+call this module, so a kind of secret one of them sees, all of them see.
+
+It stands on `detect-secrets <https://github.com/Yelp/detect-secrets>`_ (Yelp's scanner), using
+these of its plugins (:data:`PLUGINS`), run directly on strings (no baseline file, no global
+settings, no network verification):
+
+- ``KeywordDetector`` (``password = "..."``, ``api_key: "..."`` and the other forms it knows),
+- ``BasicAuthDetector`` (``scheme://user:password@host``),
+- ``JwtTokenDetector`` (JSON Web Tokens, checked to decode),
+- ``PrivateKeyDetector`` (PEM, OpenSSH and PGP private key blocks),
+- cloud and service keys: ``AWSKeyDetector``, ``AzureStorageKeyDetector``,
+  ``GitHubTokenDetector``, ``GitLabTokenDetector``, ``SlackDetector``, ``StripeDetector``,
+  ``OpenAIDetector``, ``SendGridDetector``, ``PypiTokenDetector`` (not ``NpmDetector``: its
+  pattern is quadratic on a long line; npm tokens are one of the own rules),
+- the two high-entropy plugins (``HexHighEntropyString``, ``Base64HighEntropyString``), but only
+  on values whose key names a secret (a hash or an id elsewhere is not a secret).
+
+and adds what detect-secrets 1.5 does not know (:data:`OWN_RULES`): the model providers' keys
+(DeepSeek, OpenAI project keys, Anthropic, OpenRouter, Groq, xAI, Google, Hugging Face, GitHub
+fine-grained tokens, npm tokens), ``Authorization:``/``Bearer`` credentials, URL credentials with any
+character in the password (:data:`dsh_notebook.redact.URL_CREDENTIALS`), and fields named like
+secrets in the forms people paste: ``.env`` lines (``JWT_SECRET=...``, ``export TOKEN=...``),
+YAML and INI lines (``password: ...``), JSON and TOML fields (``"api_key": "..."``), query
+strings (``?access_token=...``) and command-line flags (``--password ...``).
+
+A value is not a secret when it is a placeholder (``<your key>``, ``${VAR}``, ``$VAR``,
+``xxxx``, ``****``, ``changeme``, ``null``), the name of an environment variable
+(``api_key_env = "DEEPSEEK_API_KEY"``), an already masked value (``[secret]``) or a call
+(``password = getpass()``). Names that only sometimes hold secrets (``token``, ``auth``,
+``credential``, ``access_key``, ``session``) count only with a random-looking value (at least 12
+characters, letters and digits, and a Shannon entropy, as detect-secrets' high-entropy plugins
+compute it, of at least 80% of the most its length allows, capped at 3.0 bits for hex and 4.0
+for other strings).
+
+- :func:`find` gives the spans of secrets in a text; :func:`mask` replaces them.
+- :func:`find_in_json` walks a parsed JSON document (a notebook, a sidecar line) and never
+  reads the project's own seal fields (:data:`EXEMPT_FIELDS`: hashes, chain links, heads,
+  signatures): exempt by field, never by file.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from .redact import URL_CREDENTIALS
+
+__all__ = ["EXEMPT_FIELDS", "OWN_RULES", "PLUGINS", "Secret", "find", "find_in_json", "is_exempt_field", "mask",
+           "might_hold"]
+
+#: The detect-secrets plugins this detector runs (class names in ``detect_secrets.plugins``).
+PLUGINS = (
+    "keyword.KeywordDetector", "basic_auth.BasicAuthDetector", "jwt.JwtTokenDetector",
+    "private_key.PrivateKeyDetector", "aws.AWSKeyDetector", "azure_storage_key.AzureStorageKeyDetector",
+    "github_token.GitHubTokenDetector", "gitlab_token.GitLabTokenDetector", "slack.SlackDetector",
+    "stripe.StripeDetector", "openai.OpenAIDetector", "sendgrid.SendGridDetector", "pypi_token.PypiTokenDetector",
+    "high_entropy_strings.HexHighEntropyString", "high_entropy_strings.Base64HighEntropyString",
+)
+
+#: Field names whose values are the project's own seals, never read by the scan: a record's or a
+#: file's sha256, a ledger event's hash and the previous event's hash, a ledger head, a signature.
+EXEMPT_FIELDS = frozenset({"sha256", "hash", "prev", "head", "chain", "signature", "signatures",
+                           "public_key", "fingerprint"})
+
+
+def is_exempt_field(key: str) -> bool:
+    """Whether a JSON field named *key* holds one of the project's seals (:data:`EXEMPT_FIELDS`,
+    or a name ending in ``_sha256``)."""
+    return key in EXEMPT_FIELDS or key.endswith("_sha256")
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A secret found in a text: ``text[start:end]`` is the secret value; ``kind`` names the
+    rule or detect-secrets plugin that found it (``"Secret Keyword"``, ``"JSON Web Token"``...)."""
+
+    kind: str
+    start: int
+    end: int
+
+    def line(self, text: str) -> int:
+        """The 1-based line of *text* the secret starts on."""
+        return text.count("\n", 0, self.start) + 1
+
+    def preview(self, text: str) -> str:
+        """The first characters of the secret (at most 4 of at least 12) and an ellipsis, to show
+        which value is meant without showing it."""
+        value = text[self.start:self.end]
+        return (value[:4] if len(value) >= 12 else "") + "…"
+
+
+# ------------------------------------------------------------------------------- own rules
+
+# Names that always hold a secret (detect-secrets' keyword list and a few it lacks).
+_STRONG_NAME = (r"(?:api[_\-.]?key|apikey|auth[_\-]?key|service[_\-]?key|account[_\-]?key|db[_\-]?key|"
+                r"database[_\-]?key|priv(?:ate)?[_\-]?key|client[_\-]?key|signing[_\-]?key|secret[_\-]?key|"
+                r"db[_\-]?pass|database[_\-]?pass|key[_\-]?pass|passw(?:or)?d|pwd|pass|secret|contrase[ñn]a|"
+                r"passphrase|passwort|mot[_\-]?de[_\-]?passe|kennwort|private[_\-]?token)")
+# Names that sometimes hold one: counted only with a random-looking value.
+_WEAK_NAME = r"(?:token|auth|authorization|credentials?|access[_\-]?key|session[_\-]?key|cookie|bearer|sig)"
+# A name word starts a word or a camelCase part and ends one ("JWT_SECRET", "clientSecret",
+# "db-password", "tokens"; never "compass", "secretary" or "tokenizer").
+_B = r"(?-i:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))"
+_E = r"s?(?-i:(?![a-z]))"
+_NAME = rf"[A-Za-z0-9_.\-]*?{_B}(?:{_STRONG_NAME}|{_WEAK_NAME}){_E}[A-Za-z0-9_.\-]*"
+_STRONG_RE = re.compile(_B + _STRONG_NAME + _E, re.IGNORECASE)
+_WEAK_RE = re.compile(_B + _WEAK_NAME + _E, re.IGNORECASE)
+
+_VALUE_QUOTED = r"(?P<q>[\"'`])(?P<qv>[^\"'`\r\n]{1,2048})(?P=q)"
+_VALUE_BARE = r"(?P<bv>[^\s\"'`&;,<>#\\()\[\]{}]{1,1024})"
+
+_NAME_HINTS = ("key", "pass", "pwd", "secret", "contrase", "kennwort", "token", "auth", "credential", "cookie",
+               "bearer", "sig")
+
+#: Each rule: (kind, hints, pattern). A line is matched against a pattern only when it holds one
+#: of the hints (lower case); the pattern's group ``v`` (or ``qv``/``bv``) is the secret.
+OWN_RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
+    ("Model provider key", ("sk-",), re.compile(
+        r"(?<![A-Za-z0-9_\-])(?P<v>sk-(?:proj-|ant-(?:api|admin)\d\d-|or-v1-|svcacct-|admin-)?"
+        r"(?:(?=[A-Za-z_\-]{0,200}\d)[A-Za-z0-9_\-]{20,256}|[A-Za-z0-9_]{20,256}(?![A-Za-z0-9_\-])))")),
+    ("Model provider key", ("gsk_", "xai-", "aiza", "hf_", "github_pat_", "r8_", "npm_"), re.compile(
+        r"(?<![A-Za-z0-9_\-])(?P<v>(?:gsk_[A-Za-z0-9]{40,100}|xai-[A-Za-z0-9]{40,120}|AIza[0-9A-Za-z_\-]{35}"
+        r"|hf_[A-Za-z0-9]{20,64}|github_pat_[A-Za-z0-9_]{50,120}|r8_[A-Za-z0-9]{30,60}|npm_[A-Za-z0-9]{36}))")),
+    ("Authorization credential", ("authorization",), re.compile(
+        r"(?i:authorization|proxy-authorization)[\"']?\s*[:=]\s*[\"']?(?:(?i:basic|bearer|token|digest)\s+)?"
+        r"(?P<v>[A-Za-z0-9._~+/=\-]{8,4096})")),
+    ("Authorization credential", ("bearer",), re.compile(
+        r"(?<![A-Za-z])(?i:bearer)\s+(?P<v>(?:(?=[A-Za-z._~+/=\-]{0,200}\d)[A-Za-z0-9._~+/\-]{16,4096}"
+        r"|[A-Za-z0-9_~+/]{20,4096}(?![A-Za-z0-9._~+/\-]))=*)")),
+    ("URL with a password", ("://", ":\\/\\/"), URL_CREDENTIALS),
+)
+
+#: Fields named like secrets, matched after a name (found from its secret word, see
+#: :func:`_names`): (pattern at the name's end, whether the name must start its line, whether it
+#: must be a command-line flag). The pattern's group ``qv`` or ``bv`` is the value.
+_NAME_RULES: tuple[tuple[re.Pattern[str], bool, bool], ...] = (
+    # name="value", name: 'value', "name": "value", name := "value", name => "value", NAME[0] = "v"
+    (re.compile(rf"[\"'\]]{{0,2}}\s*(?::=|=>|==|[:=])\s*{_VALUE_QUOTED}"), False, False),
+    # NAME=value (.env, query strings, shell), no space around "="
+    (re.compile(rf"={_VALUE_BARE}"), False, False),
+    # name: value / name = value on a line of its own (YAML, INI, TOML, a pasted config)
+    (re.compile(rf"[\"']?[ \t]*[:=][ \t]*{_VALUE_BARE}[ \t]*(?:[#;].*)?\r?$"), True, False),
+    # --password value, --api-key=value
+    (re.compile(rf"(?:=|[ \t]+){_VALUE_BARE}"), False, True),
+)
+_NAME_CHAR = r"[A-Za-z0-9_.\-]"
+_NAME_END = re.compile(rf"{_NAME_CHAR}{{0,128}}")
+_NAME_START = re.compile(rf"{_NAME_CHAR}{{0,128}}$")
+_LINE_START = re.compile(r"[ \t\-]*(?:export[ \t]+)?[\"']?$")
+_NAME_WORD = re.compile("|".join(_NAME_HINTS))
+_ASSIGNED = re.compile(r"[\]\[\"'`0-9]{0,6}\s{0,4}(?:[:=!<>(,]|\?\?)")  # what detect-secrets' keyword forms have next
+
+#: The strings a line must hold for each detect-secrets plugin to be run on it (the fixed parts of
+#: the plugin's own patterns; tests hold an example secret for every plugin). A hint in lower case
+#: is matched in any case; one with capitals only as written.
+PLUGIN_HINTS: dict[str, tuple[str, ...]] = {
+    "KeywordDetector": ("key", "pass", "pwd", "secret", "contrase"),
+    "BasicAuthDetector": ("://",),
+    "JwtTokenDetector": ("eyj",),
+    "PrivateKeyDetector": ("private key", "putty-user-key", "ssh2 encrypted"),
+    "AWSKeyDetector": ("akia", "asia", "abia", "ACCA", "a3t", "aws"),  # "acca" is in many hex hashes
+    "AzureStorageKeyDetector": ("accountkey",),
+    "GitHubTokenDetector": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    "GitLabTokenDetector": ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "gr1348941", "glcbt-", "glimt-",
+                            "glptt-", "glagent-", "gloas-"),
+    "SlackDetector": ("xox", "hooks.slack.com"),
+    "StripeDetector": ("k_live_",),
+    "OpenAIDetector": ("t3blbkfj",),
+    "SendGridDetector": ("sg.",),
+    "PypiTokenDetector": ("pypi-",),
+}
+
+_PLACEHOLDER = re.compile(
+    r"(?i)^(?:true|false|null|none|nil|undefined|yes|no|on|off|required|optional|string|str|int|bool|"
+    r"redacted|masked|hidden|removed|changeme|change[_\-]?me|example|sample|test|dummy|placeholder|"
+    r"password|passwd|secret|token|value|your[_\-].*|(?:sk-)?(?:my|test|fake|dummy|example|sample)[_\-]?"
+    r"(?:api[_\-]?)?(?:key|secret|token|password)|sk-(?:secret|test|dummy|fake|xxx|your.*)|"
+    r"(?:sk|pk|rk)[_\-](?:live_|test_|ant-|proj-|or-v1-)?|ollama|lm-studio|not-needed|no-key|sk-no-key-required|empty|"
+    r"\[[a-z ]*\]|\*+|x+|\.+|-+|_+|•+|…+|"
+    r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+))$")   # the last: an environment variable's name
+
+
+def _is_placeholder(value: str, line: str, *, bare: bool) -> bool:
+    from detect_secrets.filters import heuristic as h
+
+    v = value.strip()
+    if len(v) < 4 or _PLACEHOLDER.match(v) or h.is_templated_secret(v) or h.is_not_alphanumeric_string(v):
+        return True
+    if v.startswith(("$", "%(", "{{", "os.", "process.env", "env(", "getenv", "ENV[", "***")):
+        return True
+    if bare and ("(" in v or v.endswith((":", "."))):  # a call, or prose: "password: see below."
+        return True
+    return h.is_indirect_reference(line) and not value.startswith(("sk-", "eyJ"))
+
+
+def _random_looking(value: str) -> bool:
+    if len(value) < 12 or not re.search(r"\d", value) or not re.search(r"[A-Za-z]", value):
+        return False
+    # detect-secrets' limits (3.0 for hex, 4.5 for base64) are for long strings: a string of n
+    # characters has at most log2(n) bits per character, so a short token needs 80% of that
+    hexp, b64p = _entropy_plugins()
+    if re.fullmatch(r"[0-9a-fA-F]+", value):
+        return hexp.calculate_shannon_entropy(value) >= min(0.8 * math.log2(len(value)), 3.0)
+    return b64p.calculate_shannon_entropy(value) >= min(0.8 * math.log2(len(value)), 4.0)
+
+
+# ------------------------------------------------------------------------ detect-secrets
+
+
+@lru_cache(maxsize=1)
+def _plugins() -> tuple[Any, ...]:
+    """The regex plugins of :data:`PLUGINS` (detect-secrets imported on first use: it takes
+    0.15 s and is not needed until something is scanned)."""
+    import importlib
+
+    out = []
+    for spec in PLUGINS:
+        module, cls = spec.rsplit(".", 1)
+        if module in ("keyword", "high_entropy_strings"):
+            continue
+        out.append(getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), cls)())
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def _entropy_plugins() -> tuple[Any, Any]:
+    from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString, HexHighEntropyString
+
+    return HexHighEntropyString(), Base64HighEntropyString()
+
+
+@lru_cache(maxsize=1)
+def _keyword() -> tuple[Any, dict[Any, int]]:
+    from detect_secrets.plugins import keyword
+
+    return keyword.KeywordDetector(), keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP
+
+
+def _all_hints() -> set[str]:
+    return ({h for _, hs, _ in OWN_RULES for h in hs} | {h for hs in PLUGIN_HINTS.values() for h in hs}
+            | set(_NAME_HINTS))
+
+
+@lru_cache(maxsize=1)
+def _trigger() -> re.Pattern[str]:
+    """Any lower-case hint of :data:`OWN_RULES`, :data:`PLUGIN_HINTS` and the secret words, as
+    one trie-shaped pattern (Python's ``re`` tries one branch per first character) matched on
+    lower-cased text: lines that hold none are not scanned further."""
+    trie: dict[str, Any] = {}
+    for hint in _all_hints():
+        if hint == hint.lower():
+            node = trie
+            for ch in hint:
+                node = node.setdefault(ch, {})
+            node[""] = {}
+
+    def branch(node: dict[str, Any]) -> str:
+        if "" in node:
+            return ""  # a hint ends here: longer hints through it add nothing to a trigger
+        alts = [re.escape(ch) + branch(rest) for ch, rest in sorted(node.items())]
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+    return re.compile(branch(trie))
+
+
+@lru_cache(maxsize=1)
+def _exact_trigger() -> re.Pattern[str] | None:
+    """The hints with capitals, matched as written (None when there are none)."""
+    exact = sorted(h for h in _all_hints() if h != h.lower())
+    return re.compile("|".join(re.escape(h) for h in exact)) if exact else None
+
+
+def _holds(hints: tuple[str, ...], text: str, lower: str) -> bool:
+    return any(h in (lower if h == h.lower() else text) for h in hints)
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")  # keeps every offset
+
+
+# ----------------------------------------------------------------------------------- scan
+
+
+def might_hold(text: str) -> bool:
+    """Whether *text* holds any hint a secret needs (a secret word, a key prefix, ``://``): when
+    it does not, :func:`find` finds nothing in it or in any part of it, nor
+    :func:`find_in_json` in the JSON it encodes (a secret-named field's name is a hint too). A
+    fast first pass over a whole file."""
+    exact = _exact_trigger()
+    return (_trigger().search(text.translate(_ASCII_LOWER)) is not None
+            or (exact is not None and exact.search(text) is not None))
+
+
+def find(text: str) -> list[Secret]:
+    """The secrets in *text*, in order, overlapping finds merged. Never raises on any string."""
+    if not text:
+        return []
+    lower = text.translate(_ASCII_LOWER)
+    spans: list[Secret] = []
+    after = -1
+    exact = _exact_trigger()
+    hits = [(m.start(), m.end()) for m in _trigger().finditer(lower)]
+    if exact is not None:
+        hits = sorted(hits + [(m.start(), m.end()) for m in exact.finditer(text)])
+    for hit_start, hit_end in hits:
+        if hit_start < after:  # on a line already read, or inside a secret found (a key block)
+            continue
+        start = text.rfind("\n", 0, hit_start) + 1
+        end = text.find("\n", hit_end)
+        end = len(text) if end < 0 else end
+        found = list(_scan_line(text, lower[start:end], start, end))
+        spans.extend(found)
+        after = max([end] + [s.end for s in found])
+    return _merged(spans)
+
+
+_CHUNK, _OVERLAP = 2048, 1024  # detect-secrets' patterns run on at most 3 KiB at a time
+
+
+def _scan_line(text: str, lower: str, start: int, end: int) -> Iterator[Secret]:
+    line = text[start:end]
+    for kind, hints, pattern in OWN_RULES:
+        if not _holds(hints, line, lower):
+            continue
+        for m in pattern.finditer(line):
+            if kind == "URL with a password":  # the whole userinfo: the user name goes too
+                if ":" in m.group("userinfo"):
+                    yield Secret(kind, start + m.start("userinfo"), start + m.end("userinfo"))
+                continue
+            value = m.group("v")
+            if kind == "Authorization credential" and _is_placeholder(value, line, bare=True):
+                continue
+            yield Secret(kind, start + m.start("v"), start + m.end("v"))
+    yield from _named(line, lower, start)
+    for a in range(0, max(len(line) - _OVERLAP, 1), _CHUNK):  # long lines (a JSONL log) in chunks
+        chunk, chunk_lower = line[a:a + _CHUNK + _OVERLAP], lower[a:a + _CHUNK + _OVERLAP]
+        for plugin in _plugins():
+            if not _holds(PLUGIN_HINTS[type(plugin).__name__], chunk, chunk_lower):
+                continue
+            next_at: dict[str, int] = {}
+            covered = 0
+            for value in plugin.analyze_string(chunk):
+                at = chunk.find(value, next_at.get(value, 0)) if value else -1
+                if at < 0:
+                    continue
+                next_at[value] = at + len(value)
+                if start + a + at < covered:  # inside what this plugin found already
+                    continue
+                if plugin.secret_type == "Private Key":
+                    found = _private_key_block(text, start + a + at)
+                elif not (plugin.secret_type == "Basic Auth Credentials" and _is_placeholder(value, line, bare=False)):
+                    found = _whole_token(Secret(plugin.secret_type, start + a + at, start + a + at + len(value)),
+                                         text, start, end)
+                else:
+                    continue
+                covered = found.end
+                yield found
+
+
+def _named(line: str, lower: str, start: int) -> Iterator[Secret]:
+    """Fields named like secrets (:data:`_NAME_RULES`, then detect-secrets' keyword forms in a
+    window after the name); a name inside a value already found is not read again."""
+    keyword, regexes = _keyword()
+    covered = -1
+    for name_start, name_end in _names(line, lower):
+        if name_start < covered:
+            continue
+        name = line[name_start:name_end].lstrip("-")
+        flag = name_end - name_start > len(name)
+        found = False
+        for pattern, whole_line, as_flag in _NAME_RULES:
+            if as_flag and not (flag and (name_start == 0 or not line[name_start - 1].isalnum())):
+                continue
+            if whole_line and not _LINE_START.match(line, 0, name_start):
+                continue
+            m = pattern.match(line, name_end)
+            if m is None:
+                continue
+            found = True  # judged here: a placeholder value is not read again by detect-secrets
+            group = "qv" if m.groupdict().get("qv") is not None else "bv"
+            if _named_secret(name, m.group(group), line, bare=group == "bv"):
+                yield Secret("Secret Keyword", start + m.start(group), start + m.end(group))
+                covered = m.end(group)
+            break
+        if not found and _STRONG_RE.search(name) and _ASSIGNED.match(line, name_end):
+            window = line[max(0, name_start - 1):name_end + 200]
+            for value in keyword.analyze_string(window, regexes):
+                at = window.find(value) if value else -1
+                if at >= 0 and not _is_placeholder(value, line, bare=False):
+                    a = max(0, name_start - 1) + at
+                    yield Secret(keyword.secret_type, start + a, start + a + len(value))
+                    covered = a + len(value)
+
+
+def _names(line: str, lower: str) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of each name in *line* that holds a secret word (``JWT_SECRET``,
+    ``"api_key"``, ``--password``), each once."""
+    after = -1
+    for m in _NAME_WORD.finditer(lower):
+        if m.start() < after:
+            continue
+        left = _NAME_START.search(line, max(0, m.start() - 128), m.start())
+        name_start = left.start() if left else m.start()
+        right = _NAME_END.match(line, m.start())
+        name_end = right.end() if right else m.end()
+        after = name_end
+        yield name_start, name_end
+
+
+def _named_secret(name: str, value: str, line: str, *, bare: bool) -> bool:
+    if _is_placeholder(value, line, bare=bare):
+        return False
+    if _STRONG_RE.search(name) and not re.search(r"(?i)(?:_env|_file|_path|_name|_id|_url|_hint|_length|_len|"
+                                                  r"_count|_type|_policy|_header|_var|_min|_max)$", name):
+        return True
+    from detect_secrets.filters import heuristic as h
+
+    return bool(_WEAK_RE.search(name)) and _random_looking(value) and not h.is_potential_uuid(value)
+
+
+_TOKEN_BEFORE = re.compile(r"[A-Za-z0-9_\-+/.~]{0,512}$")
+_TOKEN_AFTER = re.compile(r"[A-Za-z0-9_\-+/.~]{0,4096}=*")
+
+
+def _whole_token(found: Secret, text: str, start: int, end: int) -> Secret:
+    """*found* widened to the whole token around it (at most 512 characters before, 4 KiB after):
+    a plugin reports the part its pattern groups (``ghp`` of a GitHub token, a JWT without its
+    signature)."""
+    before = _TOKEN_BEFORE.search(text, max(start, found.start - 512), found.start)
+    after = _TOKEN_AFTER.match(text, found.end, end)
+    return Secret(found.kind, before.start() if before else found.start, after.end() if after else found.end)
+
+
+_KEY_END = re.compile(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY[ A-Z]{0,10}-----|END PGP PRIVATE KEY BLOCK-----|"
+                      r"Private-MAC: ?[0-9a-fA-F]{0,128}")
+
+
+def _private_key_block(text: str, at: int) -> Secret:
+    """A private key's whole block: from its BEGIN line to its END line (looked for in the next
+    64 KiB; a key is a few KiB), or to the end of that span."""
+    begin = text.rfind("\n", 0, at) + 1
+    m = _KEY_END.search(text, at, at + 65536)
+    return Secret("Private Key", begin, m.end() if m else min(len(text), at + 65536))
+
+
+def _merged(spans: list[Secret]) -> list[Secret]:
+    out: list[Secret] = []
+    for s in sorted(spans, key=lambda s: (s.start, -s.end)):
+        if out and s.start < out[-1].end:
+            if s.end > out[-1].end:
+                out[-1] = Secret(out[-1].kind, out[-1].start, s.end)
+            continue
+        out.append(s)
+    return out
+
+
+def mask(text: str, replacement: str = "[secret]") -> tuple[str, int]:
+    """``(text with every secret value replaced by *replacement*, how many)``: the names, quotes
+    and the rest of the text stay (``JWT_SECRET=[secret]``)."""
+    found = find(text)
+    if not found:
+        return text, 0
+    parts, last = [], 0
+    for s in found:
+        parts.append(text[last:s.start])
+        parts.append(replacement)
+        last = s.end
+    parts.append(text[last:])
+    return "".join(parts), len(found)
+
+
+def find_in_json(document: Any, path: str = "$") -> Iterator[tuple[str, str, Secret]]:
+    """Every secret in a parsed JSON *document*: ``(field path, the string holding it, the
+    secret's span in that string)``. Fields named in :data:`EXEMPT_FIELDS` are never read; a
+    string whose field's name says secret (``"api_key": "..."``) is a secret by that name,
+    whatever its shape; every other string is scanned with :func:`find`."""
+    stack: list[tuple[str, str | None, Any]] = [(path, None, document)]
+    while stack:
+        where, key, value = stack.pop()
+        if isinstance(value, str):
+            if (key is not None and (_STRONG_RE.search(key) or _WEAK_RE.search(key))
+                    and _named_secret(key, value, value, bare=False)):
+                yield where, value, Secret("Secret Keyword", 0, len(value))
+                continue
+            yield from ((where, value, s) for s in find(value))
+        elif isinstance(value, dict):
+            for k, v in reversed(list(value.items())):
+                if isinstance(k, str) and is_exempt_field(k):
+                    continue
+                stack.append((f"{where}.{k}", str(k), v))
+        elif isinstance(value, list):
+            for i in range(len(value) - 1, -1, -1):
+                stack.append((f"{where}[{i}]", key, value[i]))
