@@ -608,3 +608,45 @@ def test_a_long_id_a_deep_body_or_a_huge_body_is_a_400_naming_it(api, artifact):
     assert len(led.events()) == n
     for _status, answer in (api("records", "1" * 5000, notebook=NB),):
         assert "/" not in answer["error"].replace("/dsh/api", "")  # no server path in the answer
+
+
+def test_no_route_reads_through_a_symlink_below_the_sidecar(api, artifact, jp_root_dir, tmp_path):
+    """Issue 14 item 4 (README: "a symlink ... gets 403"): a link below the sidecar, even one
+    pointing inside the root, is refused by every route that would read through it, naming it;
+    the decision route writes nothing through a linked ledger."""
+    side = artifact["sidecar"]
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text('{"type": "review", "review": {"headline": "planted"}}\n')
+    other = jp_root_dir / "other.jsonl"
+    other.write_text("{}\n")
+    led = artifact["ledger"]
+    n = len(led.events())
+    cases = [
+        ("records", side / "records" / "1795000000000.jsonl", outside, ("records",)),
+        ("records", side / "stale", tmp_path, ("records", artifact["closed"])),
+        ("sessions", side / "sessions" / "planted.jsonl", outside, ("sessions",)),
+        ("reviews", side / "reviews" / "planted.jsonl", other, ("reviews",)),
+        ("ledger", side / "ledger" / "copy.jsonl", led.path, ("ledgers",)),
+    ]
+    for _what, link, target, route in cases:
+        link.symlink_to(target, target_is_directory=target.is_dir())
+        status, body = api(*route, notebook=NB)
+        assert status == 403 and "symbolic link" in body["error"] and link.name in body["error"], (route, body)
+        assert str(tmp_path) not in body["error"]
+        link.unlink()
+        assert api(*route, notebook=NB)[0] == 200, route
+    # a linked ledger: no read, no decision written through it
+    (side / "ledger" / "linked.jsonl").symlink_to(led.path)
+    for route in (("ledgers", "main"), ("ledgers", "linked")):
+        assert api(*route, notebook=NB)[0] == 403
+    status, body = api("ledgers", "linked", "decision", method="POST", notebook=NB,
+                       body={"decision_id": "d1", "revision": 1, "verdict": "approved", "note": ""})
+    assert status == 403 and len(led.events()) == n
+    (side / "ledger" / "linked.jsonl").unlink()
+    # the sidecar itself a link (to a folder inside the root)
+    moved = jp_root_dir / "elsewhere.dsh"
+    side.rename(moved)
+    side.symlink_to(moved, target_is_directory=True)
+    for route in (("records",), ("sessions",), ("reviews",), ("ledgers",)):
+        status, body = api(*route, notebook=NB)
+        assert status == 403 and "report.dsh is a symbolic link" in body["error"], (route, body)

@@ -237,7 +237,7 @@ def test_sync_after_clearing_outputs_keeps_the_seals_and_verify_notices(report):
     assert skipped and "names no record" in skipped[0].detail
 
 
-@pytest.mark.parametrize("bad", ["lol", [1, 2], {"x": 5}])
+@pytest.mark.parametrize("bad", ["lol", [1, 2], {"x": 5}, 0, [], ""])
 def test_malformed_metadata_is_a_finding_not_a_crash(report, bad):
     nb = json.loads(report.read_text(encoding="utf-8"))
     nb["metadata"]["dsh"] = {"records": bad}
@@ -417,3 +417,62 @@ def test_sync_names_a_metadata_dsh_that_is_not_an_object(tmp_path):
         sync(path, [])
     assert exc.value.code == "METADATA_DSH" and "metadata.dsh is a list, not an object" in str(exc.value)
     assert path.read_bytes() == before
+
+
+def _edited(report: Path, edit) -> Path:
+    nb = json.loads(report.read_text(encoding="utf-8"))
+    edit(nb)
+    report.write_text(json.dumps(nb), encoding="utf-8")
+    return report
+
+
+def _record_output(nb) -> dict:
+    return next(o for c in nb["cells"] for o in c.get("outputs", []) if "dsh" in o.get("metadata", {}))
+
+
+@pytest.mark.parametrize(("edit", "named"), [
+    (lambda nb: nb["metadata"].setdefault("dsh", {}).update(sessions=5), "metadata.dsh.sessions is malformed"),
+    (lambda nb: nb["metadata"].setdefault("dsh", {}).update(reviews="x"), "metadata.dsh.reviews is malformed"),
+    (lambda nb: nb["metadata"].setdefault("dsh", {}).update(sessions=[{"id": [1]}, {"id": "s", "sha256": 5}]), "session s"),
+    (lambda nb: _record_output(nb)["metadata"].update(dsh=5), "metadata.dsh is not an object (int)"),
+    (lambda nb: _record_output(nb).update(metadata=[1]), "metadata.dsh is not an object (list)"),
+    (lambda nb: _record_output(nb)["metadata"]["dsh"].update(record_id=[1]), "metadata.dsh.record_id is not a string (list)"),
+    (lambda nb: _record_output(nb)["metadata"]["dsh"].update(sha256=5), "metadata.dsh.sha256 is not a string (int)"),
+    (lambda nb: _record_output(nb)["metadata"]["dsh"].update(record_id="a" * 300), "is not a record id"),
+    (lambda nb: _record_output(nb)["metadata"]["dsh"].update(record_id="../../etc/passwd"), "is not a record id"),
+], ids=["sessions-int", "reviews-str", "session-id-list", "output-dsh-int", "output-metadata-list",
+        "record-id-list", "sha256-int", "record-id-300", "record-id-path"])
+def test_odd_types_deep_in_the_metadata_are_findings_and_sync_never_crashes(report, edit, named):
+    """Issue 14 item 4: any shape a hand or a tool leaves in the notebook's or an output's
+    metadata.dsh is a check-1 finding naming it, never a TypeError; sync either writes a valid
+    notebook or names the problem and writes nothing."""
+    from dsh_notebook.artifact.seal import MetadataError, UnreadableNotebook
+
+    _edited(report, edit)
+    found = failures(report, 1)
+    assert any(named in f for f in found), found
+    assert cli("verify", str(report)).returncode == 1
+    before = report.read_bytes()
+    try:
+        sync(report, [])
+    except (MetadataError, UnreadableNotebook) as exc:
+        assert report.read_bytes() == before and str(exc)
+    else:
+        nbformat.validate(nbformat.read(str(report), as_version=4))
+
+
+def test_a_notebook_of_the_wrong_shape_is_named_not_a_traceback(report):
+    from dsh_notebook.artifact.seal import UnreadableNotebook
+
+    _edited(report, lambda nb: nb["cells"][1].update(outputs=0))
+    with pytest.raises(UnreadableNotebook) as exc:
+        verify(report)
+    assert "cells[1].outputs: 0 is not of type 'array'" in str(exc.value)
+    r = cli("verify", str(report))
+    assert r.returncode == 2 and "cells[1].outputs" in r.stderr and "Traceback" not in r.stderr
+    _edited(report, lambda nb: nb["cells"][1].update(outputs=""))
+    before = report.read_bytes()
+    with pytest.raises(UnreadableNotebook) as exc:
+        sync(report, [])
+    assert "cells[1].outputs" in str(exc.value) and "nothing was written" in str(exc.value)
+    assert report.read_bytes() == before

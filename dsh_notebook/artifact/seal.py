@@ -85,29 +85,99 @@ def sha256_file(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+class UnreadableNotebook(DshError, ValueError):
+    """A file ``verify`` or ``sync`` cannot read as a notebook (not JSON, or not the notebook
+    format): the message names where, as nbformat's validator does."""
+
+    code = "NOTEBOOK_UNREADABLE"
+
+
 def _read_nb(path: Path):
     import nbformat
 
-    return nbformat.read(str(path), as_version=nbformat.NO_CONVERT)
+    try:
+        return nbformat.read(str(path), as_version=nbformat.NO_CONVERT)
+    except Exception as exc:  # noqa: BLE001 - nbformat raises TypeError or AttributeError on some shapes
+        raise UnreadableNotebook(f"{path.name} is not a valid notebook: {_why_invalid(path, exc)}") from None
+
+
+def _why_invalid(path: Path, exc: Exception) -> str:
+    """nbformat's validator's first error, with where it is (``cells[1].outputs``), when the file
+    is JSON; else the JSON error."""
+    import nbformat
+
+    try:
+        data = json.loads(path.read_bytes())
+    except ValueError as err:
+        return f"not JSON ({err})"
+    try:
+        nbformat.validate(data)
+    except nbformat.ValidationError as err:
+        path_in = getattr(err, "absolute_path", None) or getattr(err, "path", ())
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path_in).lstrip(".")
+        first = str(getattr(err, "message", err)).splitlines()[0][:200]
+        return f"{where or 'the top level'}: {first}"
+    except Exception:  # noqa: BLE001 - the validator itself may choke on a shape: say what nbformat said
+        return f"{type(exc).__name__}: {str(exc)[:200]}"
+    return f"{type(exc).__name__}: {str(exc)[:200]}"
 
 
 MIME_REVIEW = "application/vnd.dsh.review+json"
+_FILE_ID = re.compile(r"[A-Za-z0-9_.-]{1,200}")
+
+
+def _is_file_id(name: str) -> bool:
+    """A record or session id that names a file in the sidecar: no path, no ``..``, at most 200
+    characters (a file name must fit the file system's limit)."""
+    return bool(_FILE_ID.fullmatch(name)) and ".." not in name
 
 
 def _outputs(nb, mime: str):
-    """``(cell index, output metadata.dsh)`` for every code-cell output carrying ``mime``."""
+    """``(cell index, output metadata.dsh)`` for every code-cell output carrying ``mime`` whose
+    ``metadata.dsh`` is an object (see :func:`malformed_outputs` for the others)."""
     for i, cell in enumerate(nb.cells):
         for o in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
-            if mime in o.get("data", {}):
-                yield i, (o.get("metadata") or {}).get("dsh") or {}
+            if isinstance(o, dict) and isinstance(o.get("data"), dict) and mime in o["data"]:
+                meta = o.get("metadata") or {}
+                dsh = meta.get("dsh") if isinstance(meta, dict) else None
+                if dsh is None or isinstance(dsh, dict):
+                    yield i, dsh or {}
+
+
+def malformed_outputs(nb) -> list[tuple[int, str]]:
+    """``(cell index, the problem)`` for each dsh output (record, chat, review) whose
+    ``metadata.dsh`` is not an object, or holds a record id, sha256 or session id that is not a
+    string: edited by hand or by a tool, never written so by dsh-notebook."""
+    out = []
+    fields = {MIME_RECORD: ("record_id", "sha256", "status"), MIME_SESSION: ("session_id",),
+              MIME_REVIEW: ("reviews_file",)}
+    for i, cell in enumerate(nb.cells):
+        for o in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            data = o.get("data") if isinstance(o, dict) else None
+            for mime, keys in fields.items():
+                if not isinstance(data, dict) or mime not in data:
+                    continue
+                meta = o.get("metadata") or {}
+                dsh = meta.get("dsh") if isinstance(meta, dict) else meta
+                if dsh is not None and not isinstance(dsh, dict):
+                    out.append((i, f"an output's metadata.dsh is not an object ({type(dsh).__name__})"))
+                    continue
+                for key in keys:
+                    if key in (dsh or {}) and dsh[key] is not None and not isinstance(dsh[key], str):
+                        out.append((i, f"an output's metadata.dsh.{key} is not a string ({type(dsh[key]).__name__})"))
+                if mime == MIME_SESSION and not isinstance((dsh or {}).get("records", []) or [], list):
+                    out.append((i, "an output's metadata.dsh.records is not a list"))
+    return out
 
 
 def named_records(nb) -> list[tuple[int, str, str | None]]:
     """``(cell index, record id, sha256 at close or None)`` for every record output, and the
     records a model closed during a ``%%chat`` turn (sealed by ``sync``)."""
-    out = [(i, m["record_id"], m.get("sha256")) for i, m in _outputs(nb, MIME_RECORD)
-           if m.get("record_id") and m.get("status") != "open"]
-    out += [(i, rid, None) for i, m in _outputs(nb, MIME_SESSION) for rid in m.get("records") or []
+    out = [(i, m["record_id"], m.get("sha256") if isinstance(m.get("sha256"), str) else None)
+           for i, m in _outputs(nb, MIME_RECORD)
+           if isinstance(m.get("record_id"), str) and m["record_id"] and m.get("status") != "open"]
+    out += [(i, rid, None) for i, m in _outputs(nb, MIME_SESSION)
+            for rid in (m.get("records") if isinstance(m.get("records"), list) else [])
             if isinstance(rid, str) and rid]
     return sorted(out, key=lambda t: t[0])
 
@@ -116,7 +186,7 @@ def named_reviews(nb) -> list[tuple[int, str]]:
     """``(cell index, reviews file relative to the sidecar)`` for every ``%review`` output."""
     found = [(i, m.get("reviews_file")) for i, m in _outputs(nb, MIME_REVIEW)]
     return list(dict.fromkeys((i, f) for i, f in found
-                              if isinstance(f, str) and re.fullmatch(r"reviews/[A-Za-z0-9_.-]+\.jsonl", f)))
+                              if isinstance(f, str) and re.fullmatch(r"reviews/[A-Za-z0-9_.-]{1,200}\.jsonl", f)))
 
 
 def named_sessions(nb) -> list[tuple[int, str]]:
@@ -136,6 +206,11 @@ def sync(notebook, problems: list[str] | None = None) -> dict:
 
     path = Path(notebook)
     nb = _read_nb(path)
+    try:
+        nbformat.validate(nb)  # an invalid notebook is named before anything is written
+    except nbformat.ValidationError as exc:
+        raise UnreadableNotebook(f"{path.name} is not a valid notebook: {_why_invalid(path, exc)}; nothing was "
+                                 "written") from None
     index = sync_node(nb, path, problems)
     atomic_write_text(path, nbformat.writes(nb) + "\n")
     return index
@@ -169,6 +244,8 @@ def sync_node(nb, notebook, problems: list[str] | None = None) -> dict:
         index["records"].update({k: v for k, v in old.items() if isinstance(k, str) and isinstance(v, str)})
     per_cell: dict[int, list[str]] = {}
     for i, rid, _ in named_records(nb):
+        if not _is_file_id(rid):  # verify names it; sync never reads a path built from it
+            continue
         f = records_dir / f"{rid}.jsonl"
         if f.exists():
             index["records"][rid] = sha256_file(f)
@@ -177,10 +254,12 @@ def sync_node(nb, notebook, problems: list[str] | None = None) -> dict:
             per_cell[i].append(rid)
     sessions_dir = sidecar_for(path) / SESSIONS_DIR
     held_sessions = old_meta.get("sessions")
-    old_sessions = {e.get("id"): e for e in (held_sessions if isinstance(held_sessions, list) else [])
-                    if isinstance(e, dict)}
+    old_sessions = {e["id"]: e for e in (held_sessions if isinstance(held_sessions, list) else [])
+                    if isinstance(e, dict) and isinstance(e.get("id"), str)}
     cell_sessions: dict[int, list[str]] = {}
     for i, sid in named_sessions(nb):
+        if not _is_file_id(sid):
+            continue
         cell_sessions.setdefault(i, []).append(sid)
         if sid in {e["id"] for e in index["sessions"]}:
             continue
@@ -191,8 +270,8 @@ def sync_node(nb, notebook, problems: list[str] | None = None) -> dict:
             index["sessions"].append(old_sessions[sid])
     _seal_ledgers(nb, path, index, problems if problems is not None else [])
     held_reviews = old_meta.get("reviews")
-    old_reviews = {e.get("file"): e for e in (held_reviews if isinstance(held_reviews, list) else [])
-                   if isinstance(e, dict)}
+    old_reviews = {e["file"]: e for e in (held_reviews if isinstance(held_reviews, list) else [])
+                   if isinstance(e, dict) and isinstance(e.get("file"), str)}
     for _, name in named_reviews(nb):
         if name in {e["file"] for e in index["reviews"]}:
             continue
@@ -277,9 +356,12 @@ def verify(notebook) -> list[Finding]:
         expected.setdefault(rid, [])
         if sha:
             expected[rid].append((sha, f"cell {i + 1}"))
+    for i, problem in malformed_outputs(nb):
+        findings.append(Finding(1, False, f"cell {i + 1}", f"{problem}; run dsh-notebook sync after re-running "
+                                                           "the cell"))
     meta = nb.metadata.get("dsh")
     index = meta.get("records") if isinstance(meta, dict) else None
-    if meta is not None and not (isinstance(meta, dict) and isinstance(index or {}, dict)
+    if meta is not None and not (isinstance(meta, dict) and (index is None or isinstance(index, dict))
                                  and all(isinstance(k, str) and isinstance(v, str) for k, v in (index or {}).items())):
         findings.append(Finding(1, False, "metadata.dsh", "the notebook's metadata.dsh is malformed (records must map "
                                                           "record ids to sha256 strings); run dsh-notebook sync"))
@@ -291,7 +373,7 @@ def verify(notebook) -> list[Finding]:
             findings.append(Finding(1, False, rid, "named by a cell's output but missing from metadata.dsh "
                                                    "(removed from the index, or the notebook changed after sync)"))
     for rid in sorted(expected):
-        if not re.fullmatch(r"[A-Za-z0-9_.-]+", rid) or ".." in rid:
+        if not _is_file_id(rid):
             findings.append(Finding(1, False, rid[:40], "is not a record id"))
             continue
         f = records_dir / f"{rid}.jsonl"
@@ -385,8 +467,12 @@ def _check_hashed(named: list[str], held: dict, sidecar: Path, *, pattern: str, 
 def _check_sessions(nb, meta: dict, sidecar: Path) -> list[Finding]:
     """Check 1 for chat sessions: each session a ``%%chat`` output names exists, with the
     hash ``metadata.dsh.sessions`` holds once the notebook is synced."""
-    held = {e.get("id"): e.get("sha256") for e in meta.get("sessions") or [] if isinstance(e, dict)}
-    return _check_hashed([sid for _, sid in named_sessions(nb)], held, sidecar, pattern=r"[A-Za-z0-9_.-]+",
+    listed = meta.get("sessions")
+    if listed is not None and not isinstance(listed, list):
+        return [Finding(1, False, "metadata.dsh", "the notebook's metadata.dsh.sessions is malformed (it must list "
+                                                  "{id, sha256}); run dsh-notebook sync")]
+    held = {e["id"]: e.get("sha256") for e in listed or [] if isinstance(e, dict) and isinstance(e.get("id"), str)}
+    return _check_hashed([sid for _, sid in named_sessions(nb)], held, sidecar, pattern=r"[A-Za-z0-9_.-]{1,200}",
                          bad="is not a session id", path_of=lambda sid: Path(SESSIONS_DIR) / f"{sid}.jsonl",
                          label=lambda sid: f"session {sid}",
                          differs="the session log differs from the hash sealed by sync "
@@ -441,8 +527,13 @@ def _check_ledger(f: Path, held) -> list[Finding]:
 
 def _check_reviews(nb, meta: dict, sidecar: Path) -> list[Finding]:
     """Check 1 for review histories a ``%review`` output names (hash from ``sync``)."""
-    held = {e.get("file"): e.get("sha256") for e in meta.get("reviews") or [] if isinstance(e, dict)}
-    return _check_hashed([f for _, f in named_reviews(nb)], held, sidecar, pattern=r"reviews/[A-Za-z0-9_.-]+\.jsonl",
+    listed = meta.get("reviews")
+    if listed is not None and not isinstance(listed, list):
+        return [Finding(1, False, "metadata.dsh", "the notebook's metadata.dsh.reviews is malformed (it must list "
+                                                  "{file, sha256}); run dsh-notebook sync")]
+    held = {e["file"]: e.get("sha256") for e in listed or []
+            if isinstance(e, dict) and isinstance(e.get("file"), str)}
+    return _check_hashed([f for _, f in named_reviews(nb)], held, sidecar, pattern=r"reviews/[A-Za-z0-9_.-]{1,200}\.jsonl",
                          bad="is not a reviews file", path_of=Path, label=str,
                          differs="the review history differs from the hash sealed by sync (edited, or "
                                  "reviewed again after sync: run dsh-notebook sync)")

@@ -11,6 +11,8 @@ panel"; academic.md "State and surface"; research.md "The explorer").
   ``%chat list``), the review history files, and ``notebook.ledger`` (``read_state``,
   ``summary``, ``timeline``, ``awaiting_person``, ``record_decision``: the explorer's data and
   its one writer of the person's decision).
+* Nothing below a sidecar is read through a symbolic link: the sidecar, a folder a route reads
+  or any file in it being a link is a 403 naming it (README: "a symlink ... gets 403").
 * A missing notebook or sidecar gives empty lists; an unknown record or ledger a
   :class:`RouteError` 404; a malformed id, name or body a 400 naming the problem.
 """
@@ -79,13 +81,42 @@ def resolve_notebook(root, raw: str | None, *, allow_hidden: bool = True) -> Pat
     return path
 
 
+#: What each route reads below the sidecar: the records route the engine's files, the others
+#: one folder each. Every one is checked for symbolic links before anything is read.
+_READS = {"": ("records", "stale", "open-record.jsonl"), "sessions": ("sessions",), "reviews": ("reviews",),
+          "ledger": ("ledger",)}
+
+
 def _folder(notebook: Path, name: str, root: Path) -> Path | None:
-    """``<stem>.dsh/<name>`` if it is a folder inside the root, else ``None`` (403 if it leads out)."""
-    folder = sidecar_for(notebook) / name if name else sidecar_for(notebook)
+    """``<stem>.dsh/<name>`` if it is a folder inside the root, else ``None``. 403 if it leads out
+    of the root, or if the sidecar, that folder or anything the route reads below it is a
+    symbolic link (the server reads a sidecar's own files only)."""
+    sidecar = sidecar_for(notebook)
+    folder = sidecar / name if name else sidecar
+    if sidecar.is_symlink():
+        raise RouteError(403, f"{sidecar.name} is a symbolic link; the server does not follow links in a sidecar")
     if not folder.is_dir():
         return None
     _inside(root, folder, f"{folder.parent.name}/{name}")
+    for part in _READS.get(name, (name,)):
+        _refuse_links(sidecar, sidecar / part)
     return folder
+
+
+def _refuse_links(sidecar: Path, path: Path) -> None:
+    """403 when *path*, or anything below it, is a symbolic link (walked without following one)."""
+    def refuse(p: str) -> RouteError:
+        shown = Path(p).relative_to(sidecar.parent).as_posix()
+        return RouteError(403, f"{shown} is a symbolic link; the server does not follow links in a sidecar")
+
+    if path.is_symlink():
+        raise refuse(str(path))
+    if not path.is_dir():
+        return
+    for top, dirs, files in os.walk(path, followlinks=False):
+        for entry in dirs + files:
+            if os.path.islink(os.path.join(top, entry)):
+                raise refuse(os.path.join(top, entry))
 
 
 # ----------------------------------------------------------------------------- academic
