@@ -113,7 +113,7 @@ def _why_invalid(path: Path, exc: Exception) -> str:
     try:
         nbformat.validate(data)
     except nbformat.ValidationError as err:
-        path_in = getattr(err, "absolute_path", None) or getattr(err, "path", ())
+        path_in = getattr(err, "absolute_path", None) or getattr(err, "path", None) or ()
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path_in).lstrip(".")
         first = str(getattr(err, "message", err)).splitlines()[0][:200]
         return f"{where or 'the top level'}: {first}"
@@ -162,10 +162,12 @@ def malformed_outputs(nb) -> list[tuple[int, str]]:
                 if dsh is not None and not isinstance(dsh, dict):
                     out.append((i, f"an output's metadata.dsh is not an object ({type(dsh).__name__})"))
                     continue
+                fields_of = dsh or {}
                 for key in keys:
-                    if key in (dsh or {}) and dsh[key] is not None and not isinstance(dsh[key], str):
-                        out.append((i, f"an output's metadata.dsh.{key} is not a string ({type(dsh[key]).__name__})"))
-                if mime == MIME_SESSION and not isinstance((dsh or {}).get("records", []) or [], list):
+                    value = fields_of.get(key)
+                    if value is not None and not isinstance(value, str):
+                        out.append((i, f"an output's metadata.dsh.{key} is not a string ({type(value).__name__})"))
+                if mime == MIME_SESSION and not isinstance(fields_of.get("records", []) or [], list):
                     out.append((i, "an output's metadata.dsh.records is not a list"))
     return out
 
