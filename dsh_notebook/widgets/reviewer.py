@@ -105,7 +105,7 @@ def notice_html(target_label: str, host: str | None, remote: bool | None, max_ch
     return (f"<div style='border-left:3px solid #b26a00;padding:2px 8px'><b>Before the first review of "
             f"{_e(target_label)}:</b> the selected conversation (up to its last {max_chars:,} characters) is sent "
             f"to the configured model service{where}{how}; if it is remote, this evidence leaves the machine. "
-            f"Strings shaped like API keys or bearer tokens are masked before sending; the rest is sent as "
+            f"Keys, tokens, passwords and other secrets are masked before sending; the rest is sent as "
             f"written. The review never goes back into that conversation.</div>")
 
 
