@@ -58,6 +58,7 @@ from pydantic import (
 
 from .errors import MISSING_CREDENTIAL, UNKNOWN_MODEL, LLMError, SettingsError
 from .redact import redact_url_credentials
+from .secretscan import mask
 from .storage import home
 
 __all__ = [
@@ -324,9 +325,10 @@ MAX_PROBLEM_CHARS = 300
 
 
 def _shown_problem(message: str) -> str:
-    """A problem as it is reported: a URL's user:password shown as ``***@`` (the value quoted may be
-    a URL with credentials) and at most :data:`MAX_PROBLEM_CHARS` characters."""
-    text = redact_url_credentials(message)
+    """A problem as it is reported: a URL's user:password shown as ``***@`` and any other secret as
+    ``[secret]`` (the value quoted may be a URL with credentials, or a key pasted into the wrong
+    field), and at most :data:`MAX_PROBLEM_CHARS` characters."""
+    text = mask(redact_url_credentials(message))[0]
     return text if len(text) <= MAX_PROBLEM_CHARS else text[:MAX_PROBLEM_CHARS - 1] + "…"
 
 
@@ -654,7 +656,9 @@ class Settings(BaseModel):
                 if found:
                     return pid, prov, found
         known = ", ".join(f"{p}/{m.id}" for p, pr in self.providers.items() for m in pr.models) or "(none)"
-        raise LLMError(UNKNOWN_MODEL, f"no model {want!r} in the settings; known models: {known}")
+        shown = mask(want, "[key]")[0]  # a key pasted where the model goes is never echoed
+        shown = shown if len(shown) <= 100 else shown[:99] + "…"
+        raise LLMError(UNKNOWN_MODEL, f"no model {shown!r} in the settings; known models: {known}")
 
 
 BUILTIN = {

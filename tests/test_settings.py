@@ -185,7 +185,7 @@ def test_the_settings_module_imports_only_the_base_layer():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     loaded = set(json.loads(out))
     assert all(m in ("dsh_notebook", "dsh_notebook.version", "dsh_notebook.errors", "dsh_notebook.redact",
-                     "dsh_notebook.settings") or
+                     "dsh_notebook.secretscan", "dsh_notebook.settings") or
                m.startswith("dsh_notebook.storage") for m in loaded), loaded
 
 
@@ -251,3 +251,17 @@ def test_settings_problems_hide_url_passwords_and_stay_short(home):
     problems = list(settings.research.bibliographic.problems) + list(settings.search.problems)
     assert problems and all("hunter2" not in p and len(p) <= 300 for p in problems), problems
     assert any("ftp://***@crossref.example" in p for p in problems)
+
+
+def test_a_key_pasted_where_the_model_goes_is_never_echoed(home):
+    """Issue 14: the UNKNOWN_MODEL message names what was asked for, with a pasted key masked."""
+    from dsh_notebook.errors import LLMError
+    from dsh_notebook.settings import load_settings
+
+    key = "sk-" + "0123456789abcdef" * 2
+    with pytest.raises(LLMError) as exc:
+        load_settings().resolve(key)
+    assert exc.value.code == "UNKNOWN_MODEL" and key not in str(exc.value) and "[key]" in str(exc.value)
+    with pytest.raises(LLMError) as exc:
+        load_settings().resolve("x" * 5000)
+    assert len(str(exc.value)) < 1000
