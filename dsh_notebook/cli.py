@@ -211,6 +211,22 @@ def cmd_sync(args) -> int:
     return 1 if problems else 0
 
 
+def cmd_key(args) -> int:
+    from .signing import SigningError, key_path, public_key_line
+
+    try:
+        line = public_key_line()
+    except SigningError as exc:
+        print(f"dsh-notebook key: {exc}", file=sys.stderr)
+        return 2
+    print(line)
+    if args.verbose:
+        from .signing import fingerprint_of
+
+        print(f"# {fingerprint_of(line)} · private key {key_path()}", file=sys.stderr)
+    return 0
+
+
 def _home_for(target: str | None) -> Path:
     from .artifact.paths import sidecar_for
 
@@ -675,6 +691,9 @@ def build_parser() -> argparse.ArgumentParser:
     y = sub.add_parser("sync", help="write the artifact index (metadata.dsh) into the notebook")
     y.add_argument("notebook")
     y.set_defaults(func=cmd_sync)
+    k = sub.add_parser("key", help="print your public signing key (ssh-ed25519 AAAA... comment), creating it if needed")
+    k.add_argument("--verbose", "-v", action="store_true", help="also print its fingerprint and file (on stderr)")
+    k.set_defaults(func=cmd_key)
     rc = sub.add_parser("records", help="list or show records of a notebook or a folder")
     rsub = rc.add_subparsers(dest="action", required=True)
     rl = rsub.add_parser("list", help="every record: id, title, status, steps, refused")

@@ -621,6 +621,36 @@ class AcademicSettings(Table):
         return f"[academic] in settings.toml must be a table, not {value!r}; language auto is used"
 
 
+# --------------------------------------------------------------------------- [signing]
+
+
+def _key_file(value: Any) -> Any:
+    if isinstance(value, str) and not value.strip():
+        return None
+    return value
+
+
+class SigningSettings(Table):
+    """``[signing]`` (issue 15): ``key``, the person's OpenSSH private key file (or the ``.pub``
+    of a key held by ssh-agent) that signs seals and human decisions; ``DSH_SIGNING_KEY``
+    overrides it. A bad value is a problem that stops signing (a seal is never signed with a
+    key the person did not name)."""
+
+    _table: ClassVar[str] = "[signing]"
+
+    key: Annotated[str | None, BeforeValidator(_key_file)] = Field(
+        None, strict=True, max_length=4096,
+        description='a private key file, e.g. "~/.ssh/id_ed25519" (default: the key dsh-notebook creates in the home)')
+
+    @classmethod
+    def _bad_value(cls, key: str, value: Any, error: dict) -> str | None:
+        return f"[signing] {key} = {value!r} is not a file name; nothing is signed until it is fixed"
+
+    @classmethod
+    def _not_a_table(cls, value: Any) -> str:
+        return f"[signing] in settings.toml must be a table, not {value!r}; nothing is signed until it is fixed"
+
+
 # --------------------------------------------------------------------------- the settings
 
 
@@ -639,6 +669,7 @@ class Settings(BaseModel):
     research: ResearchSettings = Field(default_factory=ResearchSettings, description="the research roles' budget, "
                                                                                      "tiers and verifier")
     academic: AcademicSettings = Field(default_factory=AcademicSettings, description="academic mode's language")
+    signing: SigningSettings = Field(default_factory=SigningSettings, description="the key that signs seals")
 
     def resolve(self, model: str | None = None) -> tuple[str, Provider, ModelInfo]:
         """``(provider id, provider, model)`` for ``provider/model``, a bare model id, or the
