@@ -123,10 +123,12 @@ def cmd_run(args) -> int:
         return 2
     if not args.no_save:
         nbformat.write(nb, str(path))
-        if nb.metadata.get("dsh"):  # the notebook was synced before: seal this run's records too
-            from .artifact.seal import sync
+        from .artifact.seal import sync  # index and sign this run's outputs, records and files
 
-            sync(path)
+        problems: list[str] = []
+        sync(path, problems)
+        for p in problems:
+            print(f"dsh-notebook run: {p}", file=sys.stderr)
     sidecar = sidecar_for(path)
     rows = []
     for rid in _records_in(nb):
@@ -176,8 +178,17 @@ def cmd_verify(args) -> int:
     path = _notebook_arg(args.notebook)
     if path is None:
         return 2
+    allowed = None
+    if args.allowed_signers:
+        from .signing import AllowedSigners
+
+        try:
+            allowed = AllowedSigners.read(args.allowed_signers)
+        except (OSError, ValueError) as exc:
+            print(f"dsh-notebook verify: {exc}", file=sys.stderr)
+            return 2
     try:
-        findings = verify(path)
+        findings = verify(path, allowed_signers=allowed)
     except Exception as exc:  # not JSON, not a notebook
         why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         print(f"dsh-notebook verify: {args.notebook} is not a readable notebook ({why})", file=sys.stderr)
@@ -209,6 +220,31 @@ def cmd_sync(args) -> int:
     for p in problems:
         print(f"dsh-notebook sync: {p}", file=sys.stderr)
     return 1 if problems else 0
+
+
+def cmd_seal_payload(args) -> int:
+    from .artifact.seal import UnreadableNotebook, read_notebook
+    from .artifact.sealset import payload
+
+    path = _notebook_arg(args.notebook)
+    if path is None:
+        return 2
+    try:
+        nb = read_notebook(path)
+    except UnreadableNotebook as exc:
+        print(f"dsh-notebook seal-payload: {exc}", file=sys.stderr)
+        return 2
+    meta = nb.metadata.get("dsh")
+    seal = meta.get("seal") if isinstance(meta, dict) else None
+    if not isinstance(seal, dict) or not isinstance(seal.get("signature"), str):
+        print(f"dsh-notebook seal-payload: {path.name} has no signed seal (dsh-notebook sync signs one)",
+              file=sys.stderr)
+        return 1
+    if args.signature:
+        Path(args.signature).write_text(seal["signature"], encoding="ascii")
+    sys.stdout.buffer.write(payload(seal))
+    sys.stdout.flush()
+    return 0
 
 
 def cmd_key(args) -> int:
@@ -687,7 +723,15 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("verify", help="prove a notebook's records are intact, reproduce, and hold no secrets")
     v.add_argument("notebook")
     v.add_argument("--json", action="store_true", help="findings as JSON")
+    v.add_argument("--allowed-signers", metavar="FILE",
+                   help="an allowed-signers file (as git and ssh-keygen read it): the seal must be signed by a key "
+                        "it lists for namespace dsh-notebook")
     v.set_defaults(func=cmd_verify)
+    sp = sub.add_parser("seal-payload", help="write the exact bytes a notebook's seal signs (to check it with "
+                                             "ssh-keygen -Y verify)")
+    sp.add_argument("notebook")
+    sp.add_argument("--signature", metavar="FILE", help="also write the seal's SSH signature to FILE")
+    sp.set_defaults(func=cmd_seal_payload)
     y = sub.add_parser("sync", help="write the artifact index (metadata.dsh) into the notebook")
     y.add_argument("notebook")
     y.set_defaults(func=cmd_sync)

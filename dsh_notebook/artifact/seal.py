@@ -32,7 +32,7 @@ from .paths import NAME, sidecar_for
 MIME_RECORD = "application/vnd.dsh.record+json"
 MIME_SESSION = "application/vnd.dsh.session+json"
 SESSIONS_DIR = "sessions"
-CHECKS = {1: "named files", 2: "records replay", 3: "ledgers", 4: "no secrets"}
+CHECKS = {1: "named files", 2: "records replay", 3: "ledgers", 4: "no secrets", 5: "signed seal"}
 
 class MetadataError(DshError, ValueError):
     """A notebook's ``metadata.dsh`` that sync cannot read (not a JSON object); it is never
@@ -99,6 +99,12 @@ def _read_nb(path: Path):
         return nbformat.read(str(path), as_version=nbformat.NO_CONVERT)
     except Exception as exc:  # noqa: BLE001 - nbformat raises TypeError or AttributeError on some shapes
         raise UnreadableNotebook(f"{path.name} is not a valid notebook: {_why_invalid(path, exc)}") from None
+
+
+def read_notebook(path: Path):
+    """The notebook node at *path* as ``verify`` reads it (:class:`UnreadableNotebook` if it is
+    not one)."""
+    return _read_nb(path)
 
 
 def _why_invalid(path: Path, exc: Exception) -> str:
@@ -218,11 +224,13 @@ def sync(notebook, problems: list[str] | None = None) -> dict:
     return index
 
 
-def sync_node(nb, notebook, problems: list[str] | None = None) -> dict:
+def sync_node(nb, notebook, problems: list[str] | None = None, *, sign: bool = True) -> dict:
     """Write the artifact index into the in-memory notebook *nb* (an nbformat node) whose file
     is, or will be, at *notebook* (its sidecar ``<stem>.dsh/`` is read; nothing is written).
     Used by :func:`sync` and by the server's pre-save hook; returns the index. Raises
-    ``nbformat.ValidationError`` when the result does not validate.
+    ``nbformat.ValidationError`` when the result does not validate. With *sign* (the default)
+    the seal set is signed with the person's key into ``metadata.dsh.seal`` (see
+    :mod:`.sealset`, :mod:`dsh_notebook.signing`); without, the old signed seal is kept as it is.
 
     A ledger is sealed (``{head, events}``) only when it verifies and, if it was sealed before,
     only when the old sealed head is still one of its lines (the ledger may only have grown
@@ -290,9 +298,50 @@ def sync_node(nb, notebook, problems: list[str] | None = None) -> dict:
                 meta["dsh"]["sessions"] = cell_sessions[i]
         else:
             meta.pop("dsh", None)
+    if sign:
+        _sign_seal(nb, path, index, old_meta, problems if problems is not None else [])
+    elif isinstance(old_meta.get("seal"), dict):
+        index["seal"] = old_meta["seal"]
     nb.metadata["dsh"] = index
     nbformat.validate(nb)
     return index
+
+
+def _sign_seal(nb, path: Path, index: dict, old_meta: dict, problems: list[str]) -> None:
+    """``index["seal"]``: the seal set of *nb* and its sidecar, signed with the person's key (a
+    ``.gitattributes`` is written into the sidecar first, when it has none). A signature that
+    cannot be made keeps the old seal (so ``verify`` reports what changed since) and adds the
+    reason to *problems*; an earlier seal by another key is kept in ``previous``."""
+    from datetime import UTC, datetime
+
+    from .. import signing
+    from .sealset import GITATTRIBUTES, payload, seal_set
+
+    sidecar = sidecar_for(path)
+    attributes = sidecar / ".gitattributes"
+    if sidecar.is_dir() and not sidecar.is_symlink() and not attributes.exists():
+        try:
+            attributes.write_text(GITATTRIBUTES, encoding="utf-8")
+        except OSError as exc:
+            problems.append(f"could not write {attributes.name} into {sidecar.name} ({exc.strerror or exc})")
+    old: dict | None = old_meta["seal"] if isinstance(old_meta.get("seal"), dict) else None
+    seal = seal_set(nb, path, index["ledgers"])
+    seal["sealed_at"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        signature = signing.sign(payload(seal))
+        line = signing.public_key_line()
+    except signing.SigningError as exc:
+        problems.append(f"the seal is not signed: {exc}" + ("; the previous signed seal is kept" if old else ""))
+        if old is not None:
+            index["seal"] = old
+        return
+    signer = {"public_key": line, "fingerprint": signing.fingerprint_of(line)}
+    was: dict = old or {}
+    previous = [p for p in was.get("previous") or [] if isinstance(p, dict)]
+    old_signer = was.get("signer")
+    if isinstance(old_signer, dict) and old_signer.get("fingerprint") != signer["fingerprint"]:
+        previous.append({"signer": old_signer, "sealed_at": was.get("sealed_at"), "signature": was.get("signature")})
+    index["seal"] = {**seal, "signature": signature, "signer": signer, **({"previous": previous} if previous else {})}
 
 
 def _old_ledger_seals(meta) -> dict[str, dict]:
@@ -341,8 +390,10 @@ def _seal_ledgers(nb, path: Path, index: dict, problems: list[str]) -> None:
     index["ledgers"] = dict(sorted(index["ledgers"].items()))
 
 
-def verify(notebook) -> list[Finding]:
-    """Run the four checks of storage.md on ``notebook`` and its ``<stem>.dsh/`` folder."""
+def verify(notebook, *, allowed_signers=None) -> list[Finding]:
+    """Run the checks of storage.md on ``notebook`` and its ``<stem>.dsh/`` folder: the four
+    checks, and check 5, the signed seal (:func:`check_seal`; *allowed_signers* an
+    :class:`~dsh_notebook.signing.AllowedSigners` that must list the sealer)."""
     path = Path(notebook)
     raw = path.read_text(encoding="utf-8")
     nb = _read_nb(path)
@@ -430,7 +481,91 @@ def verify(notebook) -> list[Finding]:
         findings.append(Finding(3, True, sidecar.name, "no ledgers"))
 
     findings.extend(check_secrets(path, raw))
+    findings.extend(check_seal(nb, path, meta if isinstance(meta, dict) else {}, allowed_signers))
     return findings
+
+
+def check_seal(nb, path: Path, meta: dict, allowed=None) -> list[Finding]:
+    """Check 5: the signed seal (issue 15). The signature over the seal set is valid and, with
+    *allowed* (an :class:`~dsh_notebook.signing.AllowedSigners`), made by a listed key; the
+    notebook's cells and every sidecar file are what was sealed (each difference named: a
+    changed cell, a changed, missing or added file); the ledger heads in ``metadata.dsh`` are
+    the signed ones. A notebook with sealable content and no seal fails: removing metadata never
+    switches a check off."""
+    from .. import signing
+    from .sealset import FORMAT, payload, seal_set, sealed_files
+
+    sidecar = sidecar_for(path)
+    seal = meta.get("seal")
+    out: list[Finding] = []
+    if seal is None:
+        if sealed_files(sidecar) or named_records(nb) or named_sessions(nb) or named_reviews(nb):
+            return [Finding(5, False, "seal", "the notebook has no signed seal: nobody vouches for its records and "
+                                              "files (dsh-notebook sync signs them with your key, once the checks "
+                                              "above hold)")]
+        return [Finding(5, True, "seal", "nothing to seal (no records, chats, reviews or ledgers)")]
+    if not isinstance(seal, dict) or seal.get("format") != FORMAT or not isinstance(seal.get("signature"), str):
+        return [Finding(5, False, "seal", f"metadata.dsh.seal is not a signed seal ({FORMAT} with a signature)")]
+    try:
+        who = signing.verify(payload(seal), seal["signature"])
+    except signing.SignatureInvalid as exc:
+        return [Finding(5, False, "seal", f"the seal's signature is invalid: {exc}")]
+    stated: dict = seal["signer"] if isinstance(seal.get("signer"), dict) else {}
+    comment = ""
+    if isinstance(stated.get("public_key"), str):
+        parts = stated["public_key"].split(None, 2)
+        if " ".join(parts[:2]) != who.public_key:
+            out.append(Finding(5, False, "seal", "the seal's signer field names another key than the one that "
+                                                 "signed it"))
+        comment = parts[2] if len(parts) > 2 else ""
+    by = f"{who.fingerprint}" + (f" ({comment})" if comment else "")
+    when = seal.get("sealed_at") if isinstance(seal.get("sealed_at"), str) else "an unknown time"
+    if allowed is not None:
+        principal = allowed.principal_for(who)
+        if principal is None:
+            out.append(Finding(5, False, "seal", f"signed by {by}, a key {allowed.source} does not allow for "
+                                                 f"namespace {signing.NAMESPACE}"))
+        else:
+            out.append(Finding(5, True, "seal", f"signed by {principal} ({who.fingerprint}) at {when}"))
+    else:
+        out.append(Finding(5, True, "seal", f"signed by {by} at {when} (give --allowed-signers to require a key)"))
+    for p in seal.get("previous") or []:
+        if isinstance(p, dict) and isinstance(p.get("signer"), dict):
+            out.append(Finding(5, True, "seal", f"re-sealed by {who.fingerprint}; earlier sealed by "
+                                                f"{p['signer'].get('fingerprint')} at {p.get('sealed_at')}"))
+    # what is there now against what was sealed
+    now = seal_set(nb, path, seal.get("ledgers") if isinstance(seal.get("ledgers"), dict) else {})
+    cells: list = seal["cells"] if isinstance(seal.get("cells"), list) else []
+    if len(cells) != len(now["cells"]):
+        out.append(Finding(5, False, "cells", f"the notebook has {len(now['cells'])} cells; {len(cells)} were "
+                                              "sealed (cells added or deleted after sealing)"))
+    for i, (was, is_) in enumerate(zip(cells, now["cells"], strict=False)):
+        if was != is_:
+            out.append(Finding(5, False, f"cell {i + 1}", "differs from the sealed notebook (its source or outputs "
+                                                          "changed after sealing)"))
+    files: dict = seal["files"] if isinstance(seal.get("files"), dict) else {}
+    for name in sorted(set(files) | set(now["files"])):
+        if name not in now["files"]:
+            out.append(Finding(5, False, name, "sealed, but missing from the sidecar (deleted or renamed after "
+                                               "sealing)"))
+        elif name not in files:
+            out.append(Finding(5, False, name, "not covered by the seal (added to the sidecar after sealing); "
+                                               "nothing vouches for it"))
+        elif files[name] != now["files"][name]:
+            out.append(Finding(5, False, name, "changed after sealing"))
+    for name in sorted(now["files"]):
+        f = sidecar / name
+        if name.endswith(".jsonl") and not f.is_symlink() and b"\r\n" in f.read_bytes():
+            out.append(Finding(5, True, name, "has CRLF line endings (a Windows checkout?); the seal reads them as "
+                                              "LF. The .gitattributes sync writes keeps git from converting them"))
+    held = meta.get("ledgers")
+    if seal.get("ledgers") != (held if isinstance(held, dict) else {}):
+        out.append(Finding(5, False, "metadata.dsh.ledgers", "differs from the ledger heads the seal signs "
+                                                             "(edited or removed after sealing)"))
+    if not any(f.ok is False for f in out):
+        out.append(Finding(5, True, "seal", f"{len(now['cells'])} cells and {len(now['files'])} sidecar files are "
+                                            "as sealed"))
+    return out
 
 
 def check_secrets(path: Path, raw: str | None = None) -> list[Finding]:
