@@ -82,7 +82,10 @@ def sealed_ledger(ledger_file) -> dict | None:
 
 
 def sha256_file(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    """sha256 of a file, a ``.jsonl`` file's with CRLF read as LF (P22: a checkout that converts
+    line endings keeps its hashes; :func:`dsh_notebook.artifact.sealset.file_digest`)."""
+    data = Path(path).read_bytes()
+    return hashlib.sha256(data.replace(b"\r\n", b"\n") if Path(path).suffix == ".jsonl" else data).hexdigest()
 
 
 class UnreadableNotebook(DshError, ValueError):

@@ -1,0 +1,168 @@
+"""Check 5, the signed seal (issue 15 items 2, 4 and 6): ``run`` and ``sync`` sign a seal set of
+every cell and every sidecar file with the person's SSH key; ``verify`` checks the signature
+(with OpenSSH's format: ``ssh-keygen -Y verify`` accepts the payload ``seal-payload`` writes),
+says who sealed, and names every tamper: an edited file or cell, a file added or removed, a
+removed seal, a seal re-signed by another key, edited ledger heads. CRLF line endings keep
+their seal."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from dsh_notebook.artifact.seal import sync, verify
+from dsh_notebook.signing import AllowedSigners
+
+CELLS = [
+    "%load_ext dsh_notebook",
+    "%%reckon Copper wire\ngiven rho = 1.68e-8 ohm*m\ngiven L = 25 m\ngiven d = 2.05 mm\n"
+    "A = $pi*(@d/2)^2\nR = @rho*@L/@A\nend About 127 milliohm.",
+]
+SSH_KEYGEN = shutil.which("ssh-keygen")
+
+
+def cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "dsh_notebook.cli", *args], capture_output=True, text=True,
+                          timeout=300, env=env)
+
+
+@pytest.fixture(scope="module")
+def artifact(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("signed")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = folder / "report.ipynb"
+    nbformat.write(nb, str(path))
+    run = cli("run", str(path))
+    assert run.returncode == 0, run.stderr
+    return folder
+
+
+@pytest.fixture
+def report(artifact, tmp_path):
+    shutil.copytree(artifact, tmp_path / "a")
+    return tmp_path / "a" / "report.ipynb"
+
+
+def fails(report: Path, **kw) -> list[str]:
+    return [f"{f.subject}: {f.detail}" for f in verify(report, **kw) if f.check == 5 and f.ok is False]
+
+
+def record_file(report: Path) -> Path:
+    f = next((report.parent / "report.dsh" / "records").glob("*.jsonl"))
+    os.chmod(f, 0o644)
+    return f
+
+
+def test_run_signs_and_verify_says_who(report):
+    found = [f for f in verify(report) if f.check == 5]
+    assert all(f.ok for f in found), found
+    assert "signed by SHA256:" in found[0].detail and "2 cells and" in found[-1].detail
+    assert (report.parent / "report.dsh" / ".gitattributes").read_text().endswith("* -text\n")
+
+
+@pytest.mark.skipif(SSH_KEYGEN is None, reason="OpenSSH's ssh-keygen is not installed")
+def test_openssh_checks_the_seal_payload(report, tmp_path):
+    key = cli("key").stdout.strip()
+    (tmp_path / "allowed").write_text(f"author@lab {key}\n")
+    payload = subprocess.run([sys.executable, "-m", "dsh_notebook.cli", "seal-payload", str(report), "--signature",
+                              str(tmp_path / "sig")], capture_output=True, check=True).stdout
+    done = subprocess.run([SSH_KEYGEN, "-Y", "verify", "-f", str(tmp_path / "allowed"), "-I", "author@lab", "-n",
+                           "dsh-notebook", "-s", str(tmp_path / "sig")], input=payload, capture_output=True)
+    assert done.returncode == 0 and b'Good "dsh-notebook" signature for author@lab' in done.stdout
+    assert cli("verify", str(report), "--allowed-signers", str(tmp_path / "allowed")).returncode == 0
+
+
+def test_a_key_not_in_the_allowed_signers_fails(report, tmp_path):
+    from dsh_notebook.signing import ensure_key  # noqa: F401 - the test's home key exists already
+
+    other = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl bo@lab"
+    (tmp_path / "allowed").write_text(f"bo@lab {other}\n")
+    assert any("does not allow" in f for f in fails(report, allowed_signers=AllowedSigners.read(tmp_path / "allowed")))
+    r = cli("verify", str(report), "--allowed-signers", str(tmp_path / "allowed"))
+    assert r.returncode == 1 and "does not allow" in r.stdout
+    r = cli("verify", str(report), "--allowed-signers", str(tmp_path / "missing"))
+    assert r.returncode == 2 and "no such allowed-signers file" in r.stderr
+
+
+def _edit(report: Path, change) -> None:
+    nb = json.loads(report.read_text(encoding="utf-8"))
+    change(nb)
+    report.write_text(json.dumps(nb), encoding="utf-8")
+
+
+def test_an_edit_with_every_hash_rewritten_still_fails_the_signature(report):
+    f = record_file(report)
+    f.write_text(f.read_text().replace("25.0", "26.0"))
+    import hashlib
+
+    sha = hashlib.sha256(f.read_bytes()).hexdigest()
+
+    def forge(nb):
+        seal = nb["metadata"]["dsh"]["seal"]
+        seal["files"][f"records/{f.name}"] = sha
+        nb["metadata"]["dsh"]["records"][f.stem] = sha
+    _edit(report, forge)
+    assert any("signature is invalid" in x for x in fails(report))
+
+
+@pytest.mark.parametrize("tamper, named", [
+    (lambda r: record_file(r).write_text(record_file(r).read_text() + "\n"), "changed after sealing"),
+    (lambda r: (r.parent / "report.dsh" / "records" / "1795000000000.jsonl").write_text('{"seq":0,"version":1}\n'),
+     "records/1795000000000.jsonl: not covered by the seal"),
+    (lambda r: (r.parent / "report.dsh" / "notes.txt").write_text("planted"), "notes.txt: not covered"),
+    (lambda r: record_file(r).unlink(), "missing from the sidecar"),
+    (lambda r: _edit(r, lambda nb: nb["cells"][1].update(source="%%reckon Copper wire\ngiven rho = 1 ohm*m")),
+     "cell 2: differs from the sealed notebook"),
+    (lambda r: _edit(r, lambda nb: nb["cells"][1]["outputs"][0]["data"].update(
+        {"text/plain": "Copper wire — record closed\n  R = 0.1 Ω"})), "cell 2: differs"),
+    (lambda r: _edit(r, lambda nb: nb["cells"].append(nbformat.v4.new_markdown_cell("added"))), "3 cells; 2 were"),
+    (lambda r: _edit(r, lambda nb: nb["metadata"]["dsh"].pop("seal")), "no signed seal"),
+    (lambda r: _edit(r, lambda nb: nb["metadata"]["dsh"]["seal"].update(signature="x")), "signature is invalid"),
+    (lambda r: _edit(r, lambda nb: nb["metadata"]["dsh"]["seal"]["cells"].reverse()), "signature is invalid"),
+], ids=["record-edited", "record-added", "file-added", "record-deleted", "cell-source", "cell-output",
+        "cell-added", "seal-removed", "signature-garbled", "seal-edited"])
+def test_every_tamper_is_named(report, tamper, named):
+    tamper(report)
+    found = fails(report)
+    assert any(named in f for f in found), found
+    assert cli("verify", str(report)).returncode == 1
+
+
+def test_removing_the_ledger_index_never_switches_the_ledger_check_off(tmp_path):
+    from dsh_notebook.research import Actor, Ledger
+
+    path = tmp_path / "study.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("ledgers")]), str(path))
+    led = Ledger(tmp_path / "study.dsh" / "ledger" / "main.jsonl")
+    assert led.append("question-posed", {"question_id": "q1", "text": "Q?"}, Actor("lead"))["ok"]
+    sync(path)
+    assert not fails(path)
+    _edit(path, lambda nb: nb["metadata"]["dsh"].pop("ledgers"))
+    assert any("metadata.dsh.ledgers: differs from the ledger heads the seal signs" in f for f in fails(path))
+
+
+def test_a_reseal_by_another_key_is_reported_and_fails_an_allowed_signers_check(report, tmp_path, monkeypatch):
+    first = [f for f in verify(report) if f.check == 5][0].detail
+    monkeypatch.setenv("DSH_NOTEBOOK_HOME", str(tmp_path / "someone-else"))
+    sync(report)
+    found = [f.detail for f in verify(report) if f.check == 5]
+    assert any(d.startswith("re-sealed by") and first.split()[2] in d for d in found), found
+    assert not fails(report)
+
+
+def test_crlf_line_endings_keep_the_seal_and_are_named(report):
+    """P22: a Windows checkout that rewrites line endings."""
+    for f in (report.parent / "report.dsh" / "records").glob("*.jsonl"):
+        os.chmod(f, 0o644)
+        f.write_bytes(f.read_bytes().replace(b"\n", b"\r\n"))
+    findings = verify(report)
+    assert not [f for f in findings if f.ok is False], [f for f in findings if f.ok is False]
+    assert any("CRLF" in f.detail for f in findings if f.check == 5)
