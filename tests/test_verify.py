@@ -306,7 +306,9 @@ def test_a_sealed_ledger_deleted_or_renamed_fails_verify(tmp_path):
     folder = tmp_path / "study.dsh" / "ledger"
     (folder / "second.jsonl").unlink()
     assert failures(path) == ["ledger/second.jsonl: sealed in the notebook's metadata.dsh but "
-                              "study.dsh/ledger/second.jsonl is missing (deleted or renamed?)"]
+                              "study.dsh/ledger/second.jsonl is missing (deleted or renamed?)",
+                              "ledger/second.jsonl: sealed, but missing from the sidecar (deleted or renamed after "
+                              "sealing)"]
     (folder / "main.jsonl").rename(folder / "main2.jsonl")
     got = failures(path, 1)
     assert any(g.startswith("ledger/main.jsonl: sealed") and "missing" in g for g in got)
@@ -327,7 +329,9 @@ def test_a_ledger_made_after_sync_is_reported_not_sealed_and_sync_seals_it(tmp_p
     led = Ledger(tmp_path / "study.dsh" / "ledger" / "other.jsonl")
     assert led.append("question-posed", {"question_id": "q1", "text": "Q?"}, Actor("lead"))["ok"]
     assert failures(path) == ["ledger/other.jsonl: not sealed in the notebook's metadata.dsh (created or renamed "
-                              "after sync: run dsh-notebook sync)"]
+                              "after sync: run dsh-notebook sync)",
+                              "ledger/other.jsonl: not covered by the seal (added to the sidecar after sealing); "
+                              "nothing vouches for it"]
     sync(path)
     assert failures(path) == []
 
