@@ -392,6 +392,7 @@ def test_the_ledger_explorer_records_a_confirmed_approval(lab, page):
                                     "channel": "explorer"}
     data = dict(recorded[0]["data"])
     assert data.pop("revision", 1) == 1  # the revision the person saw, where the event carries it
+    assert data.pop("signature").startswith("-----BEGIN SSH SIGNATURE-----")  # the person's key (issue 15)
     assert data == {"decision_id": "d1", "verdict": "approved", "note": NOTE, "by": person_name()}
     assert Ledger(ledger).verify()["ok"]
 

@@ -46,8 +46,12 @@ def test_decide_with_confirmation_on_stdin(tmp_path):
     assert "recorded: decision d1 needs_revision by ana" in r.stdout and "Type the decision id" in r.stderr
     last = led.events()[-1]
     assert last["actor"] == {"role": "human", "authority": "human_adjudication", "by": "ana", "channel": "terminal"}
-    assert last["data"] == {"decision_id": "d1", "verdict": "needs_revision", "note": "add a second cohort", "by": "ana",
-                            "revision": 1}  # the revision shown in the confirmation prompt
+    assert {k: v for k, v in last["data"].items() if k != "signature"} == {
+        "decision_id": "d1", "verdict": "needs_revision", "note": "add a second cohort", "by": "ana",
+        "revision": 1}  # the revision shown in the confirmation prompt
+    from dsh_notebook.artifact.seal import check_decisions
+
+    assert [f.ok for f in check_decisions(led.path)] == [True]  # signed by the terminal user's key
     assert decision_status(led.fold(), "d1") == "needs_revision"
     # a second decision for the same revision is refused with the ledger's code
     r = cli("decide", nb, "--decision", "d1", "--verdict", "approved", input="yes\n")

@@ -107,8 +107,13 @@ def test_confirmed_click_records_the_human_decision_and_a_second_is_refused(tmp_
     last = led.events()[-1]
     assert last["type"] == "research/human-decision-recorded"
     assert last["actor"] == {"role": "human", "authority": "human_adjudication", "by": "ana", "channel": "explorer"}
+    signature = last["data"].pop("signature")  # the deciding person's SSH signature (issue 15)
     assert last["data"] == {"decision_id": "d1", "verdict": "approved", "note": "checked the quote", "by": "ana",
                             "revision": 1}  # the revision the card showed
+    assert signature.startswith("-----BEGIN SSH SIGNATURE-----")
+    from dsh_notebook.artifact.seal import check_decisions
+
+    assert [f.ok for f in check_decisions(led.path)] == [True]
     assert decision_status(led.fold(), "d1") == "approved"
     assert "Recorded" in ex.message.value and ex.buttons == {}
     # the old button again: refused, nothing written

@@ -398,8 +398,13 @@ def test_the_decision_when_it_awaits_the_person(api, artifact, jp_serverapp):
     last = led.events()[-1]
     assert last["type"] == "research/human-decision-recorded"
     assert last["actor"]["role"] == "human" and last["actor"]["channel"] == "server" and last["actor"]["by"]
+    signature = last["data"].pop("signature")  # signed with the server user's key (issue 15)
     assert last["data"] == {"decision_id": "d1", "verdict": "needs_revision", "note": "add a second cohort",
                             "by": last["actor"]["by"], "revision": 1}
+    from dsh_notebook.artifact.seal import check_decisions
+
+    assert signature.startswith("-----BEGIN SSH SIGNATURE-----")
+    assert [f.ok for f in check_decisions(artifact["ledger"].path)] == [True]
     assert led.verify()["ok"] is True
     # the same decision again: no longer awaiting the person
     status, body = api("ledgers", "main", "decision", method="POST", body=decision, notebook=NB)

@@ -166,3 +166,100 @@ def test_crlf_line_endings_keep_the_seal_and_are_named(report):
     findings = verify(report)
     assert not [f for f in findings if f.ok is False], [f for f in findings if f.ok is False]
     assert any("CRLF" in f.detail for f in findings if f.check == 5)
+
+
+# ----------------------------------------------------------------------------- signed human decisions
+
+
+def _decided(tmp_path, verdict="approved"):
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_ledger_explorer import build
+
+    from dsh_notebook.artifact import ledgers as LG
+
+    nb = tmp_path / "nb.ipynb"
+    led = build(nb)
+    receipt = LG.record_decision(led.path, "d1", verdict, "read it", by="ana", channel="terminal", revision=1)
+    assert receipt["ok"], receipt
+    return led
+
+
+def test_a_recorded_decision_is_signed_and_checked(tmp_path):
+    from dsh_notebook.artifact.seal import check_decisions
+
+    led = _decided(tmp_path)
+    found = check_decisions(led.path)
+    assert [f.ok for f in found] == [True] and "by ana, signed by SHA256:" in found[0].detail
+
+
+def _rechain(path: Path, lines: list[dict]) -> None:
+    """What a forger does: rewrite the lines and recompute every prev link."""
+    import hashlib
+
+    out, prev = [], None
+    for line in lines:
+        if prev is not None:
+            line["prev"] = prev
+        raw = (json.dumps(line, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+        out.append(raw)
+        prev = hashlib.sha256(raw).hexdigest()
+    path.write_bytes(b"".join(out))
+
+
+@pytest.mark.parametrize("forge, says", [
+    (lambda lines: lines[-1]["data"].pop("signature"), "is not signed, in a ledger whose decisions are signed"),
+    (lambda lines: lines[-1]["data"].update(verdict="rejected"), "signature is invalid"),
+    (lambda lines: lines[-1]["data"].update(note="edited"), "signature is invalid"),
+    (lambda lines: (lines[-1]["data"].update(by="bo"), lines[-1]["actor"].update(by="bo")), "signature is invalid"),
+], ids=["unsigned", "verdict", "note", "person"])
+def test_a_forged_or_edited_decision_fails_even_with_the_chain_recomputed(tmp_path, forge, says):
+    from dsh_notebook.artifact.seal import check_decisions
+
+    led = _decided(tmp_path)
+    lines = [json.loads(x) for x in led.path.read_text().splitlines()]
+    forge(lines)
+    for i, line in enumerate(lines):
+        line["seq"] = i
+    _rechain(led.path, lines)
+    assert led.verify()["ok"]  # the chain holds: only the signature tells
+    found = [f.detail for f in check_decisions(led.path) if f.ok is False]
+    assert any(says in d for d in found), found
+
+
+def test_a_decision_signature_cannot_be_replayed_into_another_ledger(tmp_path):
+    from dsh_notebook.artifact.seal import check_decisions
+
+    first = _decided(tmp_path / "a")
+    second = _decided(tmp_path / "b", verdict="rejected")
+    lines = [json.loads(x) for x in second.path.read_text().splitlines()]
+    lines[-1]["data"] = json.loads(first.path.read_text().splitlines()[-1])["data"]
+    _rechain(second.path, lines)
+    assert any("signature is invalid" in f.detail for f in check_decisions(second.path) if f.ok is False)
+
+
+def test_an_older_unsigned_decision_is_reported_and_fails_only_with_allowed_signers(tmp_path):
+    from dsh_notebook.artifact.seal import check_decisions
+
+    led = _decided(tmp_path)
+    lines = [json.loads(x) for x in led.path.read_text().splitlines()]
+    lines[0].pop("decisions")  # a ledger from before signing existed
+    lines[-1]["data"].pop("signature")
+    _rechain(led.path, lines)
+    found = check_decisions(led.path)
+    assert [(f.ok, "unsigned (older version)" in f.detail) for f in found] == [(True, True)]
+    strict = check_decisions(led.path, AllowedSigners.parse(f"ana@lab {cli('key').stdout}"))
+    assert [f.ok for f in strict] == [False]
+
+
+def test_a_decision_that_cannot_be_signed_is_not_recorded(tmp_path, monkeypatch):
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_ledger_explorer import build
+
+    from dsh_notebook.artifact import ledgers as LG
+
+    led = build(tmp_path / "nb.ipynb")
+    n = len(led.events())
+    monkeypatch.setenv("DSH_SIGNING_KEY", str(tmp_path / "no-such-key"))
+    receipt = LG.record_decision(led.path, "d1", "approved", "", by="ana", channel="terminal", revision=1)
+    assert not receipt["ok"] and "cannot be signed" in receipt["error"] and "does not exist" in receipt["error"]
+    assert len(led.events()) == n

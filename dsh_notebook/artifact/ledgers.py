@@ -119,8 +119,10 @@ def record_decision(path: Path, decision_id: str, verdict: str, note: str = "", 
     unless the decision awaits the person and, with *revision* (the revision the person saw),
     is still at that revision: the revision goes into the event, and the ledger's writer checks
     it again under its lock, so a revision that lands meanwhile is never the one approved.
-    Returns the ledger's receipt, ``{"ok": True, "seq", "hash"}`` or ``{"ok": False, "code",
-    "error"}``; raises ``ValueError`` for an empty *by* or a channel that is not a person's."""
+    The event carries the person's SSH signature (:func:`dsh_notebook.signing.sign` of
+    :func:`dsh_notebook.research.decision_message`); a decision that cannot be signed is not
+    recorded. Returns the ledger's receipt, ``{"ok": True, "seq", "hash"}`` or ``{"ok": False,
+    "code", "error"}``; raises ``ValueError`` for an empty *by* or a channel that is not a person's."""
     from ..research import (
         LEDGER_IO,
         LEDGER_REFERENCE,
@@ -157,7 +159,11 @@ def record_decision(path: Path, decision_id: str, verdict: str, note: str = "", 
         ledger = Ledger(path)
     except LedgerPathError as exc:
         return {"ok": False, "code": LEDGER_IO, "error": f"{exc}; nothing was recorded"}
-    return ledger.append("human-decision-recorded", data, person)
+    from .. import signing
+
+    # signed by the deciding person's key under the ledger's lock (issue 15): the signature covers
+    # the ledger, its header, the event's place (prev) and the decision; unsigned, nothing is written
+    return ledger.append("human-decision-recorded", data, person, sign=signing.sign)
 
 
 def _pred(result: tuple[bool, str]) -> dict:

@@ -32,7 +32,8 @@ from .paths import NAME, sidecar_for
 MIME_RECORD = "application/vnd.dsh.record+json"
 MIME_SESSION = "application/vnd.dsh.session+json"
 SESSIONS_DIR = "sessions"
-CHECKS = {1: "named files", 2: "records replay", 3: "ledgers", 4: "no secrets", 5: "signed seal"}
+CHECKS = {1: "named files", 2: "records replay", 3: "ledgers", 4: "no secrets", 5: "signed seal",
+          6: "signed decisions"}
 
 class MetadataError(DshError, ValueError):
     """A notebook's ``metadata.dsh`` that sync cannot read (not a JSON object); it is never
@@ -485,7 +486,58 @@ def verify(notebook, *, allowed_signers=None) -> list[Finding]:
 
     findings.extend(check_secrets(path, raw))
     findings.extend(check_seal(nb, path, meta if isinstance(meta, dict) else {}, allowed_signers))
+    for f in ledgers:
+        findings.extend(check_decisions(f, allowed_signers))
     return findings
+
+
+def check_decisions(ledger_file: Path, allowed=None) -> list[Finding]:
+    """Check 6: every ``human-decision-recorded`` event of a ledger carries a valid signature of
+    :func:`dsh_notebook.research.decision_message` by the deciding person's key (and, with
+    *allowed*, a key it lists). In a ledger whose header says its decisions are signed, or after
+    a signed decision, an unsigned one fails; before signing existed it is reported as unsigned
+    (older version) and fails only with *allowed*."""
+    from .. import signing
+    from ..research import SIGNED_DECISIONS, Ledger, LedgerPathError, decision_message
+
+    name = f"ledger/{ledger_file.name}"
+    try:
+        with ledger_file.open("rb") as fh:
+            header_line = fh.readline()
+        header = json.loads(header_line)
+        events = Ledger(ledger_file).events()
+    except (OSError, ValueError, LedgerPathError):
+        return []  # check 3 reports an unreadable ledger
+    must_sign = isinstance(header, dict) and header.get("decisions") == SIGNED_DECISIONS
+    head_sha = hashlib.sha256(header_line).hexdigest()
+    out: list[Finding] = []
+    for e in events:
+        if e.get("type") not in ("research/human-decision-recorded", "human-decision-recorded"):
+            continue
+        data: dict = e["data"] if isinstance(e.get("data"), dict) else {}
+        what = f"decision {data.get('decision_id')} ({data.get('verdict')}, seq {e.get('seq')})"
+        sig = data.get("signature")
+        if not isinstance(sig, str):
+            if must_sign:
+                out.append(Finding(6, False, name, f"{what} is not signed, in a ledger whose decisions are signed "
+                                                   "(written by hand or by another tool?)"))
+            else:
+                out.append(Finding(6, allowed is None, name,
+                                   f"{what} is unsigned (older version)"))
+            continue
+        must_sign = True  # after a signed decision, every later one is signed too
+        message = decision_message(ledger_file.stem, head_sha, str(e.get("prev")), data)
+        try:
+            who = signing.verify(message, sig)
+        except signing.SignatureInvalid as exc:
+            out.append(Finding(6, False, name, f"{what}: the signature is invalid: {exc}"))
+            continue
+        if allowed is not None and allowed.principal_for(who) is None:
+            out.append(Finding(6, False, name, f"{what} is signed by {who.fingerprint}, a key {allowed.source} does "
+                                               "not allow"))
+        else:
+            out.append(Finding(6, True, name, f"{what} by {data.get('by')}, signed by {who.fingerprint}"))
+    return out
 
 
 def check_seal(nb, path: Path, meta: dict, allowed=None) -> list[Finding]:

@@ -325,6 +325,9 @@ class HumanDecisionRecorded(_Event):
     by: Text
     #: extension (see the module docstring): the revision the person saw; must be the current one
     revision: Annotated[Int, Field(ge=1)] | None = None
+    #: extension (issue 15): the person's SSH signature (armored SSHSIG, namespace dsh-notebook) of
+    #: :func:`dsh_notebook.research.ledger.decision_message` for this event
+    signature: Annotated[str, Strict(), Field(min_length=1, max_length=8192)] | None = None
 
 
 # ----------------------------------------------------------------------------- supplementary (3)

@@ -138,6 +138,23 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+#: The header field of ledgers whose human decisions are signed (issue 15): in such a ledger an
+#: unsigned ``human-decision-recorded`` fails ``verify``.
+SIGNED_DECISIONS = "ssh-signed"
+
+
+def decision_message(ledger_name: str, header_sha256: str, prev: str, data: Mapping[str, Any]) -> bytes:
+    """The bytes a person signs for a ``human-decision-recorded`` event: canonical JSON of the
+    ledger's name and header hash, the event's ``prev``, and the decision's id, revision,
+    verdict, note and person, so the signature cannot be replayed in another ledger, at another
+    place in this one, or for another decision."""
+    import json
+
+    fields = {"format": "dsh-decision/1", "ledger": ledger_name, "header": header_sha256, "prev": prev,
+              **{k: data.get(k) for k in ("decision_id", "revision", "verdict", "note", "by")}}
+    return json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -538,7 +555,8 @@ class Ledger:
         def header(last: Any, last_line: bytes | None) -> dict:
             if last_line is not None or self.path.stat().st_size > 0:
                 raise _Exists
-            return {"seq": 0, "version": LEDGER_VERSION, "name": self.name, "created": _now()}
+            return {"seq": 0, "version": LEDGER_VERSION, "name": self.name, "created": _now(),
+                    "decisions": SIGNED_DECISIONS}
 
         try:
             self._append_after(header, torn="close")
@@ -563,12 +581,16 @@ class Ledger:
         return f"Ledger({str(self.path)!r})"
 
     # -- writing
-    def append(self, type: str, data: Mapping[str, Any], actor: Actor) -> dict:
+    def append(self, type: str, data: Mapping[str, Any], actor: Actor, *,
+               sign: Callable[[bytes], str] | None = None) -> dict:
         """Append one event; returns ``{"ok": True, "seq": N, "hash": sha256-of-the-line}`` (and
         ``"set_aside"``: the file a torn last line was moved to, when there was one) or
         ``{"ok": False, "code": "LEDGER_SCHEMA" | "LEDGER_AUTHORITY" | "LEDGER_REFERENCE" |
         "LEDGER_STATE" | "LEDGER_IO", "error": "..."}`` (nothing written). *type* is
-        ``"claim-extracted"`` or ``"research/claim-extracted"``."""
+        ``"claim-extracted"`` or ``"research/claim-extracted"``. *sign* (for
+        ``human-decision-recorded``) is called under the ledger's lock with
+        :func:`decision_message` and returns the person's signature, stored in the event's
+        ``signature``; if it raises, nothing is written (``LEDGER_STATE``, naming why)."""
         try:
             t, d, actor_dict = self._precheck(type, data, actor)
         except _Refused as r:
@@ -584,8 +606,16 @@ class Ledger:
             # _state_for refuses a file without a complete line and leaves the cache it folded to
             assert cache is not None and last_line is not None
             _check_stateful(t, d, state)
+            data_out = d
+            if sign is not None and t == "human-decision-recorded":
+                message = decision_message(self.name, _sha(self._header_line()), _sha(last_line), d)
+                try:
+                    data_out = {**d, "signature": sign(message)}
+                except Exception as exc:  # noqa: BLE001 - a decision that cannot be signed is not recorded
+                    raise _Refused(LEDGER_STATE, f"the decision cannot be signed: {exc}; nothing was recorded") \
+                        from None
             line = {"seq": cache.seq + 1, "ts": _now(), "type": EVENT_PREFIX + t, "actor": actor_dict,
-                    "prev": _sha(last_line), "data": d}
+                    "prev": _sha(last_line), "data": data_out}
             # the new line starts at the current end: a torn tail was set aside, the file is appended to
             written["line"], written["state"], written["at"] = line, state, self.path.stat().st_size
             return line
@@ -619,6 +649,11 @@ class Ledger:
         if writer.set_aside is not None:
             receipt["set_aside"] = writer.set_aside.name
         return receipt
+
+    def _header_line(self) -> bytes:
+        """The ledger's first line, as written (its header)."""
+        with self.path.open("rb") as f:
+            return f.readline()
 
     def _precheck(self, type_: Any, data: Any, actor: Any) -> tuple[str, dict, dict]:
         """Schema and authority (no file access)."""
