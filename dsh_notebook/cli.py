@@ -211,7 +211,7 @@ def cmd_sync(args) -> int:
         return 2
     problems: list[str] = []
     try:
-        index = sync(path, problems)
+        index = sync(path, problems, accept_changes=args.accept_changes)
     except Exception as exc:
         print(f"dsh-notebook sync: {args.notebook}: {exc}", file=sys.stderr)
         return 2
@@ -734,6 +734,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_seal_payload)
     y = sub.add_parser("sync", help="write the artifact index (metadata.dsh) into the notebook")
     y.add_argument("notebook")
+    y.add_argument("--accept-changes", action="store_true",
+                   help="renew the signed seal even though sealed files were rewritten or deleted since (only after "
+                        "you checked what verify reports)")
     y.set_defaults(func=cmd_sync)
     k = sub.add_parser("key", help="print your public signing key (ssh-ed25519 AAAA... comment), creating it if needed")
     k.add_argument("--verbose", "-v", action="store_true", help="also print its fingerprint and file (on stderr)")

@@ -263,3 +263,51 @@ def test_a_decision_that_cannot_be_signed_is_not_recorded(tmp_path, monkeypatch)
     receipt = LG.record_decision(led.path, "d1", "approved", "", by="ana", channel="terminal", revision=1)
     assert not receipt["ok"] and "cannot be signed" in receipt["error"] and "does not exist" in receipt["error"]
     assert len(led.events()) == n
+
+
+# ----------------------------------------------------------------------------- sync keeps faith with the last seal
+
+
+def test_a_routine_sync_never_seals_an_edited_log_or_record(report):
+    """The tamper class of issue 15: an attacker edits a sealed file and the person's next routine
+    sync would have sealed the forgery. Appending (a chat or ledger that went on) is renewed;
+    a rewrite or a deletion is not, until the person says so."""
+    f = record_file(report)
+    f.write_text(f.read_text().replace("25.0", "26.0"))
+    problems: list[str] = []
+    sync(report, problems)
+    assert any("the seal is not renewed" in p and f"records/{f.name} was rewritten" in p for p in problems)
+    assert any(f"records/{f.name}: changed after sealing" in x for x in fails(report))  # still reported
+    r = cli("sync", str(report))
+    assert r.returncode == 1 and "--accept-changes" in r.stderr
+    r = cli("sync", str(report), "--accept-changes")
+    assert r.returncode == 0, r.stderr
+    assert not fails(report)
+
+
+def test_a_file_that_only_grew_is_sealed_again(report):
+    side = report.parent / "report.dsh"
+    log = side / "sessions" / "s1.jsonl"
+    log.parent.mkdir(exist_ok=True)
+    log.write_text('{"seq":0}\n')
+    sync(report, [], accept_changes=True)
+    with log.open("a") as fh:
+        fh.write('{"seq":1}\n')
+    problems: list[str] = []
+    sync(report, problems)
+    assert problems == [] and not fails(report)
+    log.write_text('{"seq":0,"x":1}\n{"seq":1}\n')
+    problems = []
+    sync(report, problems)
+    assert any("sessions/s1.jsonl was rewritten" in p for p in problems)
+
+
+def test_a_deleted_sealed_file_or_a_broken_seal_is_not_renewed_silently(report):
+    record_file(report).unlink()
+    problems: list[str] = []
+    sync(report, problems)
+    assert any("was sealed and is gone" in p for p in problems)
+    _edit(report, lambda nb: nb["metadata"]["dsh"]["seal"]["cells"].reverse())
+    problems = []
+    sync(report, problems)
+    assert any("signature is invalid" in p for p in problems)

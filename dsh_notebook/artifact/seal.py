@@ -207,7 +207,7 @@ def named_sessions(nb) -> list[tuple[int, str]]:
     return list(dict.fromkeys((i, sid) for i, sid in found if isinstance(sid, str) and sid))
 
 
-def sync(notebook, problems: list[str] | None = None) -> dict:
+def sync(notebook, problems: list[str] | None = None, *, accept_changes: bool = False) -> dict:
     """Write the artifact index into the notebook file (``metadata.dsh`` and each producing
     cell's ``metadata.dsh``); returns the index. A ledger that cannot be (re)sealed keeps its old
     seal and is described in *problems* (see :func:`sync_node`). Raises ``FileNotFoundError``
@@ -223,12 +223,13 @@ def sync(notebook, problems: list[str] | None = None) -> dict:
     except nbformat.ValidationError as exc:
         raise UnreadableNotebook(f"{path.name} is not a valid notebook: {_why_invalid(path, exc)}; nothing was "
                                  "written") from None
-    index = sync_node(nb, path, problems)
+    index = sync_node(nb, path, problems, accept_changes=accept_changes)
     atomic_write_text(path, nbformat.writes(nb) + "\n")
     return index
 
 
-def sync_node(nb, notebook, problems: list[str] | None = None, *, sign: bool = True) -> dict:
+def sync_node(nb, notebook, problems: list[str] | None = None, *, sign: bool = True,
+              accept_changes: bool = False) -> dict:
     """Write the artifact index into the in-memory notebook *nb* (an nbformat node) whose file
     is, or will be, at *notebook* (its sidecar ``<stem>.dsh/`` is read; nothing is written).
     Used by :func:`sync` and by the server's pre-save hook; returns the index. Raises
@@ -303,7 +304,7 @@ def sync_node(nb, notebook, problems: list[str] | None = None, *, sign: bool = T
         else:
             meta.pop("dsh", None)
     if sign:
-        _sign_seal(nb, path, index, old_meta, problems if problems is not None else [])
+        _sign_seal(nb, path, index, old_meta, problems if problems is not None else [], accept_changes=accept_changes)
     elif isinstance(old_meta.get("seal"), dict):
         index["seal"] = old_meta["seal"]
     nb.metadata["dsh"] = index
@@ -311,7 +312,40 @@ def sync_node(nb, notebook, problems: list[str] | None = None, *, sign: bool = T
     return index
 
 
-def _sign_seal(nb, path: Path, index: dict, old_meta: dict, problems: list[str]) -> None:
+#: Sidecar files rewritten by design: the open record (it moves to records/ or stale/ when it
+#: ends), the reviewer's state, and articles (written again on request).
+_WORKING_FILES = frozenset({"open-record.jsonl", "reviewer.json"})
+
+
+def _rewritten_since(old: dict, sidecar: Path) -> str | None:
+    """Why the last signed seal must not be renewed without the person's word: its signature
+    does not hold, or a file it sealed was deleted or rewritten (not only appended to). None
+    when every sealed file is there, as sealed or grown."""
+    from .. import signing
+    from .sealset import FORMAT, grew_from, payload
+
+    if old.get("format") != FORMAT or not isinstance(old.get("signature"), str):
+        return None  # not a signed seal of this format: nothing to keep faith with
+    try:
+        signing.verify(payload(old), old["signature"])
+    except signing.SignatureInvalid as exc:
+        return f"the last seal's signature is invalid ({exc})"
+    files: dict = old["files"] if isinstance(old.get("files"), dict) else {}
+    sizes: dict = old["sizes"] if isinstance(old.get("sizes"), dict) else {}
+    for name, sha in sorted(files.items()):
+        if name in _WORKING_FILES or name.startswith("articles/"):
+            continue  # rewritten by design (still sealed: verify names a change)
+        f = sidecar / name
+        if not (f.exists() or f.is_symlink()):
+            return f"{name} was sealed and is gone"
+        size = sizes.get(name)
+        if not isinstance(sha, str) or not isinstance(size, int) or not grew_from(f, sha, size):
+            return f"{name} was rewritten since it was sealed (not only appended to)"
+    return None
+
+
+def _sign_seal(nb, path: Path, index: dict, old_meta: dict, problems: list[str], *,
+               accept_changes: bool = False) -> None:
     """``index["seal"]``: the seal set of *nb* and its sidecar, signed with the person's key (a
     ``.gitattributes`` is written into the sidecar first, when it has none). A signature that
     cannot be made keeps the old seal (so ``verify`` reports what changed since) and adds the
@@ -329,6 +363,13 @@ def _sign_seal(nb, path: Path, index: dict, old_meta: dict, problems: list[str])
         except OSError as exc:
             problems.append(f"could not write {attributes.name} into {sidecar.name} ({exc.strerror or exc})")
     old: dict | None = old_meta["seal"] if isinstance(old_meta.get("seal"), dict) else None
+    if old is not None and not accept_changes:
+        refused = _rewritten_since(old, sidecar)
+        if refused:
+            problems.append(f"the seal is not renewed: {refused}; verify names what changed. If you made the change "
+                            "yourself and checked it, sync again with --accept-changes")
+            index["seal"] = old
+            return
     seal = seal_set(nb, path, index["ledgers"])
     seal["sealed_at"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     try:

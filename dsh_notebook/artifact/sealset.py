@@ -15,6 +15,8 @@ canonical JSON (sorted keys, UTF-8, no white space), the exact bytes that are si
   except exactly: empty ``*.lock`` files, the ``.gitattributes`` whose content :data:`GITATTRIBUTES`
   is (written by ``sync``), and ``bibliographic-cache/`` (a cache, never trusted or read by
   ``verify``). A symbolic link is sealed as ``symlink:<target>``;
+- ``sizes``: each of those files' length in bytes (as hashed), so that ``sync`` can tell a file
+  that only grew (a chat log, a review history, a ledger) from one that was rewritten;
 - ``ledgers``: each ledger's head and event count;
 - ``package``, ``renderer`` and ``engine_rules``: the versions that made it.
 """
@@ -30,7 +32,8 @@ from typing import Any
 from ..version import ENGINE_RULES_VERSION, RENDERER_VERSION, __version__
 from .paths import sidecar_for
 
-__all__ = ["FORMAT", "GITATTRIBUTES", "cell_digest", "file_digest", "payload", "seal_set", "sealed_files"]
+__all__ = ["FORMAT", "GITATTRIBUTES", "cell_digest", "file_content", "file_digest", "grew_from", "payload", "seal_set",
+           "sealed_files"]
 
 #: The seal set's format; a verifier refuses another.
 FORMAT = "dsh-seal/1"
@@ -71,14 +74,25 @@ def cell_digest(cell: Any) -> str:
     return hashlib.sha256(_canonical(content)).hexdigest()
 
 
-def file_digest(path: Path) -> str:
-    """sha256 of a sidecar file: a ``.jsonl`` file's with CRLF read as LF; a link's target."""
+def file_content(path: Path) -> bytes:
+    """The bytes a sidecar file is sealed by: a ``.jsonl`` file's with CRLF read as LF; a
+    symbolic link's ``symlink:<target>``."""
     if path.is_symlink():
-        return "symlink:" + os.readlink(path)
+        return b"symlink:" + os.fsencode(os.readlink(path))
     data = path.read_bytes()
-    if path.suffix == ".jsonl":
-        data = data.replace(b"\r\n", b"\n")
-    return hashlib.sha256(data).hexdigest()
+    return data.replace(b"\r\n", b"\n") if path.suffix == ".jsonl" else data
+
+
+def file_digest(path: Path) -> str:
+    """sha256 of :func:`file_content`."""
+    return hashlib.sha256(file_content(path)).hexdigest()
+
+
+def grew_from(path: Path, sha256: str, size: int) -> bool:
+    """Whether *path* is the sealed file (*sha256*, *size* bytes) with lines appended: its first
+    *size* bytes are the sealed ones (a chat log, a review history or a ledger that went on)."""
+    data = file_content(path)
+    return len(data) >= size and hashlib.sha256(data[:size]).hexdigest() == sha256
 
 
 def sealed_files(sidecar: Path) -> list[Path]:
@@ -107,13 +121,15 @@ def seal_set(nb: Any, notebook: Path, ledgers: dict[str, dict] | None = None) ->
     """The seal set of the notebook node *nb* whose file is at *notebook* (its sidecar is read).
     *ledgers* (``{name: {head, events}}``, as ``sync`` seals them) default to none."""
     sidecar = sidecar_for(Path(notebook))
+    files = sealed_files(sidecar)
     return {
         "format": FORMAT,
         "package": __version__,
         "renderer": RENDERER_VERSION,
         "engine_rules": ENGINE_RULES_VERSION,
         "cells": [cell_digest(c) for c in nb.get("cells", [])],
-        "files": {p.relative_to(sidecar).as_posix(): file_digest(p) for p in sealed_files(sidecar)},
+        "files": {p.relative_to(sidecar).as_posix(): file_digest(p) for p in files},
+        "sizes": {p.relative_to(sidecar).as_posix(): len(file_content(p)) for p in files},
         "ledgers": dict(sorted((ledgers or {}).items())),
     }
 
