@@ -187,11 +187,16 @@ def cmd_verify(args) -> int:
         except (OSError, ValueError) as exc:
             print(f"dsh-notebook verify: {exc}", file=sys.stderr)
             return 2
+    from .artifact.seal import UnreadableNotebook
+
     try:
         findings = verify(path, allowed_signers=allowed)
-    except Exception as exc:  # not JSON, not a notebook
-        why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        print(f"dsh-notebook verify: {args.notebook} is not a readable notebook ({why})", file=sys.stderr)
+    except (UnreadableNotebook, UnicodeDecodeError, ValueError) as exc:  # not JSON, not a notebook
+        print(f"dsh-notebook verify: {args.notebook} is not a readable notebook ({exc})", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"dsh-notebook verify: cannot read {exc.filename or args.notebook}: {exc.strerror or exc}",
+              file=sys.stderr)
         return 2
     failed = [f for f in findings if f.ok is False]
     if args.json:

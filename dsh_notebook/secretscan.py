@@ -43,6 +43,7 @@ for other strings).
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterator
@@ -104,20 +105,26 @@ _STRONG_NAME = (r"(?:api[_\-.]?key|apikey|auth[_\-]?key|service[_\-]?key|account
                 r"db[_\-]?pass|database[_\-]?pass|key[_\-]?pass|passw(?:or)?d|pwd|pass|secret|contrase[ñn]a|"
                 r"passphrase|passwort|mot[_\-]?de[_\-]?passe|kennwort|private[_\-]?token)")
 # Names that sometimes hold one: counted only with a random-looking value.
-_WEAK_NAME = r"(?:token|auth|authorization|credentials?|access[_\-]?key|session[_\-]?key|cookie|bearer|sig)"
+_WEAK_NAME = (r"(?:token|auth|authorization|credentials?|access[_\-]?key|session(?:[_\-]?key)?|cookie|bearer|sig|"
+              r"signature)")
 # A name word starts a word or a camelCase part and ends one ("JWT_SECRET", "clientSecret",
 # "db-password", "tokens"; never "compass", "secretary" or "tokenizer").
 _B = r"(?-i:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))"
 _E = r"s?(?-i:(?![a-z]))"
-_NAME = rf"[A-Za-z0-9_.\-]*?{_B}(?:{_STRONG_NAME}|{_WEAK_NAME}){_E}[A-Za-z0-9_.\-]*"
-_STRONG_RE = re.compile(_B + _STRONG_NAME + _E, re.IGNORECASE)
-_WEAK_RE = re.compile(_B + _WEAK_NAME + _E, re.IGNORECASE)
+# Distinctive words count glued to anything before them ("PGPASSWORD", "newpassword"), and an
+# ALL-CAPS variable ending in KEY or TOKEN is named for one ("OPENAIKEY", "HFTOKEN").
+_GLUED_STRONG = r"(?:passw(?:or)?d|passwort|passphrase)"
+_STRONG_RE = re.compile(rf"{_B}{_STRONG_NAME}{_E}|{_GLUED_STRONG}{_E}|(?-i:[A-Z0-9]PASS(?:WORD)?S?$)", re.IGNORECASE)
+_WEAK_RE = re.compile(rf"{_B}{_WEAK_NAME}{_E}|(?-i:^[A-Z][A-Z0-9]*(?:KEY|TOKEN|SECRET)S?$)", re.IGNORECASE)
 
-_VALUE_QUOTED = r"(?P<q>[\"'`])(?P<qv>[^\"'`\r\n]{1,2048})(?P=q)"
+_VALUE_QUOTED = r"""(?:[rRbBfFuU]{1,2})?(?P<q>"""+'"""'+r"""|'''|["'`])(?P<qv>(?:(?!(?P=q))[^\r\n]){1,2048})(?P=q)"""
 _VALUE_BARE = r"(?P<bv>[^\s\"'`&;,<>#\\()\[\]{}]{1,1024})"
+# the rest of a line holding only "name: value" (a YAML or .env line), a comment after " #" left out
+_VALUE_REST = r"(?P<bv>[^\s\"'`][^\r\n]{0,1023}?)"
+_VALUE_FLAG = r"(?P<bv>[^\s\"'`]{1,1024})"
 
 _NAME_HINTS = ("key", "pass", "pwd", "secret", "contrase", "kennwort", "token", "auth", "credential", "cookie",
-               "bearer", "sig")
+               "bearer", "sig", "session")
 
 #: Each rule: (kind, hints, pattern). A line is matched against a pattern only when it holds one
 #: of the hints (lower case); the pattern's group ``v`` (or ``qv``/``bv``) is the secret.
@@ -129,12 +136,37 @@ OWN_RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
         r"(?<![A-Za-z0-9_\-])(?P<v>(?:gsk_[A-Za-z0-9]{40,100}|xai-[A-Za-z0-9]{40,120}|AIza[0-9A-Za-z_\-]{35}"
         r"|hf_[A-Za-z0-9]{20,64}|github_pat_[A-Za-z0-9_]{50,120}|r8_[A-Za-z0-9]{30,60}|npm_[A-Za-z0-9]{36}))")),
     ("Authorization credential", ("authorization",), re.compile(
-        r"(?i:authorization|proxy-authorization)[\"']?\s*[:=]\s*[\"']?(?:(?i:basic|bearer|token|digest)\s+)?"
-        r"(?P<v>[A-Za-z0-9._~+/=\-]{8,4096})")),
+        r"(?i:authorization|proxy-authorization)[\"']?\s*[:=]\s*[\"']?(?:(?P<scheme>(?i:basic|bearer|token|digest))\s+)?"
+        r"(?P<v>[A-Za-z0-9._~+/=%\-]{8,4096})")),
     ("Authorization credential", ("bearer",), re.compile(
-        r"(?<![A-Za-z])(?i:bearer)\s+(?P<v>(?:(?=[A-Za-z._~+/=\-]{0,200}\d)[A-Za-z0-9._~+/\-]{16,4096}"
+        r"(?<![A-Za-z])(?i:bearer)\s+(?P<v>(?:(?=[A-Za-z._~+/=%\-]{0,200}\d)[A-Za-z0-9._~+/%\-]{16,4096}"
         r"|[A-Za-z0-9_~+/]{20,4096}(?![A-Za-z0-9._~+/\-]))=*)")),
     ("URL with a password", ("://", ":\\/\\/"), URL_CREDENTIALS),
+    # a token as a URL's whole userinfo: https://<token>@github.com/...
+    ("URL with a token", ("://",), re.compile(
+        r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{0,31}://(?P<v>[A-Za-z0-9_\-]{20,256})@[A-Za-z0-9.\-]")),
+    ("Model provider key", ("gocspx-", "ya29."), re.compile(
+        r"(?<![A-Za-z0-9_\-])(?P<v>GOCSPX-[A-Za-z0-9_\-]{20,64}|ya29\.[0-9A-Za-z_\-]{20,4096})")),
+    ("JSON Web Token", ("eyj",), re.compile(  # a whole JWT, however long its line (the plugin reads chunks)
+        r"(?<![A-Za-z0-9_\-])(?P<v>eyJ[A-Za-z0-9_\-]{8,16384}\.[A-Za-z0-9_\-]{8,65536}\.[A-Za-z0-9_\-]{8,16384})")),
+    ("Private Key", ("private key", "putty-user-key"), re.compile(
+        r"(?P<v>-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d)")),
+    ("API key header", ("api-key", "auth-token", "access-token", "private-token"), re.compile(
+        r"(?i:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key)[\"']?\s*:\s*[\"']?"
+        r"(?P<v>[^\s\"',;]{8,4096})")),
+    ("Command-line password", ("curl", "wget", "http", "mysql", "mariadb", "sshpass", "docker", "podman", "helm"),
+     re.compile(  # curl -u user:pw, mysql -pPW, sshpass -p PW
+        r"(?:\b(?:curl|wget|http|httpie)\b[^\n]{0,400}?\s(?:-u|--user)\s+['\"]?[^\s:'\"]{1,128}:(?P<v>[^\s'\"]{1,256})"
+        r"|\b(?:mysql|mysqldump|mariadb)\b[^\n]{0,200}?\s-p(?P<v2>[^\s'\"]{1,256})"
+        r"|\b(?:sshpass|docker\s+login|podman\s+login|helm\s+registry\s+login)\b[^\n]{0,200}?\s-p\s+['\"]?"
+        r"(?P<v3>[^\s'\"]{1,256}))")),
+    ("Secret Keyword", ("%env", "setdefault", "putenv", "setenv"), re.compile(  # %env NAME VALUE, os.environ.setdefault(...)
+        r"(?:%env\s+|(?:setdefault|putenv|setenv)\(\s*['\"])(?P<name>[A-Za-z_][A-Za-z0-9_]{0,127})"
+        r"(?:['\"]\s*,\s*['\"]|\s+|\s*=\s*)(?P<v>[^\s'\"]{1,1024})")),
+    ("Secret Keyword", _NAME_HINTS, re.compile(  # <password>...</password>
+        r"<(?P<name>[A-Za-z_][\w.\-]{0,63})>(?P<v>[^<\s]{1,1024})</(?P=name)>")),
+    ("Secret Keyword", ("パスワード", "密码", "密碼", "口令", "비밀번호", "пароль"), re.compile(
+        r"(?i:パスワード|密码|密碼|口令|비밀번호|пароль)\s*[:：=]\s*(?P<v>[^\s'\"]{1,1024})")),
 )
 
 #: Fields named like secrets, matched after a name (found from its secret word, see
@@ -143,19 +175,20 @@ OWN_RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
 _NAME_RULES: tuple[tuple[re.Pattern[str], bool, bool], ...] = (
     # name="value", name: 'value', "name": "value", name := "value", name => "value", NAME[0] = "v"
     (re.compile(rf"[\"'\]]{{0,2}}\s*(?::=|=>|==|[:=])\s*{_VALUE_QUOTED}"), False, False),
-    # NAME=value (.env, query strings, shell), no space around "="
-    (re.compile(rf"={_VALUE_BARE}"), False, False),
-    # name: value / name = value on a line of its own (YAML, INI, TOML, a pasted config)
-    (re.compile(rf"[\"']?[ \t]*[:=][ \t]*{_VALUE_BARE}[ \t]*(?:[#;].*)?\r?$"), True, False),
+    # name: value / NAME=value on a line of its own (YAML, INI, TOML, .env, a pasted config): the
+    # rest of the line, a comment after " #" left out
+    (re.compile(rf"[\"']?[ \t]*[:=][ \t]*{_VALUE_REST}[ \t]*(?:[ \t]#.*)?\r?$"), True, False),
     # --password value, --api-key=value
-    (re.compile(rf"(?:=|[ \t]+){_VALUE_BARE}"), False, True),
+    (re.compile(rf"(?:=|[ \t]+){_VALUE_FLAG}"), False, True),
+    # NAME=value inside a line (query strings, shell), no space around "="
+    (re.compile(rf"={_VALUE_BARE}"), False, False),
 )
 _NAME_CHAR = r"[A-Za-z0-9_.\-]"
 _NAME_END = re.compile(rf"{_NAME_CHAR}{{0,128}}")
 _NAME_START = re.compile(rf"{_NAME_CHAR}{{0,128}}$")
-_LINE_START = re.compile(r"[ \t\-]*(?:export[ \t]+)?[\"']?$")
+_LINE_LEAD = re.compile(r"(?:(?:export|set|setx)[ \t]+|%env[ \t]+)?[\"']?")
 _NAME_WORD = re.compile("|".join(_NAME_HINTS))
-_ASSIGNED = re.compile(r"[\]\[\"'`0-9]{0,6}\s{0,4}(?:[:=!<>(,]|\?\?)")  # what detect-secrets' keyword forms have next
+_ASSIGNED = re.compile(r"[\]\[\"'`0-9]{0,6}\s{0,4}(?:[:=!<>]|\?\?)")  # what detect-secrets' keyword forms have next
 
 #: The strings a line must hold for each detect-secrets plugin to be run on it (the fixed parts of
 #: the plugin's own patterns; tests hold an example secret for every plugin). A hint in lower case
@@ -183,21 +216,28 @@ _PLACEHOLDER = re.compile(
     r"password|passwd|secret|token|value|your[_\-].*|(?:sk-)?(?:my|test|fake|dummy|example|sample)[_\-]?"
     r"(?:api[_\-]?)?(?:key|secret|token|password)|sk-(?:secret|test|dummy|fake|xxx|your.*)|"
     r"(?:sk|pk|rk)[_\-](?:live_|test_|ant-|proj-|or-v1-)?|ollama|lm-studio|not-needed|no-key|sk-no-key-required|empty|"
+    r"pass|fail|passed|failed|"
+    r".*(?:dummy|fake|placeholder|not[_\-]?real|needs[_\-]no[_\-]key|no[_\-]key[_\-]needed|changeme).*|"
     r"\[[a-z ]*\]|\*+|x+|\.+|-+|_+|•+|…+|"
     r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+))$")   # the last: an environment variable's name
 
 
 def _is_placeholder(value: str, line: str, *, bare: bool) -> bool:
+    """A value that is not a secret: a placeholder, an environment variable's name, a masked or
+    templated value, a reference (``$VAR``, ``os.environ[...]``), prose. A quoted value is a
+    literal: it is never taken for a reference because of what else the line holds."""
     from detect_secrets.filters import heuristic as h
 
     v = value.strip()
-    if len(v) < 4 or _PLACEHOLDER.match(v) or h.is_templated_secret(v) or h.is_not_alphanumeric_string(v):
+    if _PLACEHOLDER.match(v) or h.is_templated_secret(v) or not any(ch.isalnum() for ch in v):
+        return True
+    if len(v) < 4 or (v.isdigit() and len(v) < 6):
         return True
     if v.startswith(("$", "%(", "{{", "os.", "process.env", "env(", "getenv", "ENV[", "***")):
         return True
-    if bare and ("(" in v or v.endswith((":", "."))):  # a call, or prose: "password: see below."
+    if bare and (v.endswith((":", ".")) or len(v.split()) > 5):  # prose: "password: see below."
         return True
-    return h.is_indirect_reference(line) and not value.startswith(("sk-", "eyJ"))
+    return bare and bool(re.fullmatch(r"[A-Za-z_][\w.]*\(.*\)|[A-Za-z_][\w.]*\[.*\]", v))  # a call or a lookup
 
 
 def _random_looking(value: str) -> bool:
@@ -328,15 +368,33 @@ def _scan_line(text: str, lower: str, start: int, end: int) -> Iterator[Secret]:
     for kind, hints, pattern in OWN_RULES:
         if not _holds(hints, line, lower):
             continue
+        covered = 0  # the end of what this rule found last: a match inside it is not read again
         for m in pattern.finditer(line):
+            if start + m.start() < covered:
+                continue
             if kind == "URL with a password":  # the whole userinfo: the user name goes too
                 if ":" in m.group("userinfo"):
                     yield Secret(kind, start + m.start("userinfo"), start + m.end("userinfo"))
                 continue
-            value = m.group("v")
-            if kind == "Authorization credential" and _is_placeholder(value, line, bare=True):
+            group = next((g for g in ("v", "v2", "v3") if m.groupdict().get(g) is not None), None)
+            if group is None:
                 continue
-            yield Secret(kind, start + m.start("v"), start + m.end("v"))
+            value = m.group(group)
+            if kind == "Private Key":
+                block = _private_key_block(text, start + m.start(group))
+                covered = block.end
+                yield block
+                continue
+            if "name" in m.groupdict() and not _named_secret(m.group("name"), value, line, bare=True):
+                continue
+            if kind == "Authorization credential" and (_is_placeholder(value, line, bare=True) or (
+                    "scheme" in m.groupdict() and m.group("scheme") is None and not _random_looking(value))):
+                continue
+            if kind in ("API key header", "Command-line password") and _is_placeholder(value, line, bare=False):
+                continue
+            if kind == "URL with a token" and not _random_looking(value):
+                continue
+            yield Secret(kind, start + m.start(group), start + m.end(group))
     yield from _named(line, lower, start)
     for a in range(0, max(len(line) - _OVERLAP, 1), _CHUNK):  # long lines (a JSONL log) in chunks
         chunk, chunk_lower = line[a:a + _CHUNK + _OVERLAP], lower[a:a + _CHUNK + _OVERLAP]
@@ -368,6 +426,8 @@ def _named(line: str, lower: str, start: int) -> Iterator[Secret]:
     window after the name); a name inside a value already found is not read again."""
     keyword, regexes = _keyword()
     covered = -1
+    keyword_runs = 0  # detect-secrets' keyword patterns, at most 200 windows a line (they are slow)
+    lead = len(line) - len(line.lstrip(" \t-"))
     for name_start, name_end in _names(line, lower):
         if name_start < covered:
             continue
@@ -377,7 +437,7 @@ def _named(line: str, lower: str, start: int) -> Iterator[Secret]:
         for pattern, whole_line, as_flag in _NAME_RULES:
             if as_flag and not (flag and (name_start == 0 or not line[name_start - 1].isalnum())):
                 continue
-            if whole_line and not _LINE_START.match(line, 0, name_start):
+            if whole_line and (name_start < lead or not _LINE_LEAD.fullmatch(line, lead, name_start)):
                 continue
             m = pattern.match(line, name_end)
             if m is None:
@@ -386,9 +446,11 @@ def _named(line: str, lower: str, start: int) -> Iterator[Secret]:
             group = "qv" if m.groupdict().get("qv") is not None else "bv"
             if _named_secret(name, m.group(group), line, bare=group == "bv"):
                 yield Secret("Secret Keyword", start + m.start(group), start + m.end(group))
-                covered = m.end(group)
+            covered = m.end(group)  # names inside a value already judged are not read again
             break
-        if not found and _STRONG_RE.search(name) and _ASSIGNED.match(line, name_end):
+        if (not found and _STRONG_RE.search(name) and not _NOT_A_SECRET_NAME.search(name)
+                and _ASSIGNED.match(line, name_end) and keyword_runs < 200):
+            keyword_runs += 1
             window = line[max(0, name_start - 1):name_end + 200]
             for value in keyword.analyze_string(window, regexes):
                 at = window.find(value) if value else -1
@@ -413,18 +475,24 @@ def _names(line: str, lower: str) -> Iterator[tuple[int, int]]:
         yield name_start, name_end
 
 
+_NOT_A_SECRET_NAME = re.compile(r"(?i)(?:_env|_file|_path|_name|_id|_url|_hint|_length|_len|_count|_type|_policy|"
+                                r"_header|_var|_min|_max|_hash|_sha256|_sha1|_md5|_digest|_prompt|_label|_field|"
+                                r"_required|_reset|_expires?|_expiry|_ttl)$")
+
+
 def _named_secret(name: str, value: str, line: str, *, bare: bool) -> bool:
-    if _is_placeholder(value, line, bare=bare):
+    if _is_placeholder(value, line, bare=bare) or _NOT_A_SECRET_NAME.search(name):
         return False
-    if _STRONG_RE.search(name) and not re.search(r"(?i)(?:_env|_file|_path|_name|_id|_url|_hint|_length|_len|"
-                                                  r"_count|_type|_policy|_header|_var|_min|_max)$", name):
+    if re.fullmatch(r"(?i)(?:old)?pwd", name) and re.match(r"\s*(?:/|~|\\\\|[A-Za-z]:[\\/])", value):
+        return False  # PWD is the working folder
+    if _STRONG_RE.search(name):
         return True
     from detect_secrets.filters import heuristic as h
 
     return bool(_WEAK_RE.search(name)) and _random_looking(value) and not h.is_potential_uuid(value)
 
 
-_TOKEN_BEFORE = re.compile(r"[A-Za-z0-9_\-+/.~]{0,512}$")
+_TOKEN_BEFORE_REVERSED = re.compile(r"[A-Za-z0-9_\-+/.~]{0,512}")
 _TOKEN_AFTER = re.compile(r"[A-Za-z0-9_\-+/.~]{0,4096}=*")
 
 
@@ -432,21 +500,25 @@ def _whole_token(found: Secret, text: str, start: int, end: int) -> Secret:
     """*found* widened to the whole token around it (at most 512 characters before, 4 KiB after):
     a plugin reports the part its pattern groups (``ghp`` of a GitHub token, a JWT without its
     signature)."""
-    before = _TOKEN_BEFORE.search(text, max(start, found.start - 512), found.start)
+    lo = max(start, found.start - 512)
+    before = _TOKEN_BEFORE_REVERSED.match(text[lo:found.start][::-1])  # linear: no search from each start
     after = _TOKEN_AFTER.match(text, found.end, end)
-    return Secret(found.kind, before.start() if before else found.start, after.end() if after else found.end)
+    return Secret(found.kind, found.start - (before.end() if before else 0), after.end() if after else found.end)
 
 
 _KEY_END = re.compile(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY[ A-Z]{0,10}-----|END PGP PRIVATE KEY BLOCK-----|"
-                      r"Private-MAC: ?[0-9a-fA-F]{0,128}")
+                      r"Private-MAC: ?[0-9a-fA-F]{1,128}")
 
 
 def _private_key_block(text: str, at: int) -> Secret:
     """A private key's whole block: from its BEGIN line to its END line (looked for in the next
-    64 KiB; a key is a few KiB), or to the end of that span."""
+    MiB), or, without one, to the end of the text or of that MiB (at a line's end)."""
     begin = text.rfind("\n", 0, at) + 1
-    m = _KEY_END.search(text, at, at + 65536)
-    return Secret("Private Key", begin, m.end() if m else min(len(text), at + 65536))
+    m = _KEY_END.search(text, at, at + 1_048_576)
+    if m:
+        return Secret("Private Key", begin, m.end())
+    end = len(text) if len(text) <= at + 1_048_576 else text.find("\n", at + 1_048_576)
+    return Secret("Private Key", begin, len(text) if end < 0 else end)
 
 
 def _merged(spans: list[Secret]) -> list[Secret]:
@@ -479,8 +551,11 @@ def find_in_json(document: Any, path: str = "$") -> Iterator[tuple[str, str, Sec
     """Every secret in a parsed JSON *document*: ``(field path, the string holding it, the
     secret's span in that string)``. Fields named in :data:`EXEMPT_FIELDS` are never read; a
     string whose field's name says secret (``"api_key": "..."``) is a secret by that name,
-    whatever its shape; every other string is scanned with :func:`find`."""
+    whatever its shape; every other string is scanned with :func:`find`, and walked as JSON too
+    when it holds a JSON document (a tool call's arguments). Keys are scanned as well, and the
+    field path never shows a secret (it is masked there)."""
     stack: list[tuple[str, str | None, Any]] = [(path, None, document)]
+    depth = 0
     while stack:
         where, key, value = stack.pop()
         if isinstance(value, str):
@@ -488,12 +563,24 @@ def find_in_json(document: Any, path: str = "$") -> Iterator[tuple[str, str, Sec
                     and _named_secret(key, value, value, bare=False)):
                 yield where, value, Secret("Secret Keyword", 0, len(value))
                 continue
+            stripped = value.lstrip()
+            if stripped[:1] in ("{", "[") and len(value) < 4_000_000 and depth < 8:
+                try:  # a JSON document kept as a string (a tool call's arguments): its fields too
+                    inner = json.loads(value)
+                except ValueError:
+                    inner = None
+                if isinstance(inner, (dict, list)):  # read field by field instead of as text
+                    stack.append((where + "(json)", None, inner))
+                    depth += 1
+                    continue
             yield from ((where, value, s) for s in find(value))
         elif isinstance(value, dict):
             for k, v in reversed(list(value.items())):
                 if isinstance(k, str) and is_exempt_field(k):
                     continue
-                stack.append((f"{where}.{k}", str(k), v))
+                for s in find(str(k)):  # a key may itself be a secret
+                    yield f"{where}.{{key}}", str(k), s
+                stack.append((f"{where}.{mask(str(k), '[secret]')[0]}", str(k), v))
         elif isinstance(value, list):
             for i in range(len(value) - 1, -1, -1):
                 stack.append((f"{where}[{i}]", key, value[i]))

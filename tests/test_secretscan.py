@@ -16,6 +16,7 @@ from dsh_notebook.reviewer.review import mask_secrets
 from dsh_notebook.secretscan import find, find_in_json, mask
 
 HEX64 = "9f2c4e1a7b3d5f60" * 4
+K = "Zx9kQ2mP7vR4tY8wL3nB6cF1hJ5gD0sA"  # a random-looking secret value
 JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5"
        "MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")
 AZURE = "AccountKey=" + "lJzRc1YdHaAA2KCNJJ1tkYwF/+mKK6Ygw0NGe170Xu592euJv2wYUtBlV8z+qnlcNQSnIYVTkLWntUO1F8j8rQ=="
@@ -77,6 +78,24 @@ SECRETS = [
     ("sk-" + "a" * 20 + "T3BlbkFJ" + "b" * 20, "T3BlbkFJ"),
     ("gsk_" + "q1W2e3R4" * 6, "gsk_" + "q1W2e3R4" * 6),
     ("hf_abcdefghijklmnopqrstuvwxyz", "hf_abcdefghijklmnopqrstuvwxyz"),
+    # from an attack review: a call's keyword argument, glued names, odd values, commands, headers
+    (f"conn = psycopg2.connect(host='db', user='me', password='{K}')", K),
+    (f"client = Mistral(api_key='{K}')", K),
+    (f"s3 = boto3.client('s3', aws_secret_access_key='{K}/abcd')", K),
+    ("PGPASSWORD=hunter2024", "hunter2024"), (f"%env PGPASSWORD={K}", K), ("ROOTPASSWORD: hunter2024", "hunter2024"),
+    ('newpassword="hunter2024"', "hunter2024"), (f"OPENAIKEY={K}", K), (f"HFTOKEN={K}", K),
+    ('password = "84736291"', "84736291"), ('{"password": "84736291"}', "84736291"),
+    ('password = "пароль2024Секрет"', "пароль2024Секрет"), ('''password = "it'sMe2024!"''', "it'sMe2024!"),
+    ("DB_PASSWORD=my;pass;word1", "my;pass;word1"), ("DB_PASSWORD=s3cr3t#2024", "s3cr3t#2024"),
+    ("password: correct horse battery staple", "correct horse"), ("--password=x<y>z1234", "x<y>z1234"),
+    (f"curl -H 'x-api-key: {K}' https://api.example.org", K), (f"curl -u admin:{K} https://x", K),
+    (f"docker login -u me -p {K} registry", K), (f"mysql -u root -p{K}", K), (f"sshpass -p '{K}' ssh x", K),
+    (f"Cookie: a=1; session={K}", K), (f"https://{K}@github.com/me/repo.git", K),
+    ("-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIabcdef\n-----END ENCRYPTED PRIVATE KEY-----", "MIIabcdef"),
+    ("PuTTY-User-Key-File-3: ssh-ed25519\nPrivate-Lines: 1\nQUJDREVG\nPrivate-MAC: abcdef12", "QUJDREVG"),
+    ("GOCSPX-" + K[:28], K[:28]), ("ya29." + K + K, K), (f"password = f'{K}'", K), (f'password = """{K}"""', K),
+    (f"<password>{K}</password>", K), (f"os.environ.setdefault('OPENAI_API_KEY','{K}')", K),
+    (f"%env OPENAI_API_KEY {K}", K), (f"パスワード: {K}", K), (f"Authorization: Bearer {K}%2F{K}", f"%2F{K}"),
 ]
 
 
@@ -139,6 +158,13 @@ NOT_SECRETS = [
     '"sessionId":"06381696-0074-49f8-863e-6ad4fac507f9"',
     "given rho = 1.68e-8 ohm*m\nR = @rho*@L/@A\nshow R in mohm",
     "api_key='ollama'  # any string works for a local server",
+    'os.environ["DEEPSEEK_API_KEY"] = "scripted-server-needs-no-key"',
+    "{'PWD': '/home/alice/project', 'OLDPWD': '/home/alice'}",
+    "PWD=/home/alice/work",
+    "{'password_min_length': 12, 'password_policy': 'strong'}",
+    'pass_fail = "pass"',
+    "password_sha256 = '" + "ab12" * 16 + "'",
+    "Authorization: 2024-05-01T12:00:00Z approved",
     f"sha256: {HEX64}",
     '"model_id": "IPY_MODEL_4f0a9d2c1b7e4e5d8a3c6b9f0e1d2c3b"',
 ]
@@ -193,6 +219,21 @@ def test_verify_reads_the_notebook_field_by_field_and_names_where(tmp_path):
     assert len(bad) == 3  # the record's sha256 and the log line's hash are seals, not secrets
 
 
+def test_keys_and_json_inside_strings_are_read_and_a_path_never_shows_a_secret(tmp_path):
+    key = "ghp_" + "Zx9kQ2mP7vR4tY8wL3nB6cF1hJ5gD0sAabcd"
+    doc = {"usage_by_key": {"sk-proj-Zx9kQ2mP7vR4tY8wL3nB6cF1": {"calls": 3}}, "other": {key: {"password": "hunter2024"}},
+           "tool": {"arguments": json.dumps({"cmd": 'export OPENAI_API_KEY="Zx9kQ2mP7vR4tY8wL3nB6cF1"'})}}
+    found = list(find_in_json(doc))
+    paths = [p for p, _, _ in found]
+    assert "$.usage_by_key.{key}" in paths and "$.other.{key}" in paths and "$.tool.arguments(json).cmd" in paths
+    assert "$.other.[secret].password" in paths and not any(key in p for p in paths)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("x")])
+    nb.cells[0].metadata["other"] = {key: {"password": "hunter2024"}}
+    nbformat.write(nb, tmp_path / "k.ipynb")
+    details = " ".join(f.detail for f in verify(tmp_path / "k.ipynb") if f.check == 4)
+    assert "ghp_Zx9k" not in details.replace("ghp_…", "") and key not in details and "hunter2024" not in details
+
+
 def test_the_reviewers_masking_is_the_same_detector():
     text = f'.env:\nJWT_SECRET={HEX64}\nconfig.json: {{"api_key": "Zx81kq0PmL2"}}'
     masked, n = mask_secrets(text)
@@ -206,6 +247,10 @@ def test_the_reviewers_masking_is_the_same_detector():
     "Authorization: " * 70_000, "bearer " * 140_000, "xoxb-1-" * 140_000, "AccountKey=" * 90_000,
     "//x/:_authToken=" * 60_000, "ghp_" + "a" * 1_000_000, ("ghp_" + "A" * 36 + " ") * 25_000,
     '{"api_key": "' + "a" * 1_000_000 + '"}', "aws_secret='" * 90_000,
+    " " * 160_000 + "key " * 40_000, repr(["pass"] * 120_000), "['username', 'password', 'email'], " * 30_000,
+    "password=( " * 90_000, "".join(f"{i},pass,0.93\n" for i in range(100_000)), ("A" * 505 + " ghp_" + "B" * 36) * 1800,
+    "Authorization: " * 70_000, "-----BEGIN RSA PRIVATE KEY----- " * 30_000, "%env " * 200_000,
+    "<password>" * 100_000, "curl " + "-u a:b " * 100_000,
 ], ids=lambda t: repr(t[:14]))
 def test_a_megabyte_of_hostile_text_is_scanned_in_linear_time(text):
     """Each took minutes (or ran out of memory) before the scan was bounded; a regression hangs

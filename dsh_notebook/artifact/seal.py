@@ -847,9 +847,15 @@ def _text_secrets(name: str, text: str, *, first_line: int = 1) -> list[Finding]
                                     f"({s.kind}: {s.preview(text)})") for s in find(text)]
 
 
+def _printable(text: str) -> str:
+    """*text* with control characters shown as escapes: a hand-edited notebook's ids never reach
+    a terminal as escape sequences."""
+    return re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda m: f"\\x{ord(m.group()):02x}", str(text))
+
+
 def findings_table(findings: list[Finding]) -> str:
     from .records import table
 
-    rows = [(f"{f.check} {CHECKS[f.check]}", f.subject, {True: "ok", False: "FAIL", None: "skipped"}[f.ok], f.detail)
-            for f in findings]
+    rows = [(f"{f.check} {CHECKS[f.check]}", _printable(f.subject), {True: "ok", False: "FAIL", None: "skipped"}[f.ok],
+             _printable(f.detail)) for f in findings]
     return table(rows, ("check", "subject", "result", "detail"))
