@@ -578,9 +578,14 @@ def find_in_json(document: Any, path: str = "$") -> Iterator[tuple[str, str, Sec
             for k, v in reversed(list(value.items())):
                 if isinstance(k, str) and is_exempt_field(k):
                     continue
-                for s in find(str(k)):  # a key may itself be a secret
-                    yield f"{where}.{{key}}", str(k), s
-                stack.append((f"{where}.{mask(str(k), '[secret]')[0]}", str(k), v))
+                shown = str(k)
+                if len(shown) >= 16:  # a key may itself be a secret (no secret is shorter)
+                    in_key = find(shown)
+                    for s in in_key:
+                        yield f"{where}.{{key}}", shown, s
+                    if in_key:
+                        shown = mask(shown)[0]
+                stack.append((f"{where}.{shown}", str(k), v))
         elif isinstance(value, list):
             for i in range(len(value) - 1, -1, -1):
                 stack.append((f"{where}[{i}]", key, value[i]))
