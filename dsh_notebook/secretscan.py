@@ -77,6 +77,10 @@ def is_exempt_field(key: str) -> bool:
     return key in EXEMPT_FIELDS or key.endswith("_sha256")
 
 
+_NO_PREVIEW = frozenset({"Secret Keyword", "URL with a password", "URL with a token", "Command-line password",
+                         "Authorization credential", "API key header", "Private Key", "Basic Auth Credentials"})
+
+
 @dataclass(frozen=True)
 class Secret:
     """A secret found in a text: ``text[start:end]`` is the secret value; ``kind`` names the
@@ -91,10 +95,12 @@ class Secret:
         return text.count("\n", 0, self.start) + 1
 
     def preview(self, text: str) -> str:
-        """The first characters of the secret (at most 4 of at least 12) and an ellipsis, to show
-        which value is meant without showing it."""
+        """An ellipsis, after the first 4 characters of a token whose kind has a fixed prefix
+        (``sk-p…``, ``ghp_…``: which key is meant); a password, a named value or a credential in
+        a URL or a header shows none of its characters."""
         value = text[self.start:self.end]
-        return (value[:4] if len(value) >= 12 else "") + "…"
+        shown = len(value) >= 12 and self.kind not in _NO_PREVIEW
+        return (value[:4] if shown else "") + "…"
 
 
 # ------------------------------------------------------------------------------- own rules
