@@ -123,10 +123,13 @@ def cmd_run(args) -> int:
         return 2
     if not args.no_save:
         nbformat.write(nb, str(path))
-        from .artifact.seal import sync  # index and sign this run's outputs, records and files
+        from .artifact.seal import SealRefused, sync  # index and sign this run's outputs, records and files
 
         problems: list[str] = []
-        sync(path, problems)
+        try:
+            sync(path, problems)
+        except SealRefused as exc:  # the outputs are saved; the index and seal stay as they were
+            problems.append(str(exc))
         for p in problems:
             print(f"dsh-notebook run: {p}", file=sys.stderr)
     sidecar = sidecar_for(path)
@@ -214,9 +217,14 @@ def cmd_sync(args) -> int:
     path = _notebook_arg(args.notebook)
     if path is None:
         return 2
+    from .artifact.seal import SealRefused
+
     problems: list[str] = []
     try:
         index = sync(path, problems, accept_changes=args.accept_changes)
+    except SealRefused as exc:
+        print(f"dsh-notebook sync: {args.notebook}: {exc}", file=sys.stderr)
+        return 1
     except Exception as exc:
         print(f"dsh-notebook sync: {args.notebook}: {exc}", file=sys.stderr)
         return 2

@@ -66,9 +66,10 @@ PLUGINS = (
 )
 
 #: Field names whose values are the project's own seals, never read by the scan: a record's or a
-#: file's sha256, a ledger event's hash and the previous event's hash, a ledger head, a signature.
+#: file's sha256, a ledger event's hash and the previous event's hash, a ledger head, a signature,
+#: the signed seal set (``metadata.dsh.seal``: file names and their hashes).
 EXEMPT_FIELDS = frozenset({"sha256", "hash", "prev", "head", "chain", "signature", "signatures",
-                           "public_key", "fingerprint"})
+                           "public_key", "fingerprint", "seal"})
 
 
 def is_exempt_field(key: str) -> bool:

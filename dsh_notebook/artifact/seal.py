@@ -35,6 +35,14 @@ SESSIONS_DIR = "sessions"
 CHECKS = {1: "named files", 2: "records replay", 3: "ledgers", 4: "no secrets", 5: "signed seal",
           6: "signed decisions"}
 
+class SealRefused(DshError):
+    """``sync`` will not renew a signed seal: the last one no longer holds, or a file it sealed
+    was rewritten or deleted (not only appended to). Nothing is written; the message names the
+    file and says how the person renews it once they checked (``--accept-changes``)."""
+
+    code = "SEAL_REFUSED"
+
+
 class MetadataError(DshError, ValueError):
     """A notebook's ``metadata.dsh`` that sync cannot read (not a JSON object); it is never
     overwritten, so nothing someone put there is lost."""
@@ -252,11 +260,29 @@ def sync_node(nb, notebook, problems: list[str] | None = None, *, sign: bool = T
                             "was written: remove or fix metadata.dsh (a JSON object written by dsh-notebook sync), "
                             "then sync again")
     old_meta = old_meta or {}
+    old_seal = old_meta.get("seal")
+    if sign and not accept_changes and isinstance(old_seal, dict):
+        refused = _rewritten_since(old_seal, sidecar_for(path))
+        if refused:  # nothing is changed: not the index, not the cells' metadata, not the seal
+            raise SealRefused(f"the seal is not renewed and nothing was written: {refused}; dsh-notebook verify "
+                              "names what changed. If you made the change yourself and checked it, sync again "
+                              "with --accept-changes")
     old = old_meta.get("records")
     if isinstance(old, dict):
         # Records the notebook no longer shows (cleared outputs) keep the hash they were
         # sealed with: syncing never re-seals a file it cannot see named.
         index["records"].update({k: v for k, v in old.items() if isinstance(k, str) and isinstance(v, str)})
+    if accept_changes:  # the person vouches for the files as they are: each record output's hash follows
+        for _i, cell in enumerate(nb.cells):
+            for o in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+                meta = o.get("metadata") if isinstance(o, dict) else None
+                dsh = meta.get("dsh") if isinstance(meta, dict) else None
+                if not isinstance(dsh, dict):
+                    continue
+                rid = dsh.get("record_id")
+                if isinstance(rid, str) and _is_file_id(rid) and (records_dir / f"{rid}.jsonl").is_file() \
+                        and isinstance(dsh.get("sha256"), str):
+                    dsh["sha256"] = sha256_file(records_dir / f"{rid}.jsonl")
     per_cell: dict[int, list[str]] = {}
     for i, rid, _ in named_records(nb):
         if not _is_file_id(rid):  # verify names it; sync never reads a path built from it
@@ -363,13 +389,6 @@ def _sign_seal(nb, path: Path, index: dict, old_meta: dict, problems: list[str],
         except OSError as exc:
             problems.append(f"could not write {attributes.name} into {sidecar.name} ({exc.strerror or exc})")
     old: dict | None = old_meta["seal"] if isinstance(old_meta.get("seal"), dict) else None
-    if old is not None and not accept_changes:
-        refused = _rewritten_since(old, sidecar)
-        if refused:
-            problems.append(f"the seal is not renewed: {refused}; verify names what changed. If you made the change "
-                            "yourself and checked it, sync again with --accept-changes")
-            index["seal"] = old
-            return
     seal = seal_set(nb, path, index["ledgers"])
     seal["sealed_at"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     try:
@@ -527,9 +546,13 @@ def verify(notebook, *, allowed_signers=None) -> list[Finding]:
 
     findings.extend(check_secrets(path, raw))
     findings.extend(check_seal(nb, path, meta if isinstance(meta, dict) else {}, allowed_signers))
-    for f in ledgers:
-        findings.extend(check_decisions(f, allowed_signers))
+    decided = [x for f in ledgers for x in check_decisions(f, allowed_signers)]
+    findings.extend(decided or [Finding(6, True, sidecar.name, "no human decisions to check")])
     return findings
+
+
+def _cells(a: int, b: int, what: str = "cell") -> str:
+    return f"{what} {a + 1}" if b - a == 1 else f"{what}s {a + 1}-{b}"
 
 
 def check_decisions(ledger_file: Path, allowed=None) -> list[Finding]:
@@ -631,14 +654,18 @@ def check_seal(nb, path: Path, meta: dict, allowed=None) -> list[Finding]:
                                                 f"{p['signer'].get('fingerprint')} at {p.get('sealed_at')}"))
     # what is there now against what was sealed
     now = seal_set(nb, path, seal.get("ledgers") if isinstance(seal.get("ledgers"), dict) else {})
+    import difflib
+
     cells: list = seal["cells"] if isinstance(seal.get("cells"), list) else []
-    if len(cells) != len(now["cells"]):
-        out.append(Finding(5, False, "cells", f"the notebook has {len(now['cells'])} cells; {len(cells)} were "
-                                              "sealed (cells added or deleted after sealing)"))
-    for i, (was, is_) in enumerate(zip(cells, now["cells"], strict=False)):
-        if was != is_:
-            out.append(Finding(5, False, f"cell {i + 1}", "differs from the sealed notebook (its source or outputs "
-                                                          "changed after sealing)"))
+    cells = [c if isinstance(c, str) else repr(c) for c in cells]
+    for op, a1, a2, b1, b2 in difflib.SequenceMatcher(None, cells, now["cells"], autojunk=False).get_opcodes():
+        if op == "insert":
+            out.append(Finding(5, False, _cells(b1, b2), "added after sealing"))
+        elif op == "delete":
+            out.append(Finding(5, False, _cells(a1, a2, "sealed cell"), "deleted after sealing"))
+        elif op == "replace":
+            out.append(Finding(5, False, _cells(b1, b2), "differs from the sealed notebook (its source or outputs "
+                                                         "changed after sealing)"))
     files: dict = seal["files"] if isinstance(seal.get("files"), dict) else {}
     for name in sorted(set(files) | set(now["files"])):
         if name not in now["files"]:
