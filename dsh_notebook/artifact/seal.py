@@ -821,8 +821,12 @@ def _check_record(f: Path) -> list[Finding]:
         out.append(Finding(2, False, rid, "the record has no closing row"))
     result = rerun(rec)
     for d in result["differences"]:
-        out.append(Finding(2, False, rid, f"step seq {d['seq']} ({d['what']}): recorded "
-                                           f"{_value(d['recorded'])}, replayed {_value(d['rerun'])}"))
+        if str(d["what"]).startswith("input @"):  # the step's stored input against the record's own rows
+            why = (f"the step used {_value(d['recorded'])}, but the record's rows before it give "
+                   f"{_value(d['rerun'])}")
+        else:
+            why = f"the record holds {_value(d['recorded'])}; evaluated again it gives {_value(d['rerun'])}"
+        out.append(Finding(2, False, rid, f"step seq {d['seq']} ({d['what']}): {why}"))
     if not out:
         n = result["checked"]
         what = "no evaluation steps" if n == 0 else f"{n} step{'s replay' if n != 1 else ' replays'} identically"
