@@ -229,7 +229,7 @@ _PLACEHOLDER = re.compile(
     r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+))$")   # the last: an environment variable's name
 
 
-def _is_placeholder(value: str, line: str, *, bare: bool) -> bool:
+def _is_placeholder(value: str, *, bare: bool) -> bool:
     """A value that is not a secret: a placeholder, an environment variable's name, a masked or
     templated value, a reference (``$VAR``, ``os.environ[...]``), prose. A quoted value is a
     literal: it is never taken for a reference because of what else the line holds."""
@@ -392,12 +392,12 @@ def _scan_line(text: str, lower: str, start: int, end: int) -> Iterator[Secret]:
                 covered = block.end
                 yield block
                 continue
-            if "name" in m.groupdict() and not _named_secret(m.group("name"), value, line, bare=True):
+            if "name" in m.groupdict() and not _named_secret(m.group("name"), value, bare=True):
                 continue
-            if kind == "Authorization credential" and (_is_placeholder(value, line, bare=True) or (
+            if kind == "Authorization credential" and (_is_placeholder(value, bare=True) or (
                     "scheme" in m.groupdict() and m.group("scheme") is None and not _random_looking(value))):
                 continue
-            if kind in ("API key header", "Command-line password") and _is_placeholder(value, line, bare=False):
+            if kind in ("API key header", "Command-line password") and _is_placeholder(value, bare=False):
                 continue
             if kind == "URL with a token" and not _random_looking(value):
                 continue
@@ -419,7 +419,7 @@ def _scan_line(text: str, lower: str, start: int, end: int) -> Iterator[Secret]:
                     continue
                 if plugin.secret_type == "Private Key":
                     found = _private_key_block(text, start + a + at)
-                elif not (plugin.secret_type == "Basic Auth Credentials" and _is_placeholder(value, line, bare=False)):
+                elif not (plugin.secret_type == "Basic Auth Credentials" and _is_placeholder(value, bare=False)):
                     found = _whole_token(Secret(plugin.secret_type, start + a + at, start + a + at + len(value)),
                                          text, start, end)
                 else:
@@ -451,7 +451,7 @@ def _named(line: str, lower: str, start: int) -> Iterator[Secret]:
                 continue
             found = True  # judged here: a placeholder value is not read again by detect-secrets
             group = "qv" if m.groupdict().get("qv") is not None else "bv"
-            if _named_secret(name, m.group(group), line, bare=group == "bv"):
+            if _named_secret(name, m.group(group), bare=group == "bv"):
                 yield Secret("Secret Keyword", start + m.start(group), start + m.end(group))
             covered = m.end(group)  # names inside a value already judged are not read again
             break
@@ -461,7 +461,7 @@ def _named(line: str, lower: str, start: int) -> Iterator[Secret]:
             window = line[max(0, name_start - 1):name_end + 200]
             for value in keyword.analyze_string(window, regexes):
                 at = window.find(value) if value else -1
-                if at >= 0 and not _is_placeholder(value, line, bare=False):
+                if at >= 0 and not _is_placeholder(value, bare=False):
                     a = max(0, name_start - 1) + at
                     yield Secret(keyword.secret_type, start + a, start + a + len(value))
                     covered = a + len(value)
@@ -487,8 +487,8 @@ _NOT_A_SECRET_NAME = re.compile(r"(?i)(?:_env|_file|_path|_name|_id|_url|_hint|_
                                 r"_required|_reset|_expires?|_expiry|_ttl)$")
 
 
-def _named_secret(name: str, value: str, line: str, *, bare: bool) -> bool:
-    if _is_placeholder(value, line, bare=bare) or _NOT_A_SECRET_NAME.search(name):
+def _named_secret(name: str, value: str, *, bare: bool) -> bool:
+    if _is_placeholder(value, bare=bare) or _NOT_A_SECRET_NAME.search(name):
         return False
     if re.fullmatch(r"(?i)(?:old)?pwd", name) and re.match(r"\s*(?:/|~|\\\\|[A-Za-z]:[\\/])", value):
         return False  # PWD is the working folder
@@ -567,7 +567,7 @@ def find_in_json(document: Any, path: str = "$") -> Iterator[tuple[str, str, Sec
         where, key, value = stack.pop()
         if isinstance(value, str):
             if (key is not None and (_STRONG_RE.search(key) or _WEAK_RE.search(key))
-                    and _named_secret(key, value, value, bare=False)):
+                    and _named_secret(key, value, bare=False)):
                 yield where, value, Secret("Secret Keyword", 0, len(value))
                 continue
             stripped = value.lstrip()

@@ -20,17 +20,15 @@ import pytest
 from dsh_notebook.artifact.seal import sync, verify
 from dsh_notebook.signing import AllowedSigners
 
+sys.path.insert(0, str(Path(__file__).parent))
+from test_verify import cli  # noqa: E402 - the same command-line runner
+
 CELLS = [
     "%load_ext dsh_notebook",
     "%%reckon Copper wire\ngiven rho = 1.68e-8 ohm*m\ngiven L = 25 m\ngiven d = 2.05 mm\n"
     "A = $pi*(@d/2)^2\nR = @rho*@L/@A\nend About 127 milliohm.",
 ]
 SSH_KEYGEN = shutil.which("ssh-keygen")
-
-
-def cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "dsh_notebook.cli", *args], capture_output=True, text=True,
-                          timeout=300, env=env)
 
 
 @pytest.fixture(scope="module")

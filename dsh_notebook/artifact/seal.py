@@ -219,7 +219,9 @@ def sync(notebook, problems: list[str] | None = None, *, accept_changes: bool = 
     """Write the artifact index into the notebook file (``metadata.dsh`` and each producing
     cell's ``metadata.dsh``); returns the index. A ledger that cannot be (re)sealed keeps its old
     seal and is described in *problems* (see :func:`sync_node`). Raises ``FileNotFoundError``
-    for a missing notebook."""
+    for a missing notebook, :class:`UnreadableNotebook` for one that is not valid, and
+    :class:`SealRefused` (nothing written) when a file the last signed seal covers was rewritten
+    or deleted and *accept_changes* is not given."""
     import nbformat
 
     from ..storage import atomic_write_text
