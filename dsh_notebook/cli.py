@@ -43,7 +43,7 @@ def _records_in(nb) -> list[str]:
 
 
 def _result_text(rec) -> str:
-    from .notebook.render import value_text
+    from .reckon.render import value_text
     from .reckoner.values import parse_tagged
 
     steps = rec.steps

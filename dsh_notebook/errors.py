@@ -61,11 +61,11 @@ The tree (module, default code; a short example that raises it)::
     ├── RouteError                                server.views, ROUTE_REFUSED
     │       GET /dsh/api/nope                     # 404 with {"error": ...}
     └── NotebookError                             errors, NOTEBOOK (the magics' layer)
-        ├── ReckonUsageError(ValueError)          notebook.reckon, RECKON_USAGE
+        ├── ReckonUsageError(ValueError)          reckon.cell, RECKON_USAGE
         │       %%reckon --digits x
-        ├── GivenValueError(ValueError)           notebook.reckon, instance code (ENGINE_INVALID_ARGS)
+        ├── GivenValueError(ValueError)           reckon.cell, instance code (ENGINE_INVALID_ARGS)
         │       given d = nan mm
-        ├── UnitError(ValueError)                 notebook.units, instance code (ENGINE_INVALID_DIMENSION)
+        ├── UnitError(ValueError)                 reckon.units, instance code (ENGINE_INVALID_DIMENSION)
         │       given d = 2 furlongs/fortnight^0.5
         ├── ReckonRefused                         notebook.magics, instance code or RECKON_REFUSED
         │       a %%reckon line the engine refused (the record keeps the refusal)

@@ -4,7 +4,7 @@ the package root (whose ``load_ipython_extension`` reaches the magics)."""
 
 __version__ = "0.1.0"
 
-#: The version of what ``%%reckon`` displays for a record (``dsh_notebook.notebook.render``):
+#: The version of what ``%%reckon`` displays for a record (``dsh_notebook.reckon.render``):
 #: bumped when the same record renders differently, so ``verify`` tells an older rendering from
 #: a tampered one. Sealed in every signed seal (issue 15).
 RENDERER_VERSION = "reckon-render/1"

@@ -50,7 +50,7 @@ def test_codes_are_distinct_per_class_except_engine_defaults():
 
 
 def test_old_bases_still_catch():
-    from dsh_notebook.notebook.reckon import GivenValueError, ReckonUsageError
+    from dsh_notebook.reckon.cell import GivenValueError, ReckonUsageError
     from dsh_notebook.research.ledger import LedgerPathError
     from dsh_notebook.research_pipeline.bibliographic import IdentifierError, normalize
     from dsh_notebook.storage import LockedError, StorageError, dumps_line

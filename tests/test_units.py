@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dsh_notebook.notebook import units as U
+from dsh_notebook.reckon import units as U
 from test_magic import sh, text  # noqa: F401 - fixture
 
 

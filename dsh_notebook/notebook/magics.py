@@ -33,6 +33,9 @@ from ..inert import markdown_html
 from ..kernel import attach_sidecar, close_reviewer, current_reviewer, kernel_ledger, kernel_reviewer
 from ..llm import LLMError
 from ..llm.session import sessions_table
+from ..reckon import render
+from ..reckon import units as U
+from ..reckon.cell import USAGE, ReckonSession, ReckonUsageError, parse_options, run_cell
 from ..reckoner import (
     Engine,
     close_set_aside,
@@ -42,9 +45,7 @@ from ..reckoner import (
     read_record,
 )
 from ..reckoner.records import UnreadableRecord
-from . import chat, render
-from . import units as U
-from .reckon import USAGE, ReckonSession, ReckonUsageError, parse_options, run_cell
+from . import chat
 
 
 class ReckonRefused(NotebookError):

@@ -29,7 +29,7 @@ from ..reckoner.display import (
 )
 from ..version import __version__
 from . import units as U
-from .reckon import CellOutcome, Step
+from .cell import CellOutcome, Step
 
 MIME_RECORD = "application/vnd.dsh.record+json"
 # --------------------------------------------------------------------------- steps
