@@ -286,7 +286,10 @@ def test_a_routine_sync_never_seals_an_edited_log_or_record(report):
     assert r.returncode == 1 and "--accept-changes" in r.stderr and "nothing was written" in r.stderr
     r = cli("sync", str(report), "--accept-changes")
     assert r.returncode == 0, r.stderr
-    assert [f for f in verify(report) if f.ok is False] == []  # the outputs' hashes follow: verify passes again
+    left = [f for f in verify(report) if f.ok is False]  # the outputs' hashes follow the accepted file ...
+    assert [f.check for f in left] == [7]  # ... but the cell's own line still says 127: check 7 names it
+    assert "the cell gives the closing 'About 127 milliohm.'" in left[0].detail
+    assert "holds the closing 'About 128 milliohm.'" in left[0].detail
 
 
 def test_a_file_that_only_grew_is_sealed_again(report):

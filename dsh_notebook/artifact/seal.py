@@ -33,7 +33,7 @@ MIME_RECORD = "application/vnd.dsh.record+json"
 MIME_SESSION = "application/vnd.dsh.session+json"
 SESSIONS_DIR = "sessions"
 CHECKS = {1: "named files", 2: "records replay", 3: "ledgers", 4: "no secrets", 5: "signed seal",
-          6: "signed decisions"}
+          6: "signed decisions", 7: "cells show records"}
 
 class SealRefused(DshError):
     """``sync`` will not renew a signed seal: the last one no longer holds, or a file it sealed
@@ -52,7 +52,7 @@ class MetadataError(DshError, ValueError):
 
 @dataclass(frozen=True)
 class Finding:
-    """One result of a check: ``check`` 1-4, ``ok`` (False fails verification; None for a
+    """One result of a check: ``check`` 1-7 (:data:`CHECKS`), ``ok`` (False fails verification; None for a
     check that could not run), ``subject`` (a record id or a file) and ``detail``."""
 
     check: int
@@ -458,8 +458,11 @@ def _seal_ledgers(nb, path: Path, index: dict, problems: list[str]) -> None:
 
 def verify(notebook, *, allowed_signers=None) -> list[Finding]:
     """Run the checks of storage.md on ``notebook`` and its ``<stem>.dsh/`` folder: the four
-    checks, and check 5, the signed seal (:func:`check_seal`; *allowed_signers* an
-    :class:`~dsh_notebook.signing.AllowedSigners` that must list the sealer)."""
+    checks; check 5, the signed seal (:func:`check_seal`; *allowed_signers* an
+    :class:`~dsh_notebook.signing.AllowedSigners` that must list the sealer); check 6, the
+    signed human decisions (:func:`check_decisions`); check 7, each ``%%reckon`` cell's lines
+    and displayed output against its record (:func:`dsh_notebook.artifact.outputs.check_outputs`).
+    Returns the findings in check order."""
     path = Path(notebook)
     raw = path.read_text(encoding="utf-8")
     nb = _read_nb(path)
@@ -519,10 +522,16 @@ def verify(notebook, *, allowed_signers=None) -> list[Finding]:
     findings.extend(_check_sessions(nb, meta if isinstance(meta, dict) else {}, sidecar))
     findings.extend(_check_reviews(nb, meta if isinstance(meta, dict) else {}, sidecar))
 
+    # 7 runs first: the records it wrote again need no second replay under 2, and the outputs it
+    # proved to be renderings of a record need no secret scan under 4 (its findings come last)
+    from .outputs import outputs_check
+
+    cells = outputs_check(nb, path)
+
     # 2. every closed record reads cleanly and replays
     files = sorted(records_dir.glob("*.jsonl")) if records_dir.is_dir() else []
     for f in files:
-        findings.extend(_check_record(f))
+        findings.extend(_check_record(f, replayed=f.stem in cells.replayed))
 
     # 3. ledgers (and check 1 for them: every ledger sealed in metadata.dsh exists; once the
     # notebook holds a ledger index, every ledger beside it is sealed in it)
@@ -546,10 +555,11 @@ def verify(notebook, *, allowed_signers=None) -> list[Finding]:
     if not ledgers and not held_ledgers:
         findings.append(Finding(3, True, sidecar.name, "no ledgers"))
 
-    findings.extend(check_secrets(path, raw))
+    findings.extend(check_secrets(path, raw, nb=nb, rendered=cells.shown))
     findings.extend(check_seal(nb, path, meta if isinstance(meta, dict) else {}, allowed_signers))
     decided = [x for f in ledgers for x in check_decisions(f, allowed_signers)]
     findings.extend(decided or [Finding(6, True, sidecar.name, "no human decisions to check")])
+    findings.extend(cells.findings)
     return findings
 
 
@@ -693,13 +703,23 @@ def check_seal(nb, path: Path, meta: dict, allowed=None) -> list[Finding]:
     return out
 
 
-def check_secrets(path: Path, raw: str | None = None) -> list[Finding]:
+def check_secrets(path: Path, raw: str | None = None, *, nb=None,
+                  rendered: set[int] | frozenset[int] = frozenset()) -> list[Finding]:
     """Check 4 alone: the notebook at *path* (its text *raw* when already read) and every file
-    of its sidecar scanned by the one secret detector. One passing finding when nothing is found."""
+    of its sidecar scanned by the one secret detector. One passing finding when nothing is found.
+    *rendered*: indices of cells whose record output check 7 proved to be exactly what their
+    record renders; those outputs hold nothing that is not in the cell source or the record
+    (both scanned), so they are not scanned again. *nb*: the notebook as nbformat read it (with
+    *rendered*, scanned as read instead of parsing *raw* again)."""
     sidecar = sidecar_for(path)
-    if raw is None:
-        raw = path.read_bytes().decode("utf-8", "replace")
-    leaks = _secrets(path.name, raw)
+    if nb is not None and rendered:
+        leaks = [Finding(4, False, path.name, f"{field}: something that looks like a secret ({found.kind}: "
+                                              f"{found.preview(value)})")
+                 for field, value, found in find_in_json(_without_rendered(nb, rendered))]
+    else:
+        if raw is None:
+            raw = path.read_bytes().decode("utf-8", "replace")
+        leaks = _secrets(path.name, raw)
     if sidecar.is_dir():
         for f in sorted(sidecar.rglob("*")):
             if f.is_file() and not f.name.endswith(".lock"):
@@ -737,8 +757,9 @@ def _check_sessions(nb, meta: dict, sidecar: Path) -> list[Finding]:
     return _check_hashed([sid for _, sid in named_sessions(nb)], held, sidecar, pattern=r"[A-Za-z0-9_.-]{1,200}",
                          bad="is not a session id", path_of=lambda sid: Path(SESSIONS_DIR) / f"{sid}.jsonl",
                          label=lambda sid: f"session {sid}",
-                         differs="the session log differs from the hash sealed by sync "
-                                 "(edited, or the chat went on after sync: run dsh-notebook sync)")
+                         differs="the session log differs from the hash sealed by sync: edited, or the chat "
+                                 "went on after sync; verify cannot tell which, so compare it with your own copy "
+                                 "before you seal it again")
 
 
 def _check_sealed_ledgers(held: dict | None, ledgers: list[Path], sidecar: Path) -> list[Finding]:
@@ -797,11 +818,15 @@ def _check_reviews(nb, meta: dict, sidecar: Path) -> list[Finding]:
             if isinstance(e, dict) and isinstance(e.get("file"), str)}
     return _check_hashed([f for _, f in named_reviews(nb)], held, sidecar, pattern=r"reviews/[A-Za-z0-9_.-]{1,200}\.jsonl",
                          bad="is not a reviews file", path_of=Path, label=str,
-                         differs="the review history differs from the hash sealed by sync (edited, or "
-                                 "reviewed again after sync: run dsh-notebook sync)")
+                         differs="the review history differs from the hash sealed by sync: edited, or "
+                                 "reviewed again after sync; verify cannot tell which, so compare it with your own "
+                                 "copy before you seal it again")
 
 
-def _check_record(f: Path) -> list[Finding]:
+def _check_record(f: Path, *, replayed: bool = False) -> list[Finding]:
+    """Check 2 for one record file. *replayed*: check 7 ran the cell lines that wrote it again
+    and got every row back identically, results and inputs included, so it is not evaluated a
+    second time."""
     rid = f.stem
     try:
         rec = read_record(f)
@@ -821,6 +846,10 @@ def _check_record(f: Path) -> list[Finding]:
                                            "(a row was deleted, added or moved)"))
     if not rec.closed:
         out.append(Finding(2, False, rid, "the record has no closing row"))
+    if replayed:
+        steps = sum(1 for r in rec.rows if r.get("tool") == "eval" and r.get("ok"))
+        return out or [Finding(2, True, rid, f"{steps} step{'s' if steps != 1 else ''} replay identically: the "
+                                             "cell's lines wrote every row again (check 7)")]
     result = rerun(rec)
     for d in result["differences"]:
         if str(d["what"]).startswith("input @"):  # the step's stored input against the record's own rows
@@ -873,6 +902,22 @@ def _secrets(name: str, text: str) -> list[Finding]:
             out.append(Finding(4, False, name, f"{where}{field}: something that looks like a secret "
                                                f"({found.kind}: {found.preview(value)})"))
     return out
+
+
+def _without_rendered(nb, cells: set[int] | frozenset[int]) -> dict:
+    """A shallow copy of notebook *nb* whose *cells* have their record outputs' data left out
+    (*nb* itself is not changed)."""
+    listed = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(listed, list):
+        return dict(nb) if isinstance(nb, dict) else {}
+    copied = []
+    for i, cell in enumerate(listed):
+        if i in cells and isinstance(cell, dict) and isinstance(cell.get("outputs"), list):
+            outputs = [{**o, "data": {}} if isinstance(o, dict) and isinstance(o.get("data"), dict)
+                       and MIME_RECORD in o["data"] else o for o in cell["outputs"]]
+            cell = {**cell, "outputs": outputs}
+        copied.append(cell)
+    return {**nb, "cells": copied}
 
 
 def _text_secrets(name: str, text: str, *, first_line: int = 1) -> list[Finding]:

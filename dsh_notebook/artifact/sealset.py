@@ -42,7 +42,7 @@ GITATTRIBUTES = "# written by dsh-notebook sync: the seal covers these files byt
 _CACHE = "bibliographic-cache"
 #: What an output's ``metadata.dsh`` says it shows (sealed with the output): the record, chat
 #: session or review history, and the record's state and hash.
-_NAMING = ("record_id", "status", "sha256", "session_id", "records", "reviews_file")
+_NAMING = ("record_id", "status", "sha256", "renderer", "session_id", "records", "reviews_file")
 
 
 def _joined(value: Any) -> Any:

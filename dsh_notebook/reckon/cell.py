@@ -288,8 +288,32 @@ class Given:
         return len(digits)
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """A ``py:`` value as its record holds it: ``tagged`` (the ``set`` row's SI value),
+    ``display`` (the ``(text, latex)`` a pint Quantity was shown with, or None) and
+    ``radians`` (the angle content of its unit)."""
+
+    tagged: dict
+    display: tuple[str, str] | None = None
+    radians: int = 0
+
+
+class RecordedValues(dict):
+    """The values ``py:`` lines read when a cell runs again without its kernel (``verify``,
+    issue 15 check 7): ``{slot name: [Recorded, ...]}`` in the order the lines run; each
+    ``given NAME = py:...`` line takes the next one for NAME."""
+
+    def take(self, name: str, text: str) -> Recorded:
+        queue = self.get(name) or []
+        if not queue:
+            raise GivenValueError("ENGINE_INVALID_ARGS", f"given {name} = {text}: the record holds no value for this line.")
+        return queue.pop(0)
+
+
 def read_given(name: str, text: str, user_ns: dict) -> Given:
-    """Turn ``VALUE [UNIT]`` into a tagged SI value. Raises ``GivenValueError`` or ``UnitError``."""
+    """Turn ``VALUE [UNIT]`` into a tagged SI value. Raises ``GivenValueError`` or ``UnitError``.
+    With :class:`RecordedValues` as *user_ns*, a ``py:`` line reads the value its record holds."""
     text = text.strip()
     if not text:
         raise GivenValueError("ENGINE_INVALID_ARGS", f"given {name} = ...: the value is missing; write e.g. given {name} = 2.05 mm.")
@@ -297,6 +321,11 @@ def read_given(name: str, text: str, user_ns: dict) -> Given:
         m = re.match(rf"py:({NAME_RE}(?:\.{NAME_RE})*)", text)
         if not m:
             raise GivenValueError("ENGINE_INVALID_ARGS", f"given {name} = {text}: py: must be followed by a Python variable name.")
+        if isinstance(user_ns, RecordedValues):
+            held = user_ns.take(name, text)
+            rest = text[m.end():].strip()
+            info = U.parse_unit(rest) if rest else None
+            return Given(held.tagged, f"py:{m.group(1)}", info, info.radians if info else held.radians, held.display)
         path = m.group(1).split(".")
         if path[0] not in user_ns:
             raise GivenValueError("ENGINE_INVALID_ARGS", f"given {name} = {text}: there is no Python variable {path[0]!r} in the notebook.")

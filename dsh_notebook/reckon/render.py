@@ -27,7 +27,7 @@ from ..reckoner.display import (
     value_latex,
     value_text,
 )
-from ..version import __version__
+from ..version import RENDERER_VERSION, __version__
 from . import units as U
 from .cell import CellOutcome, Step
 
@@ -202,6 +202,7 @@ def record_metadata(out: CellOutcome, location, sha256: str | None) -> dict:
         "record_id": out.record_id,
         "status": out.status,
         "version": __version__,
+        "renderer": RENDERER_VERSION,
         "notebook_known": location.known,
     }
     if out.path is not None:

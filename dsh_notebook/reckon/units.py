@@ -373,6 +373,7 @@ def angle_mismatch(given_radians: int | None, target: UnitInfo, name: str, given
 
 # ------------------------------------------------------------------ display names
 
+@lru_cache(maxsize=1024)
 def unit_latex(text: str) -> str:
     """A written unit as LaTeX via pint (``kN*m`` -> ``\\mathrm{kN} \\cdot \\mathrm{m}``)."""
     try:
@@ -384,6 +385,7 @@ def unit_latex(text: str) -> str:
 _SUPERS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
+@lru_cache(maxsize=1024)
 def unit_pretty(text: str) -> str:
     """A unit as written, in symbols: ``ohm*m`` -> ``Ω·m``, ``kg/m^3`` -> ``kg/m³``,
     ``degC`` -> ``°C`` (the order the person wrote is kept)."""
@@ -424,3 +426,61 @@ def unit_pretty(text: str) -> str:
                 out.append("·")
             out.append(sym or tok)
     return "".join(out).replace(" ·", "·").replace(" /", "/").replace(" )", ")").strip()
+
+
+# ------------------------------------------------------------------ reading a display back
+
+_FROM_SUPERS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+_SUPER_RUN = re.compile(r"[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+")
+_SHOWN_REAL = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:(?:e[+-]?[0-9]+)|(?:×10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+))?"
+_SHOWN_NUMBER = re.compile(rf"(?:({_SHOWN_REAL})(?=[+-]))?({_SHOWN_REAL})?(j?)")
+
+
+def _shown_real(text: str) -> float:
+    mantissa, _, exponent = text.partition("×10")
+    return float(mantissa + (f"e{exponent.translate(_FROM_SUPERS)}" if exponent else ""))
+
+
+def shown_magnitude(text: str):
+    """A number as ``%%reckon`` displays it (``0.12725``, ``3.3006×10⁻⁶``, ``10-31.83j``,
+    ``[10, 62.5, 160]``) as a float, complex or list; ``None`` when it is not one (an array
+    shortened with ``…`` is not)."""
+    text = text.strip().replace("\u2212", "-")
+    if text.startswith("["):
+        if "…" in text or not text.endswith("]"):
+            return None
+        items = [shown_magnitude(t) for t in re.split(r",\s*(?![^\[]*\])", text[1:-1])] if text[1:-1].strip() else []
+        return None if any(i is None for i in items) else items
+    m = _SHOWN_NUMBER.fullmatch(text)
+    if not m or not (m.group(1) or m.group(2) or m.group(3)):
+        return None
+    if not m.group(3):
+        return None if m.group(1) else _shown_real(m.group(2))
+    im_text = m.group(2) or "1"
+    imag = _shown_real(im_text + "1" if im_text in ("+", "-") else im_text)
+    return complex(_shown_real(m.group(1)) if m.group(1) else 0.0, imag)
+
+
+def read_shown(text: str):
+    """A value as ``%%reckon`` displays it, ``NUMBER [UNIT]`` (``0.12725 Ω``, ``3.3006×10⁻⁶ m²``,
+    ``55 °C``, ``[1, 2.5, 4] A``, ``s⁻¹``), as ``(SI magnitude, dim)``: a float, complex or
+    numpy array and the 7 exponents. ``None`` when it cannot be read back (a shortened array,
+    an object, a unit pint does not know). ``verify`` compares a display made by an older
+    renderer with its record this way (issue 15)."""
+    text = text.strip()
+    if text.startswith("["):
+        end = text.rfind("]")
+        number, unit = text[: end + 1], text[end + 1:]
+    else:
+        number, _, unit = text.partition(" ")
+    mag = shown_magnitude(number)
+    if mag is None:
+        return None
+    unit = _SUPER_RUN.sub(lambda m: "^" + m.group().translate(_FROM_SUPERS), unit.strip())
+    try:
+        info = parse_unit(unit)
+        value = np.array(mag, dtype=complex if any(isinstance(x, complex) for x in np.ravel(mag)) else float) \
+            if isinstance(mag, list) else mag
+        return to_si(value, info), info.dim
+    except (UnitError, ValueError, TypeError):
+        return None

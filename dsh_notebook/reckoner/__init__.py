@@ -11,7 +11,7 @@ formulas; the engine owns the numbers and the dimension rules.
 1
 """
 
-from .engine import TOOLS, Engine, default_home, replay, rerun
+from .engine import TOOLS, Engine, MemoryEngine, default_home, replay, rerun
 from .errors import ERROR_CODES, ERROR_TRIGGERS, EngineError
 from .records import (
     Record,
@@ -31,6 +31,7 @@ __all__ = [
     "TOOL_SCHEMAS",
     "Engine",
     "EngineError",
+    "MemoryEngine",
     "Record",
     "UnreadableRecord",
     "close_set_aside",

@@ -1,0 +1,168 @@
+"""Check 7 (issue 15 item 4): ``verify`` runs each ``%%reckon`` cell's lines again and renders
+its record with the code the magic uses. An edited number in any displayed mimetype, an edited
+cell source, a line added or removed, a py: Quantity shown with another value: each is named by
+cell and line. An output made by another renderer version is compared in SI and reported as
+"made by an older version", never as tampering, unless a value itself differs."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from dsh_notebook.artifact.seal import verify
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_verify import cli  # noqa: E402 - the same command-line runner
+
+CELLS = [
+    "%load_ext dsh_notebook",
+    "%%reckon Copper wire\ngiven rho = 1.68e-8 ohm*m\ngiven L = 25 m\ngiven d = 2.05 mm\n"
+    "A = $pi*(@d/2)^2\nR = @rho*@L/@A\nshow R in mohm\nend About 127 milliohm.",
+    "import pint\nureg = pint.get_application_registry()\nf = 50 * ureg.Hz\nI = [1.0, 2.5]",
+    "%%reckon --continue --quiet Heating\ngiven f = py:f\ngiven I = py:I A\ngiven R = 10 ohm",
+    "%%reckon --digits 4\nP = @I^2*@R\nw = 2*$pi*@f\nshow P in W",
+]
+
+
+@pytest.fixture(scope="module")
+def artifact(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("outputs")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = folder / "report.ipynb"
+    nbformat.write(nb, str(path))
+    run = cli("run", str(path))
+    assert run.returncode == 0, run.stderr
+    return folder
+
+
+@pytest.fixture
+def report(artifact, tmp_path):
+    shutil.copytree(artifact, tmp_path / "a")
+    return tmp_path / "a" / "report.ipynb"
+
+
+def check7(report: Path) -> list:
+    return [f for f in verify(report) if f.check == 7]
+
+
+def failing(report: Path) -> list[str]:
+    return [f"{f.subject}: {f.detail}" for f in check7(report) if f.ok is False]
+
+
+def edit(report: Path, change) -> None:
+    nb = nbformat.read(str(report), as_version=4)
+    change(nb)
+    nbformat.write(nb, str(report))
+
+
+def output(nb, cell: int) -> dict:
+    return next(o for o in nb.cells[cell].outputs if "application/vnd.dsh.record+json" in o.get("data", {}))
+
+
+def test_every_cell_that_ran_shows_what_its_record_renders(report):
+    found = check7(report)
+    assert [f.subject for f in found] == ["cell 2", "cell 5"]
+    assert all(f.ok for f in found), found
+    assert "shows what the record renders (reckon-render/1)" in found[0].detail
+
+
+def test_the_command_line_names_check_7(report):
+    done = cli("verify", str(report), "--json")
+    assert done.returncode == 0, done.stdout
+    assert '"check": 7' in done.stdout
+
+
+@pytest.mark.parametrize("mime", ["text/plain", "text/html", "text/markdown", "text/latex"])
+def test_a_number_changed_in_any_displayed_form_is_named(report, mime):
+    def change(nb):
+        data = output(nb, 1)["data"]
+        text = data[mime]
+        assert "0.12725" in text
+        data[mime] = text.replace("0.12725", "0.11725")
+    edit(report, change)
+    found = failing(report)
+    assert len(found) == 1 and found[0].startswith("cell 2:"), found
+    if mime == "text/plain":
+        assert "shows 'R = @rho*@L/@A = " in found[0] and "0.11725 Ω'" in found[0] and "0.12725 Ω'" in found[0]
+    else:
+        assert f"its {mime} output differs from what record" in found[0]
+
+
+def test_the_record_mimetype_is_compared_too(report):
+    edit(report, lambda nb: output(nb, 1)["data"]["application/vnd.dsh.record+json"]["steps"][4].__setitem__(
+        "text", "A = 1 m²"))
+    assert "its application/vnd.dsh.record+json output differs" in failing(report)[0]
+
+
+def test_a_mimetype_the_magic_never_displays_is_named(report):
+    edit(report, lambda nb: output(nb, 1)["data"].__setitem__("text/html+evil", "<script>alert(1)</script>"))
+    assert "carries text/html+evil, which %%reckon never displays" in failing(report)[0]
+
+
+def test_an_edited_cell_source_is_named_by_line_with_both_values(report):
+    edit(report, lambda nb: setattr(nb.cells[1], "source", nb.cells[1].source.replace("given L = 25 m",
+                                                                                          "given L = 26 m")))
+    found = failing(report)
+    assert found[0].startswith("cell 2: cell 2, line 3 (given L = 26 m): the cell gives L = 26 m, but record ")
+    assert "holds L = 25 m (seq 3)" in found[0]
+
+
+def test_a_line_added_or_removed_or_a_new_title_is_named(report):
+    edit(report, lambda nb: setattr(nb.cells[1], "source", nb.cells[1].source.replace("show R in mohm\n", "")))
+    assert any("show R" in f for f in failing(report)), failing(report)
+    edit(report, lambda nb: setattr(nb.cells[1], "source", nb.cells[1].source.replace("Copper wire", "Aluminium")))
+    assert any("the title 'Aluminium'" in f and "the title 'Copper wire'" in f for f in failing(report))
+
+
+def test_a_continued_record_checks_the_quiet_cell_too(report):
+    edit(report, lambda nb: setattr(nb.cells[3], "source", nb.cells[3].source.replace("10 ohm", "12 ohm")))
+    found = failing(report)
+    assert found and found[0].startswith("cells 4-5: cell 4, line 4 (given R = 12 ohm)"), found
+
+
+def test_a_python_quantity_shown_with_another_value_is_named(report):
+    # the py: line's value comes from the record; its display must read back to that value
+    nb = nbformat.read(str(report), as_version=4)
+    text = output(nb, 4)["data"]["text/plain"]
+    assert "w = 2*$pi*@f" in text
+    edit(report, lambda nb: output(nb, 4)["data"].__setitem__(
+        "text/plain", output(nb, 4)["data"]["text/plain"].replace("314.2", "377")))
+    assert "cell 5: shows 'w = " in failing(report)[0]
+
+
+def test_an_older_renderer_is_compared_in_si_not_as_tampering(report):
+    def older(nb):
+        out = output(nb, 1)
+        del out["metadata"]["dsh"]["renderer"]
+        out["data"]["text/plain"] = out["data"]["text/plain"].replace("127.25 mΩ", "0.12725 Ω").replace(
+            "3.3006×10⁻⁶ m²", "3.30064×10⁻⁶ m²")
+        out["data"]["text/html"] = "<p>an older layout</p>"
+    edit(report, older)
+    found = [f for f in check7(report) if f.subject == "cell 2"]
+    assert found[0].ok is True and "made by an older version" in found[0].detail, found
+
+    edit(report, lambda nb: output(nb, 1)["data"].__setitem__(
+        "text/plain", output(nb, 1)["data"]["text/plain"].replace("0.12725 Ω", "0.13725 Ω")))
+    bad = failing(report)
+    assert bad and "made by an older version" in bad[0] and "the value or dimension itself differs" in bad[0]
+    assert "0.13725 Ω" in bad[0]
+
+
+def test_a_refused_cell_is_checked_as_it_ran(tmp_path):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in [
+        "%load_ext dsh_notebook",
+        "%%reckon Wrong\ngiven L = 2 m\ngiven t = 4 s\nx = @L + @t\ny = 2",
+    ]])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "refused.ipynb"
+    nbformat.write(nb, str(path))
+    assert cli("run", str(path)).returncode == 1  # a refused cell fails the run; its outputs are saved
+    found = check7(path)
+    assert found and all(f.ok for f in found), found
+    edit(path, lambda nb: setattr(nb.cells[1], "source", nb.cells[1].source.replace("@L + @t", "@L*@t")))
+    assert "cell 2, line 4 (x = @L*@t): the cell gives x = @L*@t = 8 m·s" in failing(path)[0]
