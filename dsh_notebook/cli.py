@@ -283,6 +283,51 @@ def _home_for(target: str | None) -> Path:
     return sidecar_for(p) if p.suffix == ".ipynb" else p
 
 
+def _current_for(target: str | None, home: Path) -> list[str] | None:
+    """The records the notebook of *target* (a notebook, or its ``<stem>.dsh`` folder) names,
+    or None when there is no readable notebook (then nothing is called superseded)."""
+    from .artifact.records import current_records
+    from .artifact.seal import UnreadableNotebook, read_notebook
+
+    nb_path = Path(target) if target and target.endswith(".ipynb") else home.parent / f"{home.name[:-4]}.ipynb" \
+        if home.name.endswith(".dsh") else None
+    if nb_path is None or not nb_path.is_file():
+        return None
+    try:
+        return current_records(read_notebook(nb_path))
+    except (UnreadableNotebook, OSError):
+        return None
+
+
+def cmd_prune(args) -> int:
+    from .artifact.records import table
+    from .artifact.seal import SealRefused, UnreadableNotebook, prune
+    from .signing import SigningError
+
+    problems: list[str] = []
+    try:
+        removed = prune(args.notebook, problems, dry_run=args.dry_run)
+    except FileNotFoundError as exc:
+        print(f"dsh-notebook prune: no such notebook: {exc.filename or args.notebook}", file=sys.stderr)
+        return 2
+    except (UnreadableNotebook, SealRefused, SigningError) as exc:
+        print(f"dsh-notebook prune: {exc}", file=sys.stderr)
+        return 1
+    name = Path(args.notebook).name
+    if not removed:
+        print(f"{name}: no superseded records; nothing removed")
+        return 0
+    rows = [(r["id"], r["title"] or "(unreadable)", r["status"]) for r in removed]
+    verb = "would remove" if args.dry_run else "removed"
+    print(f"{name}: {verb} {len(removed)} superseded record(s), named by no output of the notebook:\n"
+          + table(rows, ("id", "title", "status")))
+    if not args.dry_run:
+        print(f"{name}: synced and signed again with your key")
+    for p in problems:
+        print(f"  note: {p}", file=sys.stderr)
+    return 0
+
+
 def cmd_records(args) -> int:
     from .artifact.records import record_text, records_table
     from .reckoner import find_record, read_record
@@ -293,7 +338,7 @@ def cmd_records(args) -> int:
         print(f"dsh-notebook records: no records folder {home}", file=sys.stderr)
         return 2
     if args.action == "list":
-        text = records_table(home)
+        text = records_table(home, _current_for(args.where, home))
         print(f"records in {home}:\n{text}" if text else f"no records in {home}")
         return 0
     try:
@@ -754,6 +799,11 @@ def build_parser() -> argparse.ArgumentParser:
     k = sub.add_parser("key", help="print your public signing key (ssh-ed25519 AAAA... comment), creating it if needed")
     k.add_argument("--verbose", "-v", action="store_true", help="also print its fingerprint and file (on stderr)")
     k.set_defaults(func=cmd_key)
+    pr = sub.add_parser("prune", help="delete the records no output of a notebook names (superseded by re-runs), "
+                                      "then sign it again")
+    pr.add_argument("notebook", help="the .ipynb file")
+    pr.add_argument("--dry-run", action="store_true", help="only list what would be removed")
+    pr.set_defaults(func=cmd_prune)
     rc = sub.add_parser("records", help="list or show records of a notebook or a folder")
     rsub = rc.add_subparsers(dest="action", required=True)
     rl = rsub.add_parser("list", help="every record: id, title, status, steps, refused")

@@ -363,7 +363,7 @@ def test_sync_and_verify_name_the_session_and_the_model_record(sh, server, tmp_p
     with open(log, "a", encoding="utf-8") as fh:
         fh.write('{"seq": 99, "ts": "x", "type": "notice", "text": "edited"}\n')
     bad = [f for f in verify(tmp_path / "nb.ipynb") if f.ok is False]
-    assert bad and "session" in bad[0].subject and "run dsh-notebook sync" in bad[0].detail
+    assert bad and "session" in bad[0].subject and "compare it with your own copy" in bad[0].detail
 
 
 def test_a_session_open_in_another_kernel_is_refused(sh, server):

@@ -131,7 +131,7 @@ def test_sync_and_verify_name_the_review_history(sh, server, tmp_path):  # noqa:
     with open(sh.sidecar / index["reviews"][0]["file"], "a", encoding="utf-8") as fh:
         fh.write('{"seq": 9, "type": "review", "review": {}}\n')
     bad = [f for f in verify(tmp_path / "nb.ipynb") if f.ok is False]
-    assert bad and "run dsh-notebook sync" in bad[0].detail
+    assert bad and "review history differs" in bad[0].detail and "compare it with your own copy" in bad[0].detail
 
 
 def test_reviewer_settings_and_hiding_unverified_insights(sh, server, tmp_path):  # noqa: F811

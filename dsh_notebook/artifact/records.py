@@ -27,27 +27,75 @@ def table(rows: list[tuple], head: tuple) -> str:
 _SUMMARY_KEYS = ("id", "title", "status", "opened", "closed", "steps", "refused")
 
 
-def record_list(home) -> list[dict]:
-    """Every record in an engine folder, as ``dsh-notebook records list`` and the server's
-    ``/dsh/api/records`` show them: ``{id, title, status, opened, closed, steps, refused}``
-    (times in ms since the epoch; ``status`` closed, open, set aside or unreadable), closed
-    records oldest first, then the open one, the set-aside ones and the unreadable files (these
-    with ``error`` and ``None`` for what could not be read)."""
+def current_records(nb) -> list[str]:
+    """The ids of the records notebook *nb* (as nbformat reads it) names, in notebook order: a
+    ``%%reckon`` output (any status) or a ``%%chat`` bundle's records. These are its current
+    records; any other record in its sidecar is history, superseded by a re-run (issue 15)."""
+    from .seal import MIME_RECORD, named_records
+
+    found = [rid for rid in (_record_id(o) for c in nb.cells if c.get("cell_type") == "code"
+                             for o in c.get("outputs", []) if MIME_RECORD in (o.get("data") or {})) if rid]
+    found += [rid for _i, rid, _sha in named_records(nb)]
+    return list(dict.fromkeys(found))
+
+
+def _record_id(output) -> str | None:
+    meta = output.get("metadata") if isinstance(output, dict) else None
+    dsh = meta.get("dsh") if isinstance(meta, dict) else None
+    rid = dsh.get("record_id") if isinstance(dsh, dict) else None
+    return rid if isinstance(rid, str) and rid else None
+
+
+def record_list(home, current: list[str] | set[str] | None = None) -> list[dict]:
+    """Every record in an engine folder, as ``dsh-notebook records list``, ``%reckon list`` and
+    the server's ``/dsh/api/records`` show them: ``{id, title, status, opened, closed, steps,
+    refused, current}`` (times in ms since the epoch; ``status`` closed, refused (the
+    calculation stopped at a refused call), open, set aside or unreadable, these with ``error``
+    and ``None`` for what could not be read).
+
+    With *current* (the ids its notebook names, :func:`current_records`) each record says
+    whether it is current (``current`` true) or superseded (false), and the current ones come
+    first, in the notebook's order, then the open one, then the superseded, set-aside and
+    unreadable ones. Without it (a folder with no notebook) ``current`` is ``None`` and closed
+    records come oldest first, then the open one, the set-aside and the unreadable ones."""
     info = list_records(home)
     found = info["closed"] + ([info["open"]] if info["open"] else []) + info["set_aside"]
-    out = [{k: s[k] for k in _SUMMARY_KEYS} for s in found]
+    out = []
+    for s in found:
+        row = {k: s[k] for k in _SUMMARY_KEYS}
+        if row["status"] == "closed" and s.get("ended_in_refusal"):
+            row["status"] = "refused"
+        out.append(row)
     out += [{"id": u["id"], "title": None, "status": "unreadable", "opened": None, "closed": None, "steps": None,
              "refused": None, "error": u["reason"]} for u in info["unreadable"]]
-    return out
+    if current is None:
+        for row in out:
+            row["current"] = None
+        return out
+    order = {rid: n for n, rid in enumerate(current)}
+    for row in out:
+        row["current"] = row["id"] in order or row["status"] == "open"
+
+    def rank(row: dict) -> tuple:
+        if row["id"] in order:
+            return (0, order[row["id"]])
+        return ({"open": 1, "set aside": 3, "unreadable": 4}.get(row["status"], 2), 0)
+
+    return sorted(out, key=rank)  # stable: the superseded keep their oldest-first order
 
 
-def records_table(home) -> str | None:
-    """Every record in an engine folder: id, title, status, steps, refused (``None`` if none)."""
+def records_table(home, current: list[str] | set[str] | None = None) -> str | None:
+    """Every record in an engine folder: id, title, status, steps, refused and, with *current*
+    (see :func:`record_list`), whether it is current or superseded (``None`` if none)."""
+    listed = record_list(home, current)
     rows = [(r["id"], r["error"], r["status"], "", "") if r["status"] == "unreadable" else
-            (r["id"], r["title"], r["status"], r["steps"], r["refused"]) for r in record_list(home)]
+            (r["id"], r["title"], r["status"], r["steps"], r["refused"]) for r in listed]
     if not rows:
         return None
-    return table(rows, ("id", "title", "status", "steps", "refused"))
+    if current is None:
+        return table(rows, ("id", "title", "status", "steps", "refused"))
+    rows = [(*row, "current" if r["current"] else "superseded") for row, r in zip(rows, listed)]
+    return table(rows, ("id", "title", "status", "steps", "refused", "use"))
 
 
 def record_text(rec: Record) -> str:

@@ -238,8 +238,73 @@ def sync(notebook, problems: list[str] | None = None, *, accept_changes: bool = 
     return index
 
 
+def prune(notebook, problems: list[str] | None = None, *, dry_run: bool = False) -> list[dict]:
+    """Delete the superseded records of *notebook*: the files in ``<stem>.dsh/records/`` that no
+    cell output or chat bundle of the notebook names (:func:`~.records.current_records`), then
+    sync and sign it again with the person's key (issue 15). Returns the removed records'
+    summaries (``{id, title, status}``), oldest first; with *dry_run* nothing is changed.
+
+    The open record and set-aside records (``stale/``) are never touched. Nothing is deleted when
+    the last signed seal does not hold (:class:`SealRefused`, as for ``sync``), and the files are
+    moved out of the sidecar first and deleted only once the notebook is written: a failure
+    puts them back."""
+    import shutil
+    import tempfile
+
+    import nbformat
+
+    from ..reckoner import read_record
+    from ..storage import atomic_write_text
+    from .records import current_records
+
+    path = Path(notebook)
+    nb = _read_nb(path)
+    try:
+        nbformat.validate(nb)
+    except nbformat.ValidationError as exc:
+        raise UnreadableNotebook(f"{path.name} is not a valid notebook: {_why_invalid(path, exc)}; nothing was "
+                                 "removed") from None
+    current = set(current_records(nb))
+    records_dir = sidecar_for(path) / RECORDS_DIR
+    superseded = [f for f in sorted(records_dir.glob("*.jsonl")) if f.stem not in current and not f.is_symlink()]
+    removed: list[dict] = []
+    for f in superseded:
+        try:
+            rec = read_record(f)
+            status = ("refused" if rec.ended_in_refusal else "closed") if rec.closed else "unfinished"
+            removed.append({"id": f.stem, "title": rec.title, "status": status})
+        except (UnreadableRecord, OSError):
+            removed.append({"id": f.stem, "title": None, "status": "unreadable"})
+    if dry_run or not superseded:
+        return removed
+    meta = nb.metadata.get("dsh")
+    old_seal = meta.get("seal") if isinstance(meta, dict) else None
+    if isinstance(old_seal, dict):
+        refused = _rewritten_since(old_seal, sidecar_for(path))
+        if refused:
+            raise SealRefused(f"nothing was removed: {refused}; dsh-notebook verify names what changed")
+    trash = Path(tempfile.mkdtemp(prefix=".dsh-prune-", dir=path.parent))
+    moved: list[tuple[Path, Path]] = []
+    try:
+        for f in superseded:
+            dest = trash / f.name
+            f.rename(dest)
+            moved.append((f, dest))
+        sync_node(nb, path, problems, pruned=frozenset(f.stem for f in superseded))
+        atomic_write_text(path, nbformat.writes(nb) + "\n")
+    except BaseException:
+        for f, dest in moved:
+            dest.rename(f)
+        shutil.rmtree(trash, ignore_errors=True)
+        raise
+    for _f, dest in moved:
+        dest.chmod(0o644)  # closed records are read-only (for a file system that refuses to delete those)
+    shutil.rmtree(trash, ignore_errors=True)
+    return removed
+
+
 def sync_node(nb, notebook, problems: list[str] | None = None, *, sign: bool = True,
-              accept_changes: bool = False) -> dict:
+              accept_changes: bool = False, pruned: frozenset[str] = frozenset()) -> dict:
     """Write the artifact index into the in-memory notebook *nb* (an nbformat node) whose file
     is, or will be, at *notebook* (its sidecar ``<stem>.dsh/`` is read; nothing is written).
     Used by :func:`sync` and by the server's pre-save hook; returns the index. Raises
@@ -250,7 +315,10 @@ def sync_node(nb, notebook, problems: list[str] | None = None, *, sign: bool = T
     A ledger is sealed (``{head, events}``) only when it verifies and, if it was sealed before,
     only when the old sealed head is still one of its lines (the ledger may only have grown
     since). Otherwise the old seal is kept (a ledger file that went missing keeps its seal too,
-    so ``verify`` reports it) and a sentence is appended to *problems*, when given."""
+    so ``verify`` reports it) and a sentence is appended to *problems*, when given.
+
+    *pruned*: record ids :func:`prune` removed on purpose; their sealed files may be gone and
+    they leave the index."""
     import nbformat
 
     path = Path(notebook)
@@ -264,7 +332,7 @@ def sync_node(nb, notebook, problems: list[str] | None = None, *, sign: bool = T
     old_meta = old_meta or {}
     old_seal = old_meta.get("seal")
     if sign and not accept_changes and isinstance(old_seal, dict):
-        refused = _rewritten_since(old_seal, sidecar_for(path))
+        refused = _rewritten_since(old_seal, sidecar_for(path), {f"{RECORDS_DIR}/{rid}.jsonl" for rid in pruned})
         if refused:  # nothing is changed: not the index, not the cells' metadata, not the seal
             raise SealRefused(f"the seal is not renewed and nothing was written: {refused}; dsh-notebook verify "
                               "names what changed. If you made the change yourself and checked it, sync again "
@@ -273,7 +341,8 @@ def sync_node(nb, notebook, problems: list[str] | None = None, *, sign: bool = T
     if isinstance(old, dict):
         # Records the notebook no longer shows (cleared outputs) keep the hash they were
         # sealed with: syncing never re-seals a file it cannot see named.
-        index["records"].update({k: v for k, v in old.items() if isinstance(k, str) and isinstance(v, str)})
+        index["records"].update({k: v for k, v in old.items() if isinstance(k, str) and isinstance(v, str)
+                                 and k not in pruned})
     if accept_changes:  # the person vouches for the files as they are: each record output's hash follows
         for _i, cell in enumerate(nb.cells):
             for o in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
@@ -345,7 +414,7 @@ def sync_node(nb, notebook, problems: list[str] | None = None, *, sign: bool = T
 _WORKING_FILES = frozenset({"open-record.jsonl", "reviewer.json"})
 
 
-def _rewritten_since(old: dict, sidecar: Path) -> str | None:
+def _rewritten_since(old: dict, sidecar: Path, removed: set[str] | frozenset[str] = frozenset()) -> str | None:
     """Why the last signed seal must not be renewed without the person's word: its signature
     does not hold, or a file it sealed was deleted or rewritten (not only appended to). None
     when every sealed file is there, as sealed or grown."""
@@ -361,8 +430,8 @@ def _rewritten_since(old: dict, sidecar: Path) -> str | None:
     files: dict = old["files"] if isinstance(old.get("files"), dict) else {}
     sizes: dict = old["sizes"] if isinstance(old.get("sizes"), dict) else {}
     for name, sha in sorted(files.items()):
-        if name in _WORKING_FILES or name.startswith("articles/"):
-            continue  # rewritten by design (still sealed: verify names a change)
+        if name in _WORKING_FILES or name.startswith("articles/") or name in removed:
+            continue  # rewritten by design (still sealed: verify names a change), or pruned
         f = sidecar / name
         if not (f.exists() or f.is_symlink()):
             return f"{name} was sealed and is gone"

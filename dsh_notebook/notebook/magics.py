@@ -88,6 +88,8 @@ class ReckonMagics(Magics):
         super().__init__(shell)
         self.location = paths.locate(shell.user_ns)
         self.session = ReckonSession(Engine(paths.reckoner_home(self.location), recover=False))
+        #: (cell id or None, record id) of every record a %%reckon cell wrote in this kernel
+        self.made: list[tuple[str | None, str]] = []
         attach_sidecar(shell, self.current_sidecar)
 
     def current_sidecar(self) -> Path:
@@ -132,6 +134,10 @@ class ReckonMagics(Magics):
             notices.append(f"a record left open by an earlier kernel was set aside: {p.stem}; see %reckon recover")
         self.session.engine.set_aside.clear()
         out.notices = notices
+        if out.record_id:
+            header = getattr(self.shell, "parent_header", None) or {}
+            cell_id = (header.get("metadata") or {}).get("cellId") if isinstance(header, dict) else None
+            self.made.append((cell_id if isinstance(cell_id, str) else None, out.record_id))
         sha = None
         if out.status != "open" and out.path is not None and Path(out.path).exists():
             sha = hashlib.sha256(Path(out.path).read_bytes()).hexdigest()
@@ -216,8 +222,37 @@ class ReckonMagics(Magics):
                 raw=True)
 
     def _list(self, home: Path):
-        text = records_view.records_table(home)
+        text = records_view.records_table(home, self.current_records())
         print(f"Records in {home}:\n{text}" if text else f"No records yet in {home}.")
+
+    def current_records(self) -> list[str]:
+        """The records this notebook shows now: those its saved file names, with each cell this
+        kernel ran again naming its latest record instead (by the front end's cell id), and the
+        records written here since (issue 15: the others are superseded)."""
+        by_cell: dict[str | None, list[str]] = {}
+        notebook = self.location.notebook if self.location.known else None
+        if notebook is not None and Path(notebook).is_file():
+            from ..artifact.records import current_records
+            from ..artifact.seal import UnreadableNotebook, read_notebook
+
+            try:
+                nb = read_notebook(Path(notebook))
+            except (UnreadableNotebook, OSError):
+                nb = None
+            for cell in nb.cells if nb is not None else []:
+                if cell.get("cell_type") == "code":
+                    named = current_records(type(nb)(cells=[cell]))
+                    if named:
+                        by_cell.setdefault(cell.get("id"), []).extend(named)
+        ran: dict[str | None, list[str]] = {}
+        for cell_id, rid in self.made:
+            if cell_id is None:
+                ran.setdefault(None, []).append(rid)
+            else:
+                ran[cell_id] = [rid]  # the latest run of a cell replaces its output
+        by_cell.update({k: v for k, v in ran.items() if k is not None})
+        found = [rid for ids in by_cell.values() for rid in ids] + ran.get(None, [])
+        return list(dict.fromkeys(found))
 
     def _show(self, home: Path, rid: str):
         try:

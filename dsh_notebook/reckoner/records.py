@@ -82,9 +82,19 @@ class Record:
                 text = (r.get("content") or {}).get("text")
         return text
 
+    @property
+    def ended_in_refusal(self) -> bool:
+        """Whether the calculation stopped at a refusal: its last engine call before the close
+        (notes and lookups aside) was refused, as a ``%%reckon`` cell's record is when a line
+        is refused."""
+        calls = [r for r in self.rows if r.get("tool") not in ("record_start", "record_end", "record_message",
+                                                                  "search")]
+        return bool(calls) and calls[-1].get("ok") is False
+
     def summary(self) -> dict[str, Any]:
         """``{"id", "title", "status": "closed"|"open", "opened", "closed", "steps", "refused",
-        "path"}`` (times in ms since the epoch, ``closed`` ``None`` while open)."""
+        "ended_in_refusal", "path"}`` (times in ms since the epoch, ``closed`` ``None`` while
+        open)."""
         return {
             "id": self.id,
             "title": self.title,
@@ -93,6 +103,7 @@ class Record:
             "closed": self.ended if self.closed else None,
             "steps": len(self.steps),
             "refused": len(self.refused),
+            "ended_in_refusal": self.ended_in_refusal,
             "path": str(self.path),
         }
 

@@ -37,6 +37,8 @@ export interface IRecordSummary {
   closed: number | null;
   steps: number | null;
   refused: number | null;
+  /** Named by the notebook's outputs (true), superseded by a re-run (false), unknown (null). */
+  current?: boolean | null;
   error?: string;
 }
 

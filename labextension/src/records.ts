@@ -2,8 +2,11 @@
  * Records as cards: the side panel's list and timeline, and the notebook's record output
  * (spec: reckoner.md section 2; upstream-facts.md 3.12 "Panel").
  *
- * - The list pins the open record (badge "incomplete"), then closed records newest first,
- *   then set-aside and unreadable files.
+ * - The list shows the records the notebook's outputs name first (in the notebook's order, as
+ *   the route gives them), then the open record (badge "incomplete"), then the superseded
+ *   ones (greyed, badge "superseded": a re-run replaced them), newest first, then set-aside
+ *   and unreadable files. A record whose calculation stopped at a refusal is "refused" (red),
+ *   never a green "closed".
  * - The timeline starts with a header card (id, visible rows, refused rows, end time or
  *   badge). Consecutive accepted `set` rows collapse into one "Writes (n)" card, `get` rows
  *   into "Reads (n)", consecutive refusals into a red "Failed attempts (n)" card; each
@@ -28,13 +31,27 @@ import type { IRecordDetail, IRecordRow, IRecordSummary } from './api';
 const STATUS_ORDER: { [s: string]: number } = {
   open: 0,
   closed: 1,
+  refused: 1,
   'set aside': 2,
   unreadable: 3
 };
 
-/** The list's order: the open record, closed newest first, set aside, unreadable. */
+/**
+ * The list's order: current records (named by the notebook) in the route's order, then the
+ * open record, then closed and refused records newest first (the superseded ones, or all of
+ * them when the route does not know the notebook), set aside, unreadable.
+ */
 export function sortRecords(records: IRecordSummary[]): IRecordSummary[] {
+  const position = new Map(records.map((r, i) => [r.id, i]));
   return [...records].sort((a, b) => {
+    const ca = a.current === true && a.status !== 'open' ? 0 : 1;
+    const cb = b.current === true && b.status !== 'open' ? 0 : 1;
+    if (ca !== cb) {
+      return ca - cb;
+    }
+    if (ca === 0) {
+      return (position.get(a.id) ?? 0) - (position.get(b.id) ?? 0);
+    }
     const sa = STATUS_ORDER[a.status] ?? 2;
     const sb = STATUS_ORDER[b.status] ?? 2;
     if (sa !== sb) {
@@ -61,12 +78,15 @@ export function recordList(
     );
   }
   const rows = sortRecords(records).map(r => {
+    const superseded = r.current === false && r.status !== 'open';
     const status =
       r.status === 'open'
         ? badge('incomplete', 'warn')
-        : r.status === 'closed'
-          ? badge('closed', 'ok')
-          : badge(r.status, 'error');
+        : superseded
+          ? badge(`superseded · ${r.status}`, 'muted')
+          : r.status === 'closed'
+            ? badge('closed', 'ok')
+            : badge(r.status, 'error');
     const counts =
       r.status === 'unreadable'
         ? (r.error ?? 'cannot be read')
@@ -76,7 +96,10 @@ export function recordList(
     return h(
       'li',
       {
-        class: `dsh-record-row dsh-status-${r.status.replace(/\s+/g, '-')}`,
+        class:
+          `dsh-record-row dsh-status-${r.status.replace(/\s+/g, '-')}` +
+          (superseded ? ' dsh-superseded' : ''),
+        'data-current': r.current === null || r.current === undefined ? '' : String(r.current),
         'data-testid': 'dsh-record-row',
         'data-record-id': r.id,
         tabindex: 0,
