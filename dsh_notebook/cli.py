@@ -301,7 +301,7 @@ def _current_for(target: str | None, home: Path) -> list[str] | None:
 
 def cmd_prune(args) -> int:
     from .artifact.records import table
-    from .artifact.seal import SealRefused, UnreadableNotebook, prune
+    from .artifact.seal import MetadataError, PruneRefused, SealRefused, UnreadableNotebook, prune
     from .signing import SigningError
 
     problems: list[str] = []
@@ -310,7 +310,10 @@ def cmd_prune(args) -> int:
     except FileNotFoundError as exc:
         print(f"dsh-notebook prune: no such notebook: {exc.filename or args.notebook}", file=sys.stderr)
         return 2
-    except (UnreadableNotebook, SealRefused, SigningError) as exc:
+    except (UnreadableNotebook, MetadataError) as exc:
+        print(f"dsh-notebook prune: {exc}", file=sys.stderr)
+        return 2
+    except (PruneRefused, SealRefused, SigningError) as exc:
         print(f"dsh-notebook prune: {exc}", file=sys.stderr)
         return 1
     name = Path(args.notebook).name

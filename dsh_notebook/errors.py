@@ -58,6 +58,12 @@ The tree (module, default code; a short example that raises it)::
     │           RetryPolicy(...).call(fn, cancel=event) after event.set()
     ├── MetadataError(ValueError)                 artifact.seal, METADATA_DSH
     │       sync(nb) of a notebook whose metadata.dsh is a list  # never overwritten
+    ├── UnreadableNotebook(ValueError)            artifact.seal, NOTEBOOK_UNREADABLE
+    │       verify("x.ipynb") of a file that is not JSON or nbformat
+    ├── SealRefused                               artifact.seal, SEAL_REFUSED
+    │       sync(nb) after a sealed record file was rewritten  # nothing written
+    ├── PruneRefused                              artifact.seal, PRUNE_REFUSED
+    │       prune(nb) of a notebook that does not verify  # nothing removed
     ├── RouteError                                server.views, ROUTE_REFUSED
     │       GET /dsh/api/nope                     # 404 with {"error": ...}
     └── NotebookError                             errors, NOTEBOOK (the magics' layer)

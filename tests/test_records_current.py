@@ -106,7 +106,7 @@ def test_prune_deletes_nothing_while_the_seal_does_not_hold(report):
     f.write_text(f.read_text().replace("Copper wire", "Copper wyre"))
     before = sorted(p.name for p in records.glob("*.jsonl"))
     done = cli("prune", str(report))
-    assert done.returncode == 1 and "nothing was removed" in done.stderr and f.name in done.stderr
+    assert done.returncode == 1 and "nothing was removed" in done.stderr and f.stem in done.stderr
     assert sorted(p.name for p in records.glob("*.jsonl")) == before
 
 
@@ -126,3 +126,34 @@ def test_reckon_list_in_the_kernel_marks_a_cell_run_again(sh):  # noqa: F811 - t
     rows = {ln.split()[0]: ln.split()[-1] for ln in cap.stdout.splitlines()[3:]}
     assert rows == {second: "current", other: "current", first: "superseded"}
     assert cap.stdout.splitlines()[3].startswith(second)
+
+
+def test_prune_refuses_a_notebook_that_does_not_verify(report):
+    records = report.parent / "report.dsh" / "records"
+    before = sorted(p.name for p in records.glob("*.jsonl"))
+    # a current record's output stripped of its record mimetype: its record must not look superseded
+    nb = nbformat.read(str(report), as_version=4)
+    out = next(o for o in nb.cells[1].outputs if "application/vnd.dsh.record+json" in o.get("data", {}))
+    del out["data"]["application/vnd.dsh.record+json"]
+    del nb.metadata["dsh"]["seal"]  # and no seal to hold it
+    nbformat.write(nb, str(report))
+    done = cli("prune", str(report))
+    assert done.returncode == 1 and "nothing was removed" in done.stderr and "does not verify" in done.stderr
+    assert sorted(p.name for p in records.glob("*.jsonl")) == before
+
+
+def test_prune_refuses_when_no_output_names_a_record(report):
+    nb = nbformat.read(str(report), as_version=4)
+    for c in nb.cells:
+        c.outputs = []
+    nbformat.write(nb, str(report))
+    done = cli("prune", str(report))
+    assert done.returncode == 1 and "no output of report.ipynb names a record" in done.stderr
+
+
+def test_prune_names_a_malformed_metadata_dsh_without_a_traceback(report):
+    nb = nbformat.read(str(report), as_version=4)
+    nb.metadata["dsh"] = [1]
+    nbformat.write(nb, str(report))
+    done = cli("prune", str(report))
+    assert done.returncode in (1, 2) and "Traceback" not in done.stderr and "nothing" in done.stderr, done.stderr

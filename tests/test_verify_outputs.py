@@ -25,6 +25,7 @@ CELLS = [
     "import pint\nureg = pint.get_application_registry()\nf = 50 * ureg.Hz\nI = [1.0, 2.5]",
     "%%reckon --continue --quiet Heating\ngiven f = py:f\ngiven I = py:I A\ngiven R = 10 ohm",
     "%%reckon --digits 4\nP = @I^2*@R\nw = 2*$pi*@f\nshow P in W",
+    "%%reckon Angular frequency\ngiven f = py:f\nomega = 2*$pi*@f",
 ]
 
 
@@ -66,7 +67,7 @@ def output(nb, cell: int) -> dict:
 
 def test_every_cell_that_ran_shows_what_its_record_renders(report):
     found = check7(report)
-    assert [f.subject for f in found] == ["cell 2", "cell 5"]
+    assert [f.subject for f in found] == ["cell 2", "cell 5", "cell 6"]
     assert all(f.ok for f in found), found
     assert "shows what the record renders (reckon-render/1)" in found[0].detail
 
@@ -166,3 +167,79 @@ def test_a_refused_cell_is_checked_as_it_ran(tmp_path):
     assert found and all(f.ok for f in found), found
     edit(path, lambda nb: setattr(nb.cells[1], "source", nb.cells[1].source.replace("@L + @t", "@L*@t")))
     assert "cell 2, line 4 (x = @L*@t): the cell gives x = @L*@t = 8 m·s" in failing(path)[0]
+
+
+# --------------------------------------------------------------- what an attacker tried (issue 15)
+
+
+def test_an_older_renderer_claim_still_compares_every_mimetype(report):
+    def older(nb):
+        out = output(nb, 1)
+        out["metadata"]["dsh"]["renderer"] = "reckon-render/0"
+        for mime in ("text/html", "text/latex", "text/markdown"):
+            out["data"][mime] = out["data"][mime].replace("127.25", "999.99")
+    edit(report, older)
+    bad = failing(report)
+    assert bad and "shows 999.99, a number record" in bad[0] and "made by an older version" in bad[0], bad
+
+
+@pytest.mark.parametrize("shown", ["R = 999 kΩ (approx)", "R = １２８.25 mΩ"])
+def test_an_older_renderer_claim_cannot_hide_an_unreadable_or_foreign_value(report, shown):
+    def older(nb):
+        out = output(nb, 1)
+        del out["metadata"]["dsh"]["renderer"]
+        out["data"]["text/plain"] = out["data"]["text/plain"].replace("R = 127.25 mΩ", shown)
+    edit(report, older)
+    assert failing(report), check7(report)
+
+
+@pytest.mark.parametrize("strip", ["mimetype", "metadata"])
+def test_a_rendering_stripped_of_its_record_marker_fails(report, strip):
+    def change(nb):
+        out = output(nb, 1)
+        if strip == "mimetype":
+            del out["data"]["application/vnd.dsh.record+json"]
+        else:
+            del out["metadata"]["dsh"]
+        out["data"]["text/plain"] = out["data"]["text/plain"].replace("127.25", "999.99")
+    edit(report, change)
+    assert any(f.startswith("cell 2: shows a rendering that names no record") for f in failing(report))
+
+
+def test_a_second_record_output_is_named_and_scanned_for_secrets(report):
+    def change(nb):
+        extra = nbformat.from_dict({**output(nb, 1), "data": {
+            "application/vnd.dsh.record+json": {},
+            "text/plain": "aws_access_key_id = AKIAIOSFODNN7EXAMPLQ"}})
+        nb.cells[1].outputs.append(extra)
+    edit(report, change)
+    found = [f for f in verify(report) if f.ok is False]
+    assert any(f.check == 7 and "shows 2 record outputs" in f.detail for f in found)
+    assert any(f.check == 4 and "AWS" in f.detail for f in found), found
+
+
+def test_a_set_aside_notice_must_name_a_set_aside_record(report):
+    from dsh_notebook.artifact.outputs import reckon_cells, outputs_check  # noqa: F401
+    from dsh_notebook.reckon.render import bundle as render_bundle  # noqa: F401
+
+    notice = "  (a record left open by an earlier kernel was set aside: AKIAIOSFODNN7EXAMPLQ; see %reckon recover)"
+    edit(report, lambda nb: output(nb, 1)["data"].__setitem__(
+        "text/plain", output(nb, 1)["data"]["text/plain"].replace(" — record closed", " — record closed\n" + notice)))
+    found = [f for f in verify(report) if f.ok is False]
+    assert any(f.check == 7 for f in found) and any(f.check == 4 for f in found), found
+
+
+def test_a_malformed_record_output_is_a_finding_not_a_crash(report):
+    edit(report, lambda nb: output(nb, 4)["data"]["application/vnd.dsh.record+json"].__setitem__("steps", 5))
+    done = cli("verify", str(report))
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "cell 5" in done.stdout
+
+
+def test_a_python_quantity_display_says_the_record_does_not_hold_its_unit(report):
+    found = {f.subject: f for f in check7(report)}
+    assert found["cell 6"].ok and "f = 50 Hz shown in the unit of the kernel's pint Quantity" in found["cell 6"].detail
+    # the display must still convert to the recorded value
+    edit(report, lambda nb: output(nb, 5)["data"]["application/vnd.dsh.record+json"]["steps"][0].__setitem__(
+        "text", "f = 60 Hz"))
+    assert any(f.startswith("cell 6:") for f in failing(report))

@@ -43,21 +43,24 @@ from ..reckon.render import bundle
 from ..reckoner import MemoryEngine
 from ..reckoner.display import value_text
 from ..reckoner.errors import EngineError
-from ..reckoner.records import RECORDS_DIR
+from ..reckoner.records import RECORDS_DIR, STALE_DIR, UNREADABLE_DIR
 from ..reckoner.values import parse_tagged
 from ..version import RENDERER_VERSION
 from .paths import sidecar_for
 from .seal import MIME_RECORD, Finding, _is_file_id
 
 CHECK = 7
-_SET_ASIDE = re.compile(r"^  \((a record left open by an earlier kernel was set aside: \S+; see %reckon recover)\)$")
+_SET_ASIDE = re.compile(r"^  \((a record left open by an earlier kernel was set aside: (\S+); see %reckon recover)\)$")
 
 
-def reckon_cells(nb) -> list[tuple[int, str, str, dict | None, dict | None]]:
-    """``(cell index, magic line after %%reckon, body, displayed data, output metadata.dsh)``
-    for every ``%%reckon`` code cell; the last two are None for a cell whose output names no
-    record (not run, or ``--quiet``)."""
-    found: list[tuple[int, str, str, dict | None, dict | None]] = []
+def reckon_cells(nb) -> tuple[list[tuple[int, str, str, dict | None, dict | None, int | None]], list[Finding]]:
+    """``(cell index, magic line after %%reckon, body, displayed data, output metadata.dsh,
+    output index)`` for every ``%%reckon`` code cell (the last three None for a cell that shows
+    no record: not run, or ``--quiet``), and the findings for cells whose outputs cannot be what
+    the magic displayed: a rendering (display data) without its record marker, or more than
+    one record output."""
+    found: list[tuple[int, str, str, dict | None, dict | None, int | None]] = []
+    problems: list[Finding] = []
     for i, cell in enumerate(nb.cells):
         src = cell.get("source", "")
         if cell.get("cell_type") != "code" or not isinstance(src, str):
@@ -65,30 +68,45 @@ def reckon_cells(nb) -> list[tuple[int, str, str, dict | None, dict | None]]:
         head, _, body = src.lstrip().partition("\n")
         if not head.startswith("%%reckon") or (len(head) > 8 and not head[8].isspace()):
             continue
-        for o in cell.get("outputs", []):
-            data = o.get("data") if isinstance(o, dict) else None
-            meta = o.get("metadata") if isinstance(o, dict) else None
+        shown: list[tuple[int, dict, dict]] = []
+        bare = 0
+        for n, o in enumerate(cell.get("outputs") or []):
+            if not isinstance(o, dict) or o.get("output_type") not in ("display_data", "execute_result"):
+                continue  # a stream (usage, notices) or the error of a refused line
+            data = o.get("data")
+            meta = o.get("metadata")
             dsh = meta.get("dsh") if isinstance(meta, dict) else None
             if isinstance(data, dict) and MIME_RECORD in data and isinstance(dsh, dict) \
                     and isinstance(dsh.get("record_id"), str):
-                found.append((i, head[8:], body, data, dsh))
-                break
+                shown.append((n, data, dsh))
+            else:
+                bare += 1
+        where = f"cell {i + 1}"
+        if bare:
+            problems.append(Finding(CHECK, False, where, "shows a rendering that names no record (its record output "
+                                                         "or its metadata.dsh was removed): nothing vouches for what "
+                                                         "it shows; run the cell again"))
+        if len(shown) > 1:
+            problems.append(Finding(CHECK, False, where, f"shows {len(shown)} record outputs; %%reckon displays one"))
+        if shown:
+            n, data, dsh = shown[0]
+            found.append((i, head[8:], body, data, dsh, n))
         else:
-            found.append((i, head[8:], body, None, None))
-    return found
+            found.append((i, head[8:], body, None, None, None))
+    return found, problems
 
 
 @dataclass
 class OutputsCheck:
     """What check 7 found: ``findings``; ``replayed``, the ids of records whose every row the
     cells' lines wrote again identically (so they replay: check 2 need not evaluate them a
-    second time); ``shown``, the indices of cells whose displayed record output is exactly what
-    the record renders (so it holds nothing the cell source and the record do not: check 4
-    need not scan it)."""
+    second time); ``shown``, ``(cell index, output index)`` of the record outputs that are exactly
+    what their record renders with today's renderer (so they hold nothing the cell source and
+    the record do not: check 4 need not scan them)."""
 
     findings: list[Finding] = field(default_factory=list)
     replayed: set[str] = field(default_factory=set)
-    shown: set[int] = field(default_factory=set)
+    shown: set[tuple[int, int]] = field(default_factory=set)  # (cell index, output index)
 
 
 def check_outputs(nb, path: Path) -> list[Finding]:
@@ -102,10 +120,12 @@ def outputs_check(nb, path: Path) -> OutputsCheck:
     """Check 7 with what it proved (:class:`OutputsCheck`), for ``verify`` to spare checks 2
     and 4 work already done."""
     result = OutputsCheck()
-    records = sidecar_for(path) / RECORDS_DIR
+    sidecar = sidecar_for(path)
+    records = sidecar / RECORDS_DIR
     chains: list[list] = []
     quiet: list = []  # --quiet --continue cells show nothing: the next cell's record holds their lines
-    for item in reckon_cells(nb):
+    cells, result.findings = reckon_cells(nb)
+    for item in cells:
         if item[4] is None:
             try:
                 quiet = [*quiet, item] if parse_options(item[1]).cont else []
@@ -129,8 +149,15 @@ def outputs_check(nb, path: Path) -> OutputsCheck:
             lines = (records / f"{rid}.jsonl").read_bytes().split(b"\n")
         except OSError:
             continue  # check 2 names it
-        _check_chain(session, chain, _HeldRecord(rid, [ln + b"\n" for ln in lines[1:] if ln.strip()]), result)
+        _check_chain(session, chain, _HeldRecord(rid, [ln + b"\n" for ln in lines[1:] if ln.strip()]), result,
+                     sidecar)
+    result.findings.sort(key=lambda f: _cell_number(f.subject))
     return result
+
+
+def _cell_number(subject: str) -> int:
+    m = re.match(r"cells? ([0-9]+)", subject)
+    return int(m.group(1)) if m else 0
 
 
 class _HeldRecord:
@@ -156,7 +183,7 @@ def _where(chain) -> str:
     return f"cell {first}" if first == last else f"cells {first}-{last}"
 
 
-def _check_chain(session: ReckonSession, chain, rec, result: OutputsCheck) -> None:
+def _check_chain(session: ReckonSession, chain, rec, result: OutputsCheck, sidecar: Path) -> None:
     eng = session.engine
     assert isinstance(eng, MemoryEngine)
     if eng.open_record is not None:
@@ -165,7 +192,7 @@ def _check_chain(session: ReckonSession, chain, rec, result: OutputsCheck) -> No
     recorded = _recorded_values(chain, rec)
     outcomes: list[tuple[int, CellOutcome]] = []
     labels: list[str] = []
-    for i, head, body, _data, _meta in chain:
+    for i, head, body, _data, _meta, _n in chain:
         try:
             opts = parse_options(head)
             outcome = run_cell(session, opts, body, recorded)
@@ -189,32 +216,48 @@ def _check_chain(session: ReckonSession, chain, rec, result: OutputsCheck) -> No
         result.findings.extend(Finding(CHECK, False, _where(chain), p) for p in problems)
         return
     result.replayed.add(rec.id)
-    for (i, _h, _b, data, meta), (_, outcome) in zip(chain, outcomes):
+    for (i, _h, _b, data, meta, n), (_, outcome) in zip(chain, outcomes):
         if data is not None:
-            found = _check_display(i, data, meta, outcome, rec.id)
+            found, exact = _check_display(i, data, meta, outcome, rec.id, sidecar)
+            if recorded.displayed:
+                found = [Finding(f.check, f.ok, f.subject, f"{f.detail}; {recorded.displayed_note()}") for f in found]
             result.findings.extend(found)
-            if all(f.ok for f in found) and meta.get("renderer") == RENDERER_VERSION:
-                result.shown.add(i)
+            if exact:
+                result.shown.add((i, n))
 
 
 # --------------------------------------------------------------------------- py: values
 
 
-def _recorded_values(chain, rec) -> RecordedValues:
+class _Values(RecordedValues):
+    """The recorded ``py:`` values, and the pint Quantity displays read back from the output."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.displayed: list[str] = []
+
+    def displayed_note(self) -> str:
+        return (f"{', '.join(self.displayed)} shown in the unit of the kernel's pint Quantity: its value matches "
+                "the record in SI, but the record does not hold that unit (rad/s and Hz, say, are both s⁻¹ to it)")
+
+
+def _recorded_values(chain, rec) -> _Values:
     """The value each ``given NAME = py:...`` line of the chain read, from the record's rows,
     lined up with the cells' lines (one row per line after the start row, a closing row at a
     cell's end)."""
-    values = RecordedValues()
-    if not any("py:" in body for _i, _head, body, _d, _m in chain):
+    values = _Values()
+    if not any("py:" in body for _i, _head, body, _d, _m, _n in chain):
         return values
     at = 1
-    for _i, head, body, data, _meta in chain:
+    for _i, head, body, data, _meta, _n in chain:
         try:
             opts = parse_options(head)
         except ReckonUsageError:
             return values
-        shown = {s.get("line"): s for s in (data or {}).get(MIME_RECORD, {}).get("steps", [])
-                 if isinstance(s, dict)} if isinstance((data or {}).get(MIME_RECORD), dict) else {}
+        record = (data or {}).get(MIME_RECORD)
+        steps = record.get("steps") if isinstance(record, dict) else None
+        shown = {s["line"]: s for s in steps if isinstance(s, dict) and type(s.get("line")) is int} \
+            if isinstance(steps, list) else {}
         stop = None
         for ln in split_lines(body):
             row = rec.row(at)
@@ -223,8 +266,11 @@ def _recorded_values(chain, rec) -> RecordedValues:
                     and row.get("ok") and isinstance((row.get("content") or {}).get("value"), dict):
                 tagged = row["content"]["value"]
                 step = shown.get(ln.lineno)
-                values.setdefault(ln.name, []).append(
-                    _with_display(ln.name, tagged, step.get("text") if isinstance(step, dict) else None, opts.digits))
+                held = _with_display(ln.name, tagged, step.get("text") if isinstance(step, dict) else None,
+                                     opts.digits)
+                values.setdefault(ln.name, []).append(held)
+                if held.display is not None:
+                    values.displayed.append(f"{ln.name} = {held.display[0]}")
             if not row.get("ok", True):
                 stop = "refused"
                 break
@@ -303,7 +349,10 @@ def _row_differences(got: list[bytes], held: _HeldRecord, labels: list[str]) -> 
             problems.append(f"{where} writes {_describe(a)}, which record {rid} does not hold (a line was added to "
                             "the cell after it ran)")
         elif a is not None and b is not None:
-            problems.append(f"{where}: the cell gives {_describe(a)}, but record {rid} holds {_describe(b)} "
+            said, held_says = _describe(a), _describe(b)
+            if said == held_says:  # the difference is in what the description leaves out (an eval's inputs)
+                said, held_says = _difference(a, b)
+            problems.append(f"{where}: the cell gives {said}, but record {rid} holds {held_says} "
                             f"(seq {b.get('seq')}); the cell source or the record changed after the run")
         if len(problems) == 3:
             break
@@ -324,9 +373,27 @@ def _describe(row: dict) -> str:
         return f"show {c.get('name')}"
     if tool == "record_start":
         return f"the title {c.get('title')!r}"
-    if tool in ("record_message", "record_end"):
-        return f"{'a note' if tool == 'record_message' else 'the closing'} {c.get('text')!r}"
+    if tool == "record_message":
+        return f"a note {c.get('text')!r}"
+    if tool == "record_end":
+        return f"the closing {c['text']!r}" if isinstance(c.get("text"), str) else "the closing (no text)"
     return json.dumps(row, ensure_ascii=False)[:160]
+
+
+def _difference(a: dict, b: dict) -> tuple[str, str]:
+    """The first field in which two rows differ, shown on each side."""
+    ca: dict = a["content"] if isinstance(a.get("content"), dict) else {}
+    cb: dict = b["content"] if isinstance(b.get("content"), dict) else {}
+    for key in sorted(set(ca) | set(cb)):
+        if ca.get(key) != cb.get(key):
+            x, y = ca.get(key), cb.get(key)
+            if isinstance(x, dict) and isinstance(y, dict):
+                sub = next((k for k in sorted(set(x) | set(y)) if x.get(k) != y.get(k)), None)
+                if sub is not None:
+                    return (f"{key}.{sub} = {json.dumps(x.get(sub), ensure_ascii=False)[:120]}",
+                            f"{key}.{sub} = {json.dumps(y.get(sub), ensure_ascii=False)[:120]}")
+            return f"{key} = {json.dumps(x, ensure_ascii=False)[:120]}", f"{key} = {json.dumps(y, ensure_ascii=False)[:120]}"
+    return json.dumps(a, ensure_ascii=False)[:160], json.dumps(b, ensure_ascii=False)[:160]
 
 
 def _value(tagged) -> str:
@@ -339,52 +406,126 @@ def _value(tagged) -> str:
 # --------------------------------------------------------------------------- display
 
 
-def _check_display(i: int, data: dict, meta: dict, outcome: CellOutcome, rid: str) -> list[Finding]:
+def _check_display(i: int, data: dict, meta: dict, outcome: CellOutcome, rid: str, sidecar: Path
+                   ) -> tuple[list[Finding], bool]:
+    """Check 7 for one displayed record output: the findings, and whether it is exactly what
+    the record renders today (every mimetype)."""
     where = f"cell {i + 1}"
-    plain = data.get("text/plain")
-    plain = "".join(plain) if isinstance(plain, list) else plain
+    plain = _text(data.get("text/plain"))
     lines = plain.split("\n") if isinstance(plain, str) else []
-    outcome.notices = outcome.notices + [m.group(1) for ln in lines if (m := _SET_ASIDE.match(ln))]
+    outcome.notices = outcome.notices + [m.group(1) for ln in lines if (m := _SET_ASIDE.match(ln))
+                                         and _set_aside_exists(sidecar, m.group(2))]
     now, _ = bundle(outcome, {})
+    extra = [m for m in data if m not in now]
+    if extra:
+        return [Finding(CHECK, False, where, f"its output carries {extra[0]}, which %%reckon never displays")], False
+    differing = [m for m in now if _text(data.get(m)) != _text(now[m])]
+    if not differing:
+        return [Finding(CHECK, True, where, f"its lines are record {rid}'s rows, and it shows what the record "
+                                            f"renders ({RENDERER_VERSION})")], True
     made_by = meta.get("renderer")
     if made_by == RENDERER_VERSION:
-        for mime in list(now) + [m for m in data if m not in now]:
-            if mime not in now:
-                return [Finding(CHECK, False, where, f"its output carries {mime}, which %%reckon never displays")]
-            have = data.get(mime)
-            have = "".join(have) if isinstance(have, list) else have
-            if have == now[mime]:
-                continue
-            if mime == "text/plain" and isinstance(have, str):
-                a, b = have.split("\n"), now[mime].split("\n")
-                n = next((k for k in range(max(len(a), len(b)))
-                          if (a[k] if k < len(a) else None) != (b[k] if k < len(b) else None)), 0)
-                shown = a[n].strip() if n < len(a) else "nothing"
-                renders = b[n].strip() if n < len(b) else "nothing"
-                return [Finding(CHECK, False, where, f"shows {shown!r} where record {rid} renders {renders!r} "
-                                                     "(the output was edited after the run)")]
-            return [Finding(CHECK, False, where, f"its {mime} output differs from what record {rid} renders "
-                                                 "(the output was edited after the run)")]
-        return [Finding(CHECK, True, where, f"its lines are record {rid}'s rows, and it shows what the record "
-                                            f"renders ({RENDERER_VERSION})")]
-    # made by another renderer: values and dimensions, in SI
+        mime = differing[0]
+        if mime == "text/plain" and isinstance(plain, str):
+            a, b = plain.split("\n"), now[mime].split("\n")
+            n = next((k for k in range(max(len(a), len(b)))
+                      if (a[k] if k < len(a) else None) != (b[k] if k < len(b) else None)), 0)
+            shown = a[n].strip() if n < len(a) else "nothing"
+            renders = b[n].strip() if n < len(b) else "nothing"
+            return [Finding(CHECK, False, where, f"shows {shown!r} where record {rid} renders {renders!r} "
+                                                 "(the output was edited after the run)")], False
+        return [Finding(CHECK, False, where, f"its {mime} output differs from what record {rid} renders "
+                                             "(the output was edited after the run)")], False
+    # made by another renderer: each value it shows, in SI, and every number in every mimetype
     version = f"{made_by}" if isinstance(made_by, str) else "a version that did not record its renderer"
+    older = f"made by an older version ({version}), compared in SI and number by number"
     values = _shown_values(lines)
     rendered = _shown_values(now["text/plain"].split("\n"))
-    differs = []
     for (a_text, a_si, a_tol), (b_text, b_si, b_tol) in zip(values, rendered):
-        if a_si is None or b_si is None:
+        if a_si is None:
+            return [Finding(CHECK, False, where, f"shows {a_text!r}, which cannot be read back as a value; record "
+                                                 f"{rid} gives {b_text!r} ({older})")], False
+        if b_si is None:
             continue
         if tuple(a_si[1]) != tuple(b_si[1]) or not _close(a_si[0], b_si[0], max(a_tol, b_tol)):
-            differs.append(f"shows {a_text!r} where record {rid} gives {b_text!r}")
+            return [Finding(CHECK, False, where, f"shows {a_text!r} where record {rid} gives {b_text!r} "
+                                                 f"({older}: the value or dimension itself differs)")], False
     if len(values) != len(rendered):
-        differs.append(f"shows {len(values)} values where record {rid} renders {len(rendered)}")
-    if differs:
-        return [Finding(CHECK, False, where, f"{differs[0]} (compared in SI: made by an older version, {version}, "
-                                             "but the value or dimension itself differs)")]
-    return [Finding(CHECK, True, where, f"made by an older version ({version}): its lines are record {rid}'s rows "
-                                        "and every value it shows agrees with the record in SI; its wording was not "
-                                        "compared")]
+        return [Finding(CHECK, False, where, f"shows {len(values)} values where record {rid} renders "
+                                             f"{len(rendered)} ({older})")], False
+    # today's rendering writes its numbers to the cell's digits (trailing zeros dropped: "2" is
+    # 2.0000); the numbers of the cell's own lines are exact
+    written = 0.5 * 10.0 ** (1 - outcome.digits)
+    allowed = sorted({(x, min(tol, written)) for m in now for _t, x, tol in _numbers(_text(now[m]))}
+                     | {(x, 1e-12) for st in outcome.steps for _t, x, _tol in _numbers(st.line.source)})
+    for mime in now:
+        for token, x, tol in _numbers(_text(data.get(mime))):
+            if not _near(allowed, x, tol):
+                return [Finding(CHECK, False, where, f"its {mime} output shows {token}, a number record {rid} and "
+                                                     f"the cell's lines do not give ({older})")], False
+    return [Finding(CHECK, True, where, f"{older}: its lines are record {rid}'s rows and every value it shows "
+                                        "agrees with the record; its wording was not compared")], False
+
+
+def _text(value) -> str:
+    """A mimetype's content as one string (nbformat may keep text as a list of lines; the record
+    JSON is dumped with sorted keys)."""
+    if isinstance(value, list) and all(isinstance(x, str) for x in value):
+        return "".join(value)
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _set_aside_exists(sidecar: Path, name: str) -> bool:
+    """A set-aside notice names a record the engine moved aside: it must be one in the sidecar."""
+    return bool(re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,120}", name)) and ".." not in name and any(
+        (sidecar / folder / f"{name}.jsonl").is_file() for folder in (STALE_DIR, RECORDS_DIR, UNREADABLE_DIR))
+
+
+_NUMBER = re.compile(r"(?<![\w#.&])(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+|\s?(?:×|\\times)\s?10"
+                     r"(?:\^\{[-−]?[0-9]+\}|[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+))?(?![0-9.])|(?<![\w#.&])[0-9]+(?=[^\x00-\x7f])")
+_ANY_DIGITS = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _numbers(text: str) -> list[tuple[str, float, float]]:
+    """Every number written in *text* (``127.25``, ``3.3006×10⁻⁶``, ``3.3006 \\times 10^{-6}``,
+    digits of any script), as ``(as written, absolute value, relative tolerance of its digits)``."""
+    out = []
+    for m in _ANY_DIGITS.finditer(text) if not text.isascii() else ():
+        if not m.group().isascii():  # fullwidth or other scripts' digits: never written by the renderer
+            out.append((m.group(), float("nan"), 0.0))
+    for m in _NUMBER.finditer(text):
+        token = m.group()
+        parts = re.split(r"\s?(?:×|\\times)\s?10", token)
+        mantissa, exponent = parts[0], None
+        if len(parts) > 1:
+            exponent = re.sub(r"[\^{}]", "", parts[1]).replace("−", "-").translate(
+                str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789"))
+        try:
+            value = abs(float(mantissa) * (10.0 ** int(exponent) if exponent else 1.0))
+        except (ValueError, OverflowError):
+            continue
+        digits = len(re.sub(r"[^0-9]", "", re.split(r"[eE]", mantissa)[0]).lstrip("0")) or 1
+        out.append((token, value, 0.5 * 10.0 ** (1 - min(digits, 15)) + 1e-12))
+    return out
+
+
+def _near(allowed: list[tuple[float, float]], x: float, tol: float) -> bool:
+    """Whether *x* (written to relative precision *tol*) is one of the *allowed* ``(value,
+    precision)`` pairs (sorted), to the coarser of the two precisions."""
+    if x != x:  # NaN: digits the renderer never writes
+        return False
+    import bisect
+
+    window = max(tol, 1e-4)
+    k = bisect.bisect_left(allowed, (x * (1 - window), 0.0))
+    while k < len(allowed) and allowed[k][0] <= x * (1 + window) + 1e-300:
+        value, precision = allowed[k]
+        if abs(value - x) <= max(tol, precision) * max(value, x) + 1e-300:
+            return True
+        k += 1
+    return False
 
 
 def _shown_values(lines: list[str]) -> list[tuple[str, tuple | None, float]]:

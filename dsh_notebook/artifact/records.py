@@ -31,10 +31,11 @@ def current_records(nb) -> list[str]:
     """The ids of the records notebook *nb* (as nbformat reads it) names, in notebook order: a
     ``%%reckon`` output (any status) or a ``%%chat`` bundle's records. These are its current
     records; any other record in its sidecar is history, superseded by a re-run (issue 15)."""
-    from .seal import MIME_RECORD, named_records
+    from .seal import named_records
 
+    # any output's metadata.dsh.record_id counts, with or without the record mimetype beside it
     found = [rid for rid in (_record_id(o) for c in nb.cells if c.get("cell_type") == "code"
-                             for o in c.get("outputs", []) if MIME_RECORD in (o.get("data") or {})) if rid]
+                             for o in c.get("outputs", [])) if rid]
     found += [rid for _i, rid, _sha in named_records(nb)]
     return list(dict.fromkeys(found))
 

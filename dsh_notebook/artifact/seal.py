@@ -43,6 +43,14 @@ class SealRefused(DshError):
     code = "SEAL_REFUSED"
 
 
+class PruneRefused(DshError):
+    """``prune`` removes nothing: the notebook does not verify (a record it still needs might look
+    superseded), or no output names any record (cleared outputs would make every record look
+    superseded). The message names the first problem."""
+
+    code = "PRUNE_REFUSED"
+
+
 class MetadataError(DshError, ValueError):
     """A notebook's ``metadata.dsh`` that sync cannot read (not a JSON object); it is never
     overwritten, so nothing someone put there is lost."""
@@ -244,8 +252,10 @@ def prune(notebook, problems: list[str] | None = None, *, dry_run: bool = False)
     sync and sign it again with the person's key (issue 15). Returns the removed records'
     summaries (``{id, title, status}``), oldest first; with *dry_run* nothing is changed.
 
-    The open record and set-aside records (``stale/``) are never touched. Nothing is deleted when
-    the last signed seal does not hold (:class:`SealRefused`, as for ``sync``), and the files are
+    The open record and set-aside records (``stale/``) are never touched. Nothing is deleted
+    (:class:`PruneRefused`) unless the notebook verifies as it is (every check of :func:`verify`
+    holds, the signed seal among them: so no output that should name a record was stripped of
+    its marker, and no record file was edited) and some output names a record; the files are
     moved out of the sidecar first and deleted only once the notebook is written: a failure
     puts them back."""
     import shutil
@@ -275,14 +285,18 @@ def prune(notebook, problems: list[str] | None = None, *, dry_run: bool = False)
             removed.append({"id": f.stem, "title": rec.title, "status": status})
         except (UnreadableRecord, OSError):
             removed.append({"id": f.stem, "title": None, "status": "unreadable"})
-    if dry_run or not superseded:
+    if not superseded:
         return removed
-    meta = nb.metadata.get("dsh")
-    old_seal = meta.get("seal") if isinstance(meta, dict) else None
-    if isinstance(old_seal, dict):
-        refused = _rewritten_since(old_seal, sidecar_for(path))
-        if refused:
-            raise SealRefused(f"nothing was removed: {refused}; dsh-notebook verify names what changed")
+    if not current:
+        raise PruneRefused(f"nothing was removed: no output of {path.name} names a record (cleared outputs?), so "
+                           f"all {len(superseded)} would look superseded; run the notebook first")
+    failed = [f for f in verify(path) if f.ok is False]
+    if failed:
+        raise PruneRefused(f"nothing was removed: {path.name} does not verify ({len(failed)} problem(s); first, "
+                           f"check {failed[0].check}: {_printable(failed[0].subject)}: {_printable(failed[0].detail)}"
+                           "); prune deletes records only from a notebook whose checks all hold")
+    if dry_run:
+        return removed
     trash = Path(tempfile.mkdtemp(prefix=".dsh-prune-", dir=path.parent))
     moved: list[tuple[Path, Path]] = []
     try:
@@ -773,12 +787,12 @@ def check_seal(nb, path: Path, meta: dict, allowed=None) -> list[Finding]:
 
 
 def check_secrets(path: Path, raw: str | None = None, *, nb=None,
-                  rendered: set[int] | frozenset[int] = frozenset()) -> list[Finding]:
+                  rendered: set[tuple[int, int]] | frozenset[tuple[int, int]] = frozenset()) -> list[Finding]:
     """Check 4 alone: the notebook at *path* (its text *raw* when already read) and every file
     of its sidecar scanned by the one secret detector. One passing finding when nothing is found.
-    *rendered*: indices of cells whose record output check 7 proved to be exactly what their
-    record renders; those outputs hold nothing that is not in the cell source or the record
-    (both scanned), so they are not scanned again. *nb*: the notebook as nbformat read it (with
+    *rendered*: ``(cell index, output index)`` of the record outputs check 7 proved to be exactly
+    what their record renders; those outputs hold nothing that is not in the cell source or the
+    record (both scanned), so they are not scanned again. *nb*: the notebook as nbformat read it (with
     *rendered*, scanned as read instead of parsing *raw* again)."""
     sidecar = sidecar_for(path)
     if nb is not None and rendered:
@@ -973,18 +987,17 @@ def _secrets(name: str, text: str) -> list[Finding]:
     return out
 
 
-def _without_rendered(nb, cells: set[int] | frozenset[int]) -> dict:
-    """A shallow copy of notebook *nb* whose *cells* have their record outputs' data left out
-    (*nb* itself is not changed)."""
+def _without_rendered(nb, outputs: set[tuple[int, int]] | frozenset[tuple[int, int]]) -> dict:
+    """A shallow copy of notebook *nb* with the data of *outputs* (``(cell index, output
+    index)``) left out (*nb* itself is not changed)."""
     listed = nb.get("cells") if isinstance(nb, dict) else None
     if not isinstance(listed, list):
         return dict(nb) if isinstance(nb, dict) else {}
     copied = []
     for i, cell in enumerate(listed):
-        if i in cells and isinstance(cell, dict) and isinstance(cell.get("outputs"), list):
-            outputs = [{**o, "data": {}} if isinstance(o, dict) and isinstance(o.get("data"), dict)
-                       and MIME_RECORD in o["data"] else o for o in cell["outputs"]]
-            cell = {**cell, "outputs": outputs}
+        if isinstance(cell, dict) and isinstance(cell.get("outputs"), list) and any(c == i for c, _ in outputs):
+            cell = {**cell, "outputs": [{**o, "data": {}} if (i, n) in outputs and isinstance(o, dict) else o
+                                        for n, o in enumerate(cell["outputs"])]}
         copied.append(cell)
     return {**nb, "cells": copied}
 
