@@ -62,6 +62,19 @@ def _value_text_latex(t: str) -> str:
         return r"\text{" + html.escape(t) + "}"
 
 
+_SYMBOLIC: dict[str, str] = {}
+
+
+def _symbolic_latex(formula: str, tree) -> str:
+    """A formula's LaTeX without values (the same for every run of the same formula text)."""
+    latex = _SYMBOLIC.get(formula)
+    if latex is None:
+        if len(_SYMBOLIC) > 4096:
+            _SYMBOLIC.clear()
+        latex = _SYMBOLIC[formula] = formula_latex(tree)
+    return latex
+
+
 def step_rows(out: CellOutcome) -> list[dict]:
     """One dict per step: ``kind``, ``source``, ``text`` (plain), ``latex`` (or None),
     ``ok``, ``code``, ``error``."""
@@ -84,7 +97,7 @@ def step_rows(out: CellOutcome) -> list[dict]:
             f = st.formula
             res = value_text(st.result, d)
             if f is not None:
-                sym = formula_latex(f.tree)
+                sym = _symbolic_latex(ln.rest, f.tree)
                 sub = formula_latex(f.tree, st.inputs, d, st.input_digits)
                 latex = rf"{name_latex(ln.name)} = {sym}"
                 if st.inputs:
