@@ -1,4 +1,5 @@
-"""The five deliberate differences from upstream (reckoner.md section 1), one test each."""
+"""The six deliberate differences from upstream (reckoner.md section 1; the sixth from issue 16),
+one test each."""
 
 from __future__ import annotations
 
@@ -138,3 +139,24 @@ def test_difference_5_rows_flushed_and_close_fsyncs_before_rename(engine, monkey
     assert ("fsync", "open-record.jsonl") in events[:first_replace], events
     assert dest.exists() and not path.exists()
     assert lines(dest)[-1]["content"] == {"text": "closing", "record": rid}
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE needs a POSIX system")
+def test_difference_6_a_row_the_disk_refuses_fails_its_call(tmp_path):
+    """Upstream counts a trace row it cannot write and answers ok; this engine answers
+    ENGINE_IO and the call changes nothing (more cases in tests/test_engine_io.py)."""
+    script = (
+        "import json, resource, sys\n"
+        "from pathlib import Path\n"
+        "from dsh_notebook.reckoner import Engine\n"
+        "e = Engine(sys.argv[1]); e.record_start('Full')\n"
+        "e.set('x', {'num': 1.0})\n"
+        "size = (Path(sys.argv[1]) / 'open-record.jsonl').stat().st_size\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (size + 10, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))\n"
+        "r = e.set('x', {'num': 2.0})\n"
+        "print(json.dumps({'r': r, 'x': e.slots()['x'][0].mag}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "home")], capture_output=True, text=True,
+                          timeout=120)
+    out = json.loads(done.stdout)
+    assert out["r"]["ok"] is False and out["r"]["code"] == "ENGINE_IO" and out["x"] == 1.0

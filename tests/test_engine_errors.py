@@ -1,5 +1,5 @@
-"""The 19 error codes (upstream-facts.md 3.10): one trigger per code, the failure
-receipt's shape, and (3.3) a refused call changes nothing."""
+"""The 20 error codes (upstream-facts.md 3.10, and ENGINE_IO: deliberate difference 6): one
+trigger per code, the failure receipt's shape, and (3.3) a refused call changes nothing."""
 
 from __future__ import annotations
 
@@ -40,6 +40,7 @@ TRIGGERS = {
     "ENGINE_OPEN_RECORD_NOT_FOUND": None,  # needs a closed engine, see below
     "ENGINE_OPEN_RECORD_FOUND": lambda e: e.record_start("again"),
     "ENGINE_UNKNOWN_ERROR": None,  # needs a fault, see below
+    "ENGINE_IO": None,  # needs a disk that refuses a row: tests/test_engine_io.py
 }
 
 
@@ -51,8 +52,9 @@ def check_receipt(r, code):
     assert "\n" not in r["error"]
 
 
-def test_exactly_19_codes():
-    assert len(ERROR_CODES) == 19 and len(set(ERROR_CODES)) == 19
+def test_exactly_20_codes():
+    assert len(ERROR_CODES) == 20 and len(set(ERROR_CODES)) == 20
+    assert ERROR_CODES[-1] == "ENGINE_IO"  # upstream's 19 first, in upstream's order
     assert set(TRIGGERS) == set(ERROR_CODES)
     assert set(ERROR_TRIGGERS) == set(ERROR_CODES)
     assert all(c.startswith("ENGINE_") for c in ERROR_CODES)

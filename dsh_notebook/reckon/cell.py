@@ -557,7 +557,15 @@ def run_cell(session: ReckonSession, opts: Options, cell: str, user_ns: dict) ->
     elif refused or not opts.cont:
         snapshot = {n: v for n, (v, _) in eng.slots().items()}
         if eng.open_record is not None:
-            eng.record_end()
+            r = eng.record_end()
+            if not r.get("ok"):  # the closing row could not be written (ENGINE_IO): say so, never hide it
+                last = lines[-1].lineno if lines else 0
+                steps.append(Step(Line(last, "(closing the record)", "end"), "record_end", r))
+                refused = True
+                if eng.open_record is not None:
+                    eng.close()  # released, left on disk: the next record sets it aside for %reckon recover
+                    notices.append("the record could not be closed; it is set aside when the next record "
+                                   "starts: %reckon recover closes it with what is on disk")
         path = getattr(eng, "last_closed", None)
         status = "refused" if refused else "closed"
     else:

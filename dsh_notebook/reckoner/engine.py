@@ -32,12 +32,14 @@ from ..storage import (
     dumps_line,
     home,
     is_locked,
+    lock_if_free,
 )
 from . import dims as D
 from . import records as R
 from .errors import (
     INCOMPATIBLE_DIMENSION,
     INVALID_ARGS,
+    IO_ERROR,
     OPEN_RECORD_FOUND,
     OPEN_RECORD_NOT_FOUND,
     SLOT_NOT_FOUND,
@@ -124,6 +126,23 @@ def _fail(code: str, message: str) -> EngineError:
     return EngineError(code, message)
 
 
+class _NotWritten(EngineError):
+    """A trace row the disk refused: the call is rolled back and answers ``ENGINE_IO``
+    (deliberate difference 6; upstream counts the failure and answers ok)."""
+
+    def __init__(self, tool: str, exc: BaseException) -> None:
+        import errno as _errno
+
+        what = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        code = _errno.errorcode.get(getattr(exc, "errno", None) or 0)
+        super().__init__(
+            IO_ERROR,
+            f"the record's row for {tool} could not be written ({code + ': ' if code else ''}{what}); the call "
+            "changed nothing: free space or fix the disk and repeat it (in a notebook, %reckon recover closes "
+            "the record with what is on disk).",
+        )
+
+
 def _check_text(text: object, what: str) -> None:
     """A marker text must be a non-empty string of valid Unicode (it is written as UTF-8)."""
     if not isinstance(text, str) or not text.strip():
@@ -161,8 +180,10 @@ class Engine:
         self.set_aside: list[Path] = []
         #: id of a record resumed at start, if any
         self.recovered: str | None = None
-        #: trace rows that could not be written (upstream swallows such failures)
+        #: trace rows that could not be written; each made its call fail with ENGINE_IO and roll
+        #: back (upstream swallows such failures and answers ok)
         self.trace_failures = 0
+        self._undo: list[Any] | None = None  # (slot name, slot, mag, sig) or a callable
         if recover:
             self._recover()
         else:
@@ -189,30 +210,66 @@ class Engine:
 
     def _guard(self, tool: str, fn: Callable[..., _Outcome], *args: Any) -> Receipt:
         with self._lock:
+            self._undo = []  # what _write and _delete replace, to roll the call back
             try:
-                receipt, content = fn(*args)
-            except EngineError as exc:
-                self._trace(tool, False, {"code": exc.code, "error": exc.message})
-                return exc.receipt()
-            except Exception as exc:  # noqa: BLE001 - never let a fault escape: upstream's UNKNOWN_ERROR
-                err = EngineError(UNKNOWN_ERROR, f"internal error: {type(exc).__name__}: {exc}")
-                self._trace(tool, False, {"code": err.code, "error": err.message})
-                return err.receipt()
-            if content is not None:
-                self._trace(tool, True, content)
-            return receipt
+                try:
+                    receipt, content = fn(*args)
+                    if content is not None:
+                        self._trace(tool, True, content)
+                except _NotWritten as exc:
+                    self._roll_back()
+                    return exc.receipt()
+                except EngineError as exc:
+                    self._roll_back()
+                    return self._refused(tool, exc)
+                except OSError as exc:  # the disk refused a file operation of the call itself
+                    self._roll_back()
+                    return _NotWritten(tool, exc).receipt()
+                except Exception as exc:  # noqa: BLE001 - never let a fault escape: upstream's UNKNOWN_ERROR
+                    self._roll_back()
+                    return self._refused(tool, EngineError(UNKNOWN_ERROR, f"internal error: {type(exc).__name__}: {exc}"))
+                return receipt
+            finally:
+                self._undo = None
+
+    def _refused(self, tool: str, exc: EngineError) -> Receipt:
+        """The failure receipt of a refused call, after its refused row is written (``ENGINE_IO``
+        instead, naming both, when that row cannot be written)."""
+        try:
+            self._trace(tool, False, {"code": exc.code, "error": exc.message})
+        except _NotWritten as io:
+            return EngineError(IO_ERROR, f"{exc.code}: {exc.message} And {io.message}").receipt()
+        return exc.receipt()
+
+    def _roll_back(self) -> None:
+        """Undo the slot writes and deletes of the call being guarded, newest first."""
+        for entry in reversed(self._undo or []):
+            if callable(entry):
+                entry()
+                continue
+            name, slot, mag, sig = entry
+            if slot is None:
+                self._slots.pop(name, None)
+                self._mags.pop(name, None)
+                self._sigs.pop(name, None)
+            else:
+                self._slots[name], self._mags[name], self._sigs[name] = slot, mag, sig
+        if self._undo is not None:
+            self._undo.clear()
 
     def _trace(self, tool: str, ok: bool, content: dict[str, Any]) -> None:
+        """Append one trace row to the open record. Raises :class:`_NotWritten` (nothing kept:
+        the writer cuts a partial line) when the disk refuses it."""
         o = self._open
         if o is None:
             return
-        o.seq += 1
-        row = {"seq": o.seq, "at": R.now_ms(), "tool": tool, "ok": ok, "content": content}
+        row = {"seq": o.seq + 1, "at": R.now_ms(), "tool": tool, "ok": ok, "content": content}
         try:
             o.writer.append(row)
-        except Exception:  # noqa: BLE001 - a trace row that cannot be written is counted, never fatal
-            # Upstream: a failure to append a trace row never turns success into failure.
+        except (OSError, StorageError) as exc:
             self.trace_failures += 1
+            raise _NotWritten(tool, exc) from None
+        o.seq += 1
 
     def _need_open(self) -> _Open:
         if self._open is None:
@@ -300,16 +357,17 @@ class Engine:
         slot = slots[target]
         slot._json = result_json
         rev = slot.rev
-        o.seq += 1
         line = (
-            '{"seq":' + str(o.seq) + ',"at":' + str(R.now_ms()) + ',"tool":"eval","ok":true,"content":{"formula":'
+            '{"seq":' + str(o.seq + 1) + ',"at":' + str(R.now_ms()) + ',"tool":"eval","ok":true,"content":{"formula":'
             + _formula_json(formula) + ',"target":"' + target + '","rev":' + str(rev) + ',"vars":{' + vars_json
             + '},"result":' + result_json + "}}\n"
         )
         try:
             o.writer.append_encoded(line.encode("utf-8"))
-        except (OSError, StorageError):
+        except (OSError, StorageError) as exc:
             self.trace_failures += 1
+            raise _NotWritten("eval", exc) from None  # _guard rolls the write back
+        o.seq += 1
         return {"ok": True, "target": target, "rev": rev}, None
 
     def evaluate(self, formula: str) -> tuple[Value, Formula]:
@@ -411,12 +469,28 @@ class Engine:
         # can never pick the same id and overwrite each other's closed record.
         opened = R.now_ms()
         rid = R.new_record_id(self.home, opened)
-        writer.append(R.HEADER)
+        try:
+            writer.append(R.HEADER)
+        except (OSError, StorageError) as exc:
+            self._drop_new_record(writer)
+            raise _NotWritten("record_start", exc) from None
         self._open = _Open(rid, title, writer, 0, opened)
+        if self._undo is not None:  # the start row may still fail: then the record was never opened
+            self._undo.append(lambda: self._drop_new_record(writer))
         self._slots.clear()
         self._mags.clear()
         self._sigs.clear()
         return {"ok": True}, {"title": title, "record": rid}
+
+    def _drop_new_record(self, writer: Any) -> None:
+        """Undo a record_start whose header or start row the disk refused: the file (nothing
+        but what this call wrote) is removed and its lock released."""
+        self._open = None
+        try:
+            (self.home / R.OPEN_FILE).unlink()
+        except OSError:
+            pass  # best effort: an unremovable file is set aside by the next record_start
+        writer.close(fsync=False)
 
     def record_message(self, text: str, hide: bool = False) -> Receipt:
         """Add an explanation to the open record; ``hide=True`` keeps it for the article
@@ -439,6 +513,13 @@ class Engine:
             if receipt.get("ok"):
                 try:
                     self._close_file()
+                except OSError as exc:  # the end row is written; the file stays to be set aside and recovered
+                    return EngineError(
+                        IO_ERROR,
+                        f"the record's closing row is written, but the record could not be made durable or moved "
+                        f"into records/ ({type(exc).__name__}: {exc}); it is set aside when the next record starts "
+                        "(in a notebook, %reckon recover closes it with what is on disk).",
+                    ).receipt()
                 except Exception as exc:  # noqa: BLE001 - the end row is on disk; the file stays to be set aside
                     return EngineError(
                         UNKNOWN_ERROR,
@@ -484,9 +565,7 @@ class Engine:
         if tool not in TOOLS:
             raise ValueError(f"unknown tool {tool!r}")
         with self._lock:
-            err = EngineError(code, message)
-            self._trace(tool, False, {"code": code, "error": message})
-            return err.receipt()
+            return self._refused(tool, EngineError(code, message))
 
     def record_lookup(self, fact: dict[str, Any]) -> Receipt:
         """Append one outside-lookup row ``{"seq", "at", "tool": "search", "ok", "content": fact}``
@@ -512,8 +591,11 @@ class Engine:
                                               "strings, finite numbers, lists and objects.") from None
             except EngineError as exc:
                 return exc.receipt()
+            try:
+                self._trace("search", fact["outcome"] == "answered", fact)
+            except _NotWritten as exc:
+                return exc.receipt()
             o.lookups += 1
-            self._trace("search", fact["outcome"] == "answered", fact)
             return {"ok": True, "seq": o.seq}
 
     def lookup_count(self) -> int:
@@ -535,8 +617,7 @@ class Engine:
         if not isinstance(args, dict):
             with self._lock:
                 err = EngineError(INVALID_ARGS, f"the arguments of {tool} are {short(args)}; give a JSON object.")
-                self._trace(tool, False, {"code": err.code, "error": err.message})
-                return err.receipt()
+                return self._refused(tool, err)
         required, optional = spec
         unknown = [k for k in args if k not in required and k not in optional]
         missing = [k for k in required if k not in args]
@@ -548,8 +629,7 @@ class Engine:
                     f"{tool} was given {what}; it takes {', '.join(required + optional) or 'no arguments'}"
                     f"{' (required: ' + ', '.join(required) + ')' if required else ''}.",
                 )
-                self._trace(tool, False, {"code": err.code, "error": err.message})
-                return err.receipt()
+                return self._refused(tool, err)
         return getattr(self, tool)(**args)
 
     # ------------------------------------------------------------ internals
@@ -559,6 +639,8 @@ class Engine:
 
     def _write(self, name: str, v: Value) -> None:
         old = self._slots.get(name)
+        if self._undo is not None:
+            self._undo.append((name, old, self._mags.get(name), self._sigs.get(name)))
         rev = old.rev + 1 if old is not None else 1
         if isinstance(v.mag, np.ndarray) and v.mag.flags.writeable:
             v.mag.setflags(write=False)
@@ -570,6 +652,8 @@ class Engine:
         self._sigs[name] = sig
 
     def _delete(self, name: str) -> None:
+        if self._undo is not None and name in self._slots:
+            self._undo.append((name, self._slots[name], self._mags.get(name), self._sigs.get(name)))
         self._slots.pop(name, None)
         self._mags.pop(name, None)
         self._sigs.pop(name, None)
@@ -582,6 +666,22 @@ class Engine:
         path = self.home / R.OPEN_FILE
         if not path.exists():
             return
+        if not os.access(path, os.W_OK) or not os.stat(path).st_mode & 0o200:
+            # read-only: an engine stopped between making it read-only and moving it
+            with lock_if_free(path) as free:
+                if not free:
+                    return
+                try:
+                    rec = R.read_record(path)
+                except (R.UnreadableRecord, OSError):
+                    rec = None
+                if rec is not None and rec.closed:
+                    try:
+                        self.last_closed = R.finish_close(self.home, path, rec.id)
+                    except FileExistsError:
+                        pass  # the next record_start sets it aside
+                    return
+                os.chmod(path, 0o644)  # not closed: resumed below like any open record
         try:
             writer = JsonlWriter(path)
         except LockedError:  # a live engine owns it
@@ -595,6 +695,13 @@ class Engine:
             else:
                 writer.close(fsync=False)
                 R.set_aside_open_record(self.home)  # moves it to unreadable/
+            return
+        if rec.closed:  # it holds its closing row: finish the close, never append after it
+            writer.close(fsync=False)
+            try:
+                self.last_closed = R.finish_close(self.home, path, rec.id)
+            except FileExistsError:
+                R.set_aside_open_record(self.home)
             return
         for row in rec.rows:
             if not row.get("ok"):
@@ -620,7 +727,10 @@ class Engine:
         disk, to be resumed or set aside by the next engine)."""
         with self._lock:
             if self._open is not None:
-                self._open.writer.close(fsync=True)
+                try:
+                    self._open.writer.close(fsync=True)
+                except OSError:  # a disk that cannot fsync: still release the file and its lock
+                    self._open.writer.close(fsync=False)
                 self._open = None
                 self._slots.clear()
                 self._mags.clear()
@@ -749,6 +859,7 @@ class _Scratch(Engine):
         self._open = None
         self._cache = _CHECK_CACHE
         self._lock = threading.RLock()
+        self._undo = None
 
 
 class _MemoryWriter:
@@ -794,6 +905,7 @@ class MemoryEngine(Engine):
         self.set_aside = []
         self.recovered = None
         self.trace_failures = 0
+        self._undo = None
         self._records: dict[str, list[bytes]] = {}
 
     def lines(self, record_id: str) -> list[bytes]:

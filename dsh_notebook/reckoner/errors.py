@@ -3,7 +3,9 @@
 * Every engine call returns a receipt; a failure receipt is ``{"ok": False, "code", "error"}``.
 * Inside the engine a failure travels as :class:`EngineError`, raised at the point that
   knows the value, the rule and the fix, and turned into a receipt at the call boundary.
-* The 19 codes are upstream's 0.1.0 names; nothing else is ever returned.
+* The first 19 codes are upstream's 0.1.0 names; the 20th, ``ENGINE_IO``, is this engine's
+  (deliberate difference 6: upstream swallows a trace row it cannot write, this engine refuses
+  the call and rolls it back, issue 16). Nothing else is ever returned.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ INVALID_ARGS = "ENGINE_INVALID_ARGS"
 OPEN_RECORD_NOT_FOUND = "ENGINE_OPEN_RECORD_NOT_FOUND"
 OPEN_RECORD_FOUND = "ENGINE_OPEN_RECORD_FOUND"
 UNKNOWN_ERROR = "ENGINE_UNKNOWN_ERROR"
+IO_ERROR = "ENGINE_IO"
 
-#: All 19 codes, in upstream's order (engine.md section 8.2).
+#: All 20 codes: upstream's 19 in upstream's order (engine.md section 8.2), then ``ENGINE_IO``.
 ERROR_CODES: tuple[str, ...] = (
     INVALID_FORMULA,
     INVALID_NUMBER,
@@ -51,6 +54,7 @@ ERROR_CODES: tuple[str, ...] = (
     OPEN_RECORD_NOT_FOUND,
     OPEN_RECORD_FOUND,
     UNKNOWN_ERROR,
+    IO_ERROR,
 )
 
 #: One line per code: when it is raised (used by the README table and the magic's help).
@@ -74,6 +78,7 @@ ERROR_TRIGGERS: dict[str, str] = {
     OPEN_RECORD_NOT_FOUND: "`set`, `get`, `eval`, `record_message` or `record_end` with no open record",
     OPEN_RECORD_FOUND: "`record_start` while a record is open (or another engine holds this folder's open record)",
     UNKNOWN_ERROR: "an internal fault that is not an engine refusal (`internal error: ...`)",
+    IO_ERROR: "the record's row for the call could not be written (a full disk, a file size limit, an I/O error): the call is rolled back and changes nothing; a record whose closing could not reach the disk is left for `%reckon recover`",
 }
 
 

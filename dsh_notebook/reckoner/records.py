@@ -250,27 +250,43 @@ def set_aside_open_record(home: str | os.PathLike[str]) -> Path | None:
         return _move_aside(op, home / STALE_DIR, rid)
 
 
+def finish_close(home: str | os.PathLike[str], path: str | os.PathLike[str], record_id: str) -> Path:
+    """Move a record file that already holds its closing row (an engine stopped between writing
+    it and the move, issue 16) into ``records/<id>.jsonl``, read-only, without appending
+    anything. An existing file of that name is never overwritten: ``FileExistsError``."""
+    home, path = Path(home), Path(path)
+    dest = home / RECORDS_DIR / f"{record_id}.jsonl"
+    if dest.exists():
+        raise FileExistsError(f"a closed record {dest.name} already exists; {path.name} is left where it is")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    atomic_rename(path, dest, make_read_only=True)
+    _drop_lock_file(path)
+    return dest
+
+
 def close_set_aside(home: str | os.PathLike[str], record_id: str, text: str | None = None) -> Path:
-    """Close a set-aside record: append a ``record_end`` row and move it into ``records/``.
+    """Close a set-aside record: append a ``record_end`` row and move it into ``records/``. A
+    record that already holds its closing row (its engine stopped before moving it, or could not
+    make it durable: ``ENGINE_IO``) is moved as it is: no row ever follows a closing row.
 
     Raises ``FileNotFoundError`` or :class:`UnreadableRecord`.
     """
     home = Path(home)
     path = home / STALE_DIR / f"{record_id}.jsonl"
     rec = read_record(path)
+    if rec.closed:
+        return finish_close(home, path, rec.id)
     last = max([r.get("seq", 0) for r in rec.rows if isinstance(r.get("seq"), int)] or [1])
     content: dict[str, Any] = {"record": rec.id}
     content["text"] = text or "Closed by recovery after the kernel stopped with this record open."
+    if not os.access(path, os.W_OK):  # left read-only by a stop between chmod and rename
+        os.chmod(path, 0o644)
     w = JsonlWriter(path)
     try:
         w.append({"seq": last + 1, "at": now_ms(), "tool": "record_end", "ok": True, "content": content})
     finally:
         w.close(fsync=True)
-    dest = home / RECORDS_DIR / f"{rec.id}.jsonl"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    atomic_rename(path, dest, make_read_only=True)
-    _drop_lock_file(path)
-    return dest
+    return finish_close(home, path, rec.id)
 
 
 def discard_set_aside(home: str | os.PathLike[str], record_id: str) -> None:

@@ -56,10 +56,13 @@ def _obj(props: dict, required: list[str], defs: bool = False) -> dict:
     return out
 
 
+#: Every call writes a row into the record; when the disk refuses it the call fails (issue 16).
+_IO = " ENGINE_IO: the record's row could not be written (a full disk); the call changed nothing."
+
 TOOL_SCHEMAS: dict[str, dict] = {
     "set": {
         "name": "set",
-        "description": "Write a slot (a value with its SI dimension), or delete it with value null. Arithmetic never happens here.",
+        "description": "Write a slot (a value with its SI dimension), or delete it with value null. Arithmetic never happens here." + _IO,
         "parameters": _obj({"name": _NAME, "value": {"anyOf": [{"$ref": "#/$defs/tagged"}, {"type": "null"}]}},
                            ["name", "value"], defs=True),
     },
@@ -80,7 +83,7 @@ TOOL_SCHEMAS: dict[str, dict] = {
         "name": "eval",
         "description": (
             "Evaluate one formula over slots (@name), numbers and $ notation ($pi, $sqrt(x), $sum_{k=1}^{n}(body), ...) "
-            "and write the result into target. Dimensions are checked; the value is not returned."
+            "and write the result into target. Dimensions are checked; the value is not returned." + _IO
         ),
         "parameters": _obj({"formula": {"type": "string"}, "target": _NAME}, ["formula", "target"]),
     },
@@ -96,7 +99,8 @@ TOOL_SCHEMAS: dict[str, dict] = {
     },
     "record_end": {
         "name": "record_end",
-        "description": "Close the open record, with an optional closing text. The slot table is cleared.",
+        "description": "Close the open record, with an optional closing text. The slot table is cleared. ENGINE_IO when "
+                       "the closing row cannot be written: the record stays open.",
         "parameters": _obj({"text": {"type": "string"}}, []),
     },
 }

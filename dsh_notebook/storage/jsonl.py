@@ -328,13 +328,26 @@ class JsonlWriter:
         return fh
 
     def _write(self, data: bytes) -> None:
+        """Append *data*; when the disk refuses part of it (ENOSPC, EFBIG, EIO) the file is cut
+        back to where it ended, so no partial line is left, and the ``OSError`` is raised."""
         fh = self._file()
+        start = os.fstat(fh.fileno()).st_size
         view = memoryview(data)
-        while view:  # one write call in practice; loop only on a (rare) short write
-            n = fh.write(view)
-            view = view[n:]
-        if self.fsync_each:
-            os.fsync(fh.fileno())
+        try:
+            while view:  # one write call in practice; loop only on a (rare) short write
+                n = fh.write(view)
+                if not n:
+                    raise OSError(f"no progress writing {self.path}")
+                view = view[n:]
+            if self.fsync_each:
+                os.fsync(fh.fileno())
+        except OSError:
+            try:
+                if os.fstat(fh.fileno()).st_size > start:
+                    os.ftruncate(fh.fileno(), start)
+            except OSError:
+                pass  # the tail is torn; readers skip a torn last line and the next writer closes it off
+            raise
 
     def _append_bytes(self, data: bytes) -> None:
         with self._mutex:
