@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import re
@@ -80,6 +81,7 @@ def cmd_run(args) -> int:
         print(f"dsh-notebook run: {args.notebook} is not a readable notebook ({exc})", file=sys.stderr)
         return 2
     os.environ["DSH_NOTEBOOK_PATH"] = str(path)
+    started = copy.deepcopy(nb)  # what the person's file held: save_run checks it is still that
     for cell in nb.cells:  # only this run's outputs may name records
         if cell.cell_type == "code":
             cell.outputs = []
@@ -121,15 +123,21 @@ def cmd_run(args) -> int:
         print(f"dsh-notebook run: the kernel did not run the notebook ({type(failed).__name__}: {failed}); "
               "nothing was saved", file=sys.stderr)
         return 2
+    saved_beside = None
     if not args.no_save:
-        nbformat.write(nb, str(path))
-        from .artifact.seal import SealRefused, sync  # index and sign this run's outputs, records and files
+        from .artifact.notebookfile import NotebookBusy, save_run
 
         problems: list[str] = []
-        try:
-            sync(path, problems)
-        except SealRefused as exc:  # the outputs are saved; the index and seal stay as they were
-            problems.append(str(exc))
+        try:  # under the notebook's lock: re-read, outputs in by cell id, written atomically, synced and signed
+            written = save_run(path, started, nb, problems)
+        except (NotebookBusy, OSError) as exc:
+            print(f"dsh-notebook run: the outputs were not saved: {exc}; the notebook is as it was",
+                  file=sys.stderr)
+            return 1
+        if written != path:
+            saved_beside = written
+            print(f"dsh-notebook run: {path.name} was edited while it ran (cells added, removed or changed), so it "
+                  f"was left as it is; the run's outputs are saved beside it in {written.name}", file=sys.stderr)
         for p in problems:
             print(f"dsh-notebook run: {p}", file=sys.stderr)
     sidecar = sidecar_for(path)
@@ -142,7 +150,8 @@ def cmd_run(args) -> int:
             continue
         status = "" if rec.closed else "  (still open)"
         rows.append((rec.title + status, len(rec.steps), len(rec.refused), _result_text(rec), rec.id))
-    print(f"{path.name}: executed in {time.time() - start:.1f} s{'' if args.no_save else ', outputs saved'}")
+    saved = "" if args.no_save else f", outputs saved in {saved_beside.name}" if saved_beside else ", outputs saved"
+    print(f"{path.name}: executed in {time.time() - start:.1f} s{saved}")
     if rows:
         print(f"records in {sidecar}:")
         print(table(rows, ("title", "steps", "refused", "result", "id")))
@@ -228,7 +237,8 @@ def cmd_sync(args) -> int:
     except Exception as exc:
         print(f"dsh-notebook sync: {args.notebook}: {exc}", file=sys.stderr)
         return 2
-    print(f"{path.name}: metadata.dsh written ({len(index['records'])} record(s), "
+    signed = " and signed with your key" if isinstance(index.get("seal"), dict) else ""
+    print(f"{path.name}: metadata.dsh written{signed} ({len(index['records'])} record(s), "
           f"{len(index['sessions'])} chat session(s), {len(index['ledgers'])} ledger(s))")
     for p in problems:
         print(f"dsh-notebook sync: {p}", file=sys.stderr)

@@ -83,12 +83,15 @@ def test_choosing_a_target_reviews_at_once_and_keeps_history(home):
 def test_a_stale_result_never_wins(home):
     sidecar = home / "nb.dsh"
     log = session(sidecar / "sessions", ("How far is the Moon?", "Far."))
-    with ScriptedServer([reply("old focus", delay=1.0), reply("new focus")]) as srv:
+    with ScriptedServer([reply("old focus", delay=3.0), reply("new focus")]) as srv:
         r = reviewer(srv, sidecar)
         r.set_target("notebook", log.path, focus="me")
-        time.sleep(0.3)
-        r.set_focus("dialogue")  # the first run is still waiting for the server
-        r.wait(10)
+        deadline = time.monotonic() + 60
+        while srv.remaining == 2 and time.monotonic() < deadline:  # until the first request is at the server
+            time.sleep(0.01)
+        assert srv.remaining == 1
+        r.set_focus("dialogue")  # the first run is still waiting for its (held) reply
+        r.wait(120)
     assert r.status()["latest"]["headline"] == "new focus"
     statuses = [e["review"]["status"] for e in r.history().events()]
     assert sorted(statuses) == ["done", "superseded"]  # kept, marked

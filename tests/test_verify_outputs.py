@@ -69,7 +69,7 @@ def test_every_cell_that_ran_shows_what_its_record_renders(report):
     found = check7(report)
     assert [f.subject for f in found] == ["cell 2", "cell 5", "cell 6"]
     assert all(f.ok for f in found), found
-    assert "shows what the record renders (reckon-render/1)" in found[0].detail
+    assert "shows what the record renders (renderer reckon-render/1)" in found[0].detail
 
 
 def test_the_command_line_names_check_7(report):
@@ -238,7 +238,7 @@ def test_a_malformed_record_output_is_a_finding_not_a_crash(report):
 
 def test_a_python_quantity_display_says_the_record_does_not_hold_its_unit(report):
     found = {f.subject: f for f in check7(report)}
-    assert found["cell 6"].ok and "f = 50 Hz shown in the unit of the kernel's pint Quantity" in found["cell 6"].detail
+    assert found["cell 6"].ok and "f = 50 Hz is shown in the unit of the kernel's pint Quantity" in found["cell 6"].detail
     # the display must still convert to the recorded value
     edit(report, lambda nb: output(nb, 5)["data"]["application/vnd.dsh.record+json"]["steps"][0].__setitem__(
         "text", "f = 60 Hz"))

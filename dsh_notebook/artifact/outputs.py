@@ -237,8 +237,8 @@ class _Values(RecordedValues):
         self.displayed: list[str] = []
 
     def displayed_note(self) -> str:
-        return (f"{', '.join(self.displayed)} shown in the unit of the kernel's pint Quantity: its value matches "
-                "the record in SI, but the record does not hold that unit (rad/s and Hz, say, are both s⁻¹ to it)")
+        return (f"note: {', '.join(self.displayed)} is shown in the unit of the kernel's pint Quantity; its value "
+                "matches the record in SI, which holds no unit for it (nothing to do)")
 
 
 def _recorded_values(chain, rec) -> _Values:
@@ -353,7 +353,8 @@ def _row_differences(got: list[bytes], held: _HeldRecord, labels: list[str]) -> 
             if said == held_says:  # the difference is in what the description leaves out (an eval's inputs)
                 said, held_says = _difference(a, b)
             problems.append(f"{where}: the cell gives {said}, but record {rid} holds {held_says} "
-                            f"(seq {b.get('seq')}); the cell source or the record changed after the run")
+                            f"(seq {b.get('seq')}); the cell source or the record changed after the run: run the "
+                            "cell again if you edited it")
         if len(problems) == 3:
             break
     return problems
@@ -370,7 +371,8 @@ def _describe(row: dict) -> str:
     if tool == "eval":
         return f"{c.get('target')} = {c.get('formula')} = {_value(c.get('result'))}"
     if tool == "get":
-        return f"show {c.get('name')}"
+        return f"show {c.get('name')} = {_value(c.get('value'))}" if c.get("value") is not None \
+            else f"show {c.get('name')}"
     if tool == "record_start":
         return f"the title {c.get('title')!r}"
     if tool == "record_message":
@@ -422,7 +424,7 @@ def _check_display(i: int, data: dict, meta: dict, outcome: CellOutcome, rid: st
     differing = [m for m in now if not _same(data.get(m), now[m])]
     if not differing:
         return [Finding(CHECK, True, where, f"its lines are record {rid}'s rows, and it shows what the record "
-                                            f"renders ({RENDERER_VERSION})")], True
+                                            f"renders (renderer {RENDERER_VERSION})")], True
     made_by = meta.get("renderer")
     if made_by == RENDERER_VERSION:
         mime = differing[0]

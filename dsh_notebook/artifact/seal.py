@@ -229,10 +229,20 @@ def sync(notebook, problems: list[str] | None = None, *, accept_changes: bool = 
     seal and is described in *problems* (see :func:`sync_node`). Raises ``FileNotFoundError``
     for a missing notebook, :class:`UnreadableNotebook` for one that is not valid, and
     :class:`SealRefused` (nothing written) when a file the last signed seal covers was rewritten
-    or deleted and *accept_changes* is not given."""
+    or deleted and *accept_changes* is not given. The notebook's lock is held throughout
+    (:func:`~.notebookfile.notebook_lock`; :class:`~.notebookfile.NotebookBusy` after its timeout)
+    and the file is written atomically."""
+    from .notebookfile import notebook_lock
+
+    with notebook_lock(notebook):
+        return sync_locked(notebook, problems, accept_changes=accept_changes)
+
+
+def sync_locked(notebook, problems: list[str] | None = None, *, accept_changes: bool = False) -> dict:
+    """:func:`sync` for a caller that already holds the notebook's lock (``run``'s save)."""
     import nbformat
 
-    from ..storage import atomic_write_text
+    from .notebookfile import write_notebook
 
     path = Path(notebook)
     nb = _read_nb(path)
@@ -242,7 +252,7 @@ def sync(notebook, problems: list[str] | None = None, *, accept_changes: bool = 
         raise UnreadableNotebook(f"{path.name} is not a valid notebook: {_why_invalid(path, exc)}; nothing was "
                                  "written") from None
     index = sync_node(nb, path, problems, accept_changes=accept_changes)
-    atomic_write_text(path, nbformat.writes(nb) + "\n")
+    write_notebook(path, nb)
     return index
 
 
@@ -258,16 +268,22 @@ def prune(notebook, problems: list[str] | None = None, *, dry_run: bool = False)
     its marker, and no record file was edited) and some output names a record; the files are
     moved out of the sidecar first and deleted only once the notebook is written: a failure
     puts them back."""
+    from .notebookfile import notebook_lock
+
+    with notebook_lock(notebook):
+        return _prune_locked(Path(notebook), problems, dry_run)
+
+
+def _prune_locked(path: Path, problems: list[str] | None, dry_run: bool) -> list[dict]:
     import shutil
     import tempfile
 
     import nbformat
 
     from ..reckoner import read_record
-    from ..storage import atomic_write_text
+    from .notebookfile import write_notebook
     from .records import current_records
 
-    path = Path(notebook)
     nb = _read_nb(path)
     try:
         nbformat.validate(nb)
@@ -305,7 +321,7 @@ def prune(notebook, problems: list[str] | None = None, *, dry_run: bool = False)
             f.rename(dest)
             moved.append((f, dest))
         sync_node(nb, path, problems, pruned=frozenset(f.stem for f in superseded))
-        atomic_write_text(path, nbformat.writes(nb) + "\n")
+        write_notebook(path, nb)
     except BaseException:
         for f, dest in moved:
             dest.rename(f)
@@ -931,8 +947,11 @@ def _check_record(f: Path, *, replayed: bool = False) -> list[Finding]:
         out.append(Finding(2, False, rid, "the record has no closing row"))
     if replayed:
         steps = sum(1 for r in rec.rows if r.get("tool") == "eval" and r.get("ok"))
-        return out or [Finding(2, True, rid, f"{steps} step{'s' if steps != 1 else ''} replay identically: the "
-                                             "cell's lines wrote every row again (check 7)")]
+        if out:
+            return out
+        what = "no evaluation steps" if steps == 0 else \
+            f"{steps} step{'s replay' if steps != 1 else ' replays'} identically"
+        return [Finding(2, True, rid, f"{what}: the cell's lines wrote every row again (check 7)")]
     result = rerun(rec)
     for d in result["differences"]:
         if str(d["what"]).startswith("input @"):  # the step's stored input against the record's own rows

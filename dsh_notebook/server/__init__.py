@@ -107,12 +107,14 @@ def pre_save_hook(model, path, contents_manager, **kwargs) -> None:
         nb = nbformat.from_dict(copy.deepcopy(model["content"]))
         if not _has_dsh(nb, notebook):
             return
+        from ..artifact.notebookfile import NotebookBusy, notebook_lock
         from ..artifact.seal import SealRefused
 
         problems: list[str] = []
         try:
-            sync_node(nb, notebook, problems)
-        except SealRefused as exc:  # a sealed file was rewritten: nothing is changed; the save goes on
+            with notebook_lock(notebook, timeout=10):  # never interleaved with a run, sync or prune of it
+                sync_node(nb, notebook, problems)
+        except (SealRefused, NotebookBusy) as exc:  # nothing is changed; the save goes on
             log.warning("dsh_notebook: %s: %s", path, exc)
             return
         for p in problems:  # the old seal is kept; the save goes on
