@@ -344,3 +344,60 @@ def test_an_article_without_calculations_says_so_and_has_no_calculations_section
     for fmt in ("md", "latex"):
         for language in ("en", "zh-CN"):
             assert check_article(writer.write_body(f, fmt, language), f, fmt) == []
+
+
+# ------------------------------------------------------------ refused records (issue 16 item 4)
+
+
+def _calls_record(tmp_path, calls) -> Path:
+    e = Engine(tmp_path / "home")
+    e.record_start("Beam deflection")
+    for call in calls:
+        call(e)
+    rid = e.open_record["id"]
+    e.record_end()
+    return tmp_path / "home" / "records" / f"{rid}.jsonl"
+
+
+def test_an_article_of_a_refused_record_says_so_and_concludes_no_result(tmp_path):
+    path = _calls_record(tmp_path, [
+        lambda e: e.set("F", {"num": 2500, "dim": "newton"}),
+        lambda e: e.set("L", {"num": 3.6, "dim": "metre"}),
+        lambda e: e.eval("@F*@L/4", "M"),
+        lambda e: e.eval("@M + @F", "bad"),  # refused: N·m + N
+    ])
+    for lang in ("en", "zh-CN"):
+        md = write_article(path, tmp_path / lang, language=lang).path.read_text(encoding="utf-8")
+        conclusion = md.split("## ", 4)[-1]
+        assert "ENGINE\\_INCOMPATIBLE\\_DIMENSION" in conclusion and "6" in conclusion  # the row and the code
+        assert "2250" not in conclusion  # never the refused calculation's last value as its result
+        assert ("no result is concluded" in conclusion) if lang == "en" else ("不给出结论" in conclusion)
+
+
+def test_a_refusal_along_the_way_is_named_beside_the_result(tmp_path):
+    path = _calls_record(tmp_path, [
+        lambda e: e.set("F", {"num": 2500, "dim": "newton"}),
+        lambda e: e.eval("@F + 1", "x"),  # refused, then the calculation goes on
+        lambda e: e.eval("@F*2", "y"),
+    ])
+    md = write_article(path, tmp_path / "a").path.read_text(encoding="utf-8")
+    conclusion = md.split("## Conclusion", 1)[1]
+    assert "The calculation gives y = 5000 N." in conclusion
+    assert "Refused along the way" in conclusion and "row 3 (eval)" in conclusion
+
+
+def test_a_model_writer_is_not_asked_for_a_refused_record(tmp_path):
+    from dsh_notebook.reckoner.articles import article_body
+
+    class Asked:
+        name = "model"
+        calls = 0
+
+        def write_body(self, f, fmt, language):
+            Asked.calls += 1
+            return "# anything"
+
+    path = _calls_record(tmp_path, [lambda e: e.set("F", {"num": 1, "dim": "newton"}), lambda e: e.eval("@G", "x")])
+    body, used, reason = article_body(facts(path), "md", "en", Asked())
+    assert Asked.calls == 0 and used == "offline" and "refused calls (row 3: ENGINE_SLOT_NOT_FOUND)" in reason
+    assert "ENGINE\\_SLOT\\_NOT\\_FOUND" in body

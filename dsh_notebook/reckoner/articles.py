@@ -93,6 +93,16 @@ class Lookup:
 
 
 @dataclass
+class Refusal:
+    """A refused engine call of the record: its row (``seq``), tool, code and message."""
+
+    seq: int
+    tool: str
+    code: str
+    error: str
+
+
+@dataclass
 class ArticleFacts:
     """What a writer may use from a closed record (see :func:`facts`)."""
 
@@ -101,6 +111,8 @@ class ArticleFacts:
     conditions: list[Condition] = field(default_factory=list)
     items: list[Message | Step | Lookup] = field(default_factory=list)  # by seq
     closing: str | None = None
+    refusals: list[Refusal] = field(default_factory=list)  # refused calls, by seq (issue 16)
+    ended_in_refusal: bool = False  # the calculation stopped at a refused call: no result to conclude
 
     @property
     def prose(self) -> str:
@@ -120,8 +132,14 @@ def facts(record: Record | str | Path) -> ArticleFacts:
         raise ArticleError(f"record {rec.id} is still open; only closed records can be written up")
     conditions: dict[str, dict[str, Any]] = {}
     items: list[Message | Step | Lookup] = []
+    refusals: list[Refusal] = []
     for row in rec.rows:
         if not row.get("ok"):
+            c0: dict[str, Any] = row["content"] if isinstance(row.get("content"), dict) else {}
+            row_seq: Any = row.get("seq")
+            if row.get("tool") != "search":  # an unanswered lookup is an outcome, not a refusal
+                refusals.append(Refusal(row_seq if isinstance(row_seq, int) else 0, str(row.get("tool")),
+                                        str(c0.get("code")), str(c0.get("error"))))
             continue
         # an accepted row's fields as the engine wrote them (read back from the file, not re-checked)
         c: dict[str, Any] = row.get("content") or {}
@@ -143,7 +161,8 @@ def facts(record: Record | str | Path) -> ArticleFacts:
             lookup = _lookup(seq, c)
             if lookup is not None:
                 items.append(lookup)
-    return ArticleFacts(rec.id, rec.title, [Condition(n, v) for n, v in conditions.items()], items, rec.closing_text)
+    return ArticleFacts(rec.id, rec.title, [Condition(n, v) for n, v in conditions.items()], items, rec.closing_text,
+                        refusals, rec.ended_in_refusal)
 
 
 def _lookup(seq: int, c: dict[str, Any]) -> Lookup | None:
@@ -302,6 +321,10 @@ _WORDS: dict[str, dict[str, Any]] = {
         "sep": ", ", "end": ".",
         "with": "With", "gives": "this gives", "result": "The calculation gives",
         "looked_up": "From a reference lookup:", "source": "source", "unverified": "(web-derived, unverified)",
+        "refused_at": "The calculation was refused at row {seq} ({tool}): {code}: {error}",
+        "stopped": "It stopped there, so no result is concluded; the values above are those computed before the "
+                   "refusal.",
+        "refused_along": "Refused along the way, and not part of the result:",
     },
     "zh-CN": {
         "question": "问题", "approach": "思路", "calculations": "计算", "conclusion": "结论", "given": "已知：",
@@ -309,6 +332,9 @@ _WORDS: dict[str, dict[str, Any]] = {
                                     else "根据记录的条件未能进行计算。"),
         "with": "代入", "gives": "得", "result": "计算得", "sep": "，", "end": "。",
         "looked_up": "查阅资料：", "source": "来源", "unverified": "（来自网络，未经核实）",
+        "refused_at": "计算在第 {seq} 行（{tool}）被拒绝：{code}：{error}",
+        "stopped": "计算在此中止，因此不给出结论；以上数值均为拒绝之前的计算结果。",
+        "refused_along": "过程中被拒绝的调用（不属于结果）：",
     },
 }
 
@@ -366,12 +392,18 @@ class OfflineWriter:
         for c in f.conditions:
             text, latex = _value(c.value)
             conditions.append({"text": f"{c.name} = {text}", "tex": rf"${display.name_latex(c.name)} = {latex}$"})
-        if f.closing:
+        refused = [words["refused_at"].format(seq=r.seq, tool=r.tool, code=r.code, error=r.error.rstrip("."))
+                   + words["end"] for r in f.refusals]
+        if f.ended_in_refusal:  # never a refused calculation's last value presented as its result
+            conclusion = " ".join([refused[-1], words["stopped"], *([f.closing] if f.closing else [])])
+        elif f.closing:
             conclusion = f.closing
         elif steps:
             conclusion = f"{words['result']} {steps[-1]['summary']}{words['end']}"
         else:
             conclusion = f.title
+        if refused and not f.ended_in_refusal:
+            conclusion += " " + " ".join([words["refused_along"], *refused])
         ctx = {"fixed_title": FIXED_TITLE, "author": AUTHOR, "t": words, "title": f.title, "intro": intro,
                "conditions": conditions, "steps": steps, "body": body, "conclusion": conclusion}
         template = self._md.get_template("article.md.j2") if fmt == "md" else self._tex.get_template("article.tex.j2")
@@ -885,7 +917,7 @@ def allowed_numbers(f: ArticleFacts) -> list[float]:
             _formula_constants(item.formula, raw)
     values = {abs(x) for x in raw} | {abs(cut(x)) for x in raw}
     prose = [f.title, f.closing or "", *(m.text for m in f.items if isinstance(m, Message) and not m.hide),
-             *_lookup_texts(f)]
+             *_lookup_texts(f), *(f"row {r.seq}: {r.error}" for r in f.refusals)]  # a refusal is quoted as written
     for text in prose:
         values |= {w.value for w in written_numbers(text, 0)}
     return sorted(values)
@@ -1124,6 +1156,11 @@ def article_body(f: ArticleFacts, fmt: str, language: str,
     if writer is None or isinstance(writer, OfflineWriter):
         return (writer or OfflineWriter()).write_body(f, fmt, language), "offline", None
     name = getattr(writer, "name", None) or type(writer).__name__
+    if f.refusals:  # a model might present a refused calculation's value as its result: never asked
+        first = f.refusals[-1] if f.ended_in_refusal else f.refusals[0]
+        reason = (f"the record holds refused calls (row {first.seq}: {first.code}), which the offline writer states "
+                  f"in its conclusion; the {name} writer was not asked")
+        return OfflineWriter().write_body(f, fmt, language), "offline", reason
     try:
         body = strip_fence(writer.write_body(f, fmt, language))
     except Exception as exc:  # noqa: BLE001 - any failure of an untrusted writer means the offline body
