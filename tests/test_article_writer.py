@@ -54,7 +54,7 @@ def pi_record(home: Path) -> Path:
     return e.last_closed
 
 
-GOOD_MD = f"""# {FIXED_TITLE}
+GOOD_MD = f"""# Scaled resistance
 
 *{AUTHOR}*
 
@@ -127,13 +127,13 @@ def test_the_request_holds_the_writer_prompt_and_the_cut_numbers_and_no_record_i
     body = srv.requests[0]["body"]
     system, user = body["messages"]
     assert system == {"role": "system", "content": writer_system_prompt("md", "en")}
-    assert WRITER_RULES in system["content"] and f"# {FIXED_TITLE}" in system["content"]
+    assert WRITER_RULES in system["content"] and "# followed by the title from the facts" in system["content"]
     assert "ENTIRE article in English" in system["content"]
     assert user == {"role": "user", "content": writer_prompt(facts(path), "md", "en")}
     assert "3.1416" in user["content"] and "399.7677" in user["content"]
     assert "3.14159265" not in user["content"] and "399.76766" not in user["content"]  # only cut numbers
     assert path.stem not in json.dumps(body)  # no record id anywhere in the request
-    assert WRITER_PROMPT_VERSION == "article-writer/2"
+    assert WRITER_PROMPT_VERSION == "article-writer/3"
 
 
 def test_an_invented_number_falls_back_to_offline_naming_it(tmp_path, model_env):
@@ -160,7 +160,7 @@ def test_a_product_name_outside_the_fixed_lines_falls_back(tmp_path, model_env):
     with serve(GOOD_MD.replace("One multiplication", "Reckoner used one multiplication")) as srv:
         model_env.setenv("DEEPSEEK_BASE_URL", srv.base_url)
         result = write_article(path, tmp_path / "out", "md", writer=ModelArticleWriter())
-    assert result.writer == "offline" and "Reckoner outside the fixed title" in result.fallback_reason
+    assert result.writer == "offline" and "Reckoner outside the author line" in result.fallback_reason
 
 
 def test_a_missing_key_falls_back_with_missing_credential(tmp_path, model_env):
@@ -205,7 +205,7 @@ def test_numbers_the_rule_refuses(tmp_path, written):
 
 
 def _number_problems(written: str, f) -> list[str]:
-    text = f"# {FIXED_TITLE}\n*{AUTHOR}*\n## Question\n{written}\n"
+    text = f"# {f.title}\n*{AUTHOR}*\n## Question\n{written}\n"
     return check_article(text, f, "md")
 
 
@@ -235,7 +235,7 @@ def test_format_names_ids_timestamps_and_notes_are_checked(tmp_path):
     f = facts(path)
     assert check_article(GOOD_MD, f, "md") == [] and check_article(GOOD_TEX, f, "latex") == []
     cases = {
-        GOOD_MD.replace(f"# {FIXED_TITLE}", "# Scaled resistance"): "first line",
+        GOOD_MD.replace("# Scaled resistance", f"# {FIXED_TITLE}"): "first line",  # the record's title, not upstream's
         GOOD_MD.replace(f"*{AUTHOR}*", "*Anonymous*"): "author line",
         GOOD_MD + "\n# Appendix\n": "second level-1 heading",
         GOOD_MD + f"\nRecord {path.stem}.\n": "record id",
@@ -387,7 +387,7 @@ def test_markdown_with_html_images_or_foreign_links_is_refused(tmp_path, extra, 
     assert any(words in p for p in problems), (extra, problems)
 
 
-LOOKUP_MD = f"""# {FIXED_TITLE}
+LOOKUP_MD = f"""# Resistivity
 
 *{AUTHOR}*
 

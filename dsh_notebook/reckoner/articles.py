@@ -404,7 +404,7 @@ class OfflineWriter:
             conclusion = f.title
         if refused and not f.ended_in_refusal:
             conclusion += " " + " ".join([words["refused_along"], *refused])
-        ctx = {"fixed_title": FIXED_TITLE, "author": AUTHOR, "t": words, "title": f.title, "intro": intro,
+        ctx = {"author": AUTHOR, "t": words, "title": f.title, "intro": intro,
                "conditions": conditions, "steps": steps, "body": body, "conclusion": conclusion}
         template = self._md.get_template("article.md.j2") if fmt == "md" else self._tex.get_template("article.tex.j2")
         return template.render(**ctx)
@@ -586,15 +586,16 @@ def sanitize_latex(body: str) -> str:
     return body
 
 
-def latex_document(body: str, language: str) -> str:
-    """The shell around a sanitized body: ``ctexart`` for Chinese, ``article`` otherwise."""
+def latex_document(body: str, language: str, title: str = FIXED_TITLE) -> str:
+    """The shell around a sanitized body: ``ctexart`` for Chinese, ``article`` otherwise; its
+    ``\\title`` is *title* (the record's title, escaped)."""
     if language == "zh-CN":
         head = [r"\documentclass{ctexart}", r"\usepackage{amsmath}", r"\usepackage{siunitx}",
                 r"\usepackage{unicode-math}"]
     else:
         head = [r"\documentclass{article}", r"\usepackage{fontspec}", r"\usepackage{amsmath}",
                 r"\usepackage{siunitx}", r"\usepackage{unicode-math}"]
-    return "\n".join(["% !TeX program = xelatex", *head, rf"\title{{{FIXED_TITLE}}}", rf"\author{{{AUTHOR}}}",
+    return "\n".join(["% !TeX program = xelatex", *head, rf"\title{{{tex_escape(title)}}}", rf"\author{{{AUTHOR}}}",
                       r"\date{}", r"\begin{document}", r"\maketitle", "", body.rstrip(), "", r"\end{document}", ""])
 
 
@@ -622,7 +623,7 @@ def result_numbers(f: ArticleFacts) -> list[str]:
 
 
 #: Bumped whenever the writer's prompt text changes (a saved article can name the prompt it came from).
-WRITER_PROMPT_VERSION = "article-writer/2"
+WRITER_PROMPT_VERSION = "article-writer/3"  # 3: the heading is the record's title (issue 16)
 
 WRITER_RULES = f"""\
 You write a short technical article from the facts of one finished calculation. The user \
@@ -647,8 +648,7 @@ note is guidance for you alone: never copy, quote or paraphrase it, and never le
 recorded number.
 6. Never mention Reckoner, DeepSeek Harness, the harness, tools, the recorded formulae or \
 derivation steps as such, records, or how this article was produced. The only product names \
-allowed are the fixed title "{FIXED_TITLE}" and the author line "{AUTHOR}", exactly where the \
-format below puts them.
+allowed is the author line "{AUTHOR}", exactly where the format below puts it.
 7. Write it like a technical article, with headings for the question, the approach, the \
 calculations and the conclusion; put every formula on its own line and state each result in a \
 sentence after its calculation.
@@ -656,7 +656,7 @@ sentence after its calculation.
 
 WRITER_RULES_MARKDOWN = f"""\
 Format: Markdown.
-- The first line is exactly: # {FIXED_TITLE}
+- The first line is exactly: # followed by the title from the facts, word for word
 - The next line is the author line: *{AUTHOR}*
 - Then the sections as level-2 headings (## ...); no other level-1 heading.
 - Display formulas on their own lines between $$ and $$; inline math between $ and $.
@@ -1049,6 +1049,17 @@ def _markdown_problems(text: str, sources: list[str]) -> list[str]:
     return problems
 
 
+def _is_title_heading(line: str, title: str) -> bool:
+    """Whether *line* is ``# <title>``: the record's title, as written or Markdown-escaped."""
+    heading = line.strip()
+    if not heading.startswith("# "):
+        return False
+    said = " ".join(heading[2:].split())
+    want = " ".join(title.split())
+    unescaped = re.sub(r"\\(?=[^\w\s])", "", said)  # \* \_ \# ... as the Markdown escaper writes them
+    return want in (said, unescaped) or said == " ".join(md_escape(title).split())
+
+
 def check_article(text: str, f: ArticleFacts, fmt: str) -> list[str]:
     """What is wrong with a writer's ``text`` for the facts ``f`` in format ``fmt``; an empty
     list means it may be saved. Checks: the number rule (every number a record number after
@@ -1069,8 +1080,8 @@ def check_article(text: str, f: ArticleFacts, fmt: str) -> list[str]:
     if fmt == "md":
         lines = text.splitlines()
         filled = [i for i, line in enumerate(lines) if line.strip()]
-        if not filled or lines[filled[0]].strip() != f"# {FIXED_TITLE}":
-            problems.append(f"the first line is not the heading '# {FIXED_TITLE}'")
+        if not filled or not _is_title_heading(lines[filled[0]], f.title):
+            problems.append(f"the first line is not the heading '# {f.title}' (the record's title)")
         elif len(filled) < 2 or lines[filled[1]].strip().strip("*_ ") != AUTHOR:
             problems.append(f"the line after the title is not the author line '*{AUTHOR}*'")
         else:
@@ -1095,7 +1106,7 @@ def check_article(text: str, f: ArticleFacts, fmt: str) -> list[str]:
             problems.append("the LaTeX body contains Markdown or HTML")
     for name in ("Reckoner", "DeepSeek"):
         if re.search(name, rest, re.IGNORECASE):
-            problems.append(f"it mentions {name} outside the fixed title and author lines")
+            problems.append(f"it mentions {name} outside the author line")
     if f.record_id and f.record_id in text:
         problems.append(f"it contains the record id {f.record_id}")
     if re.search(r"\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}", text):
@@ -1207,7 +1218,7 @@ def write_article(record: Record | str | Path, out_dir: str | os.PathLike[str], 
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(path, body)
         return ArticleResult(path, None, lang, used, reason)
-    doc = latex_document(sanitize_latex(body), lang)
+    doc = latex_document(sanitize_latex(body), lang, f.title)
     folder = out_dir / stem
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{stem}.tex"
