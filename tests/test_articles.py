@@ -336,12 +336,13 @@ def test_an_article_without_calculations_says_so_and_has_no_calculations_section
     f = facts(_record_without_calculation(tmp_path / "calc", refused))
     writer = OfflineWriter()
     md = writer.write_body(f, "md", "en")
-    assert "No calculation could be made from the recorded conditions." in md and "needed" not in md
+    said = "stopped at a refused call" if refused else "No calculation could be made from the recorded conditions."
+    assert said in md and "needed" not in md
     assert "## Calculations" not in md and "## Approach" in md and "## Conclusion" in md
     tex = writer.write_body(f, "latex", "en")
-    assert "No calculation could be made" in tex and "\\section*{Calculations}" not in tex
+    assert said in tex and "\\section*{Calculations}" not in tex
     zh = writer.write_body(f, "md", "zh-CN")
-    assert "未能进行计算" in zh and "## 计算" not in zh and "无需计算" not in zh
+    assert ("中止" if refused else "未能进行计算") in zh and "## 计算" not in zh and "无需计算" not in zh
     assert "\\section*{计算}" not in writer.write_body(f, "latex", "zh-CN")
     for fmt in ("md", "latex"):
         for language in ("en", "zh-CN"):
@@ -403,3 +404,44 @@ def test_a_model_writer_is_not_asked_for_a_refused_record(tmp_path):
     body, used, reason = article_body(facts(path), "md", "en", Asked())
     assert Asked.calls == 0 and used == "offline" and "refused calls (row 3: ENGINE_SLOT_NOT_FOUND)" in reason
     assert "ENGINE\\_SLOT\\_NOT\\_FOUND" in body
+
+
+def test_every_refusal_is_named_and_the_stopping_one_is_the_last_call(tmp_path):
+    path = _calls_record(tmp_path, [
+        lambda e: e.set("a", {"num": 2, "dim": "metre"}),
+        lambda e: e.eval("@a + 1", "p"),  # refused, row 3
+        lambda e: e.eval("@a*2", "x"),
+        lambda e: e.eval("@a + 1", "q"),  # refused, row 5: the calculation stops here
+        lambda e: e.call("record_message", {"text": 5}),  # refused note, row 6: not a calculation
+    ])
+    md = write_article(path, tmp_path / "a").path.read_text(encoding="utf-8")
+    conclusion = md.split("## Conclusion", 1)[1]
+    assert conclusion.index("row 5 (eval)") < conclusion.index("It stopped there")
+    assert "row 3 (eval)" in conclusion and "row 6 (record\\_message)" in conclusion
+    assert "x = 4" not in conclusion
+
+
+def test_a_closing_text_never_concludes_a_stopped_calculation(tmp_path):
+    e = Engine(tmp_path / "home")
+    e.record_start("Stopped")
+    e.set("a", {"num": 2, "dim": "metre"})
+    e.eval("@a*2", "x")
+    e.get("missing")  # refused: the last call
+    e.record_end("The answer is x = 4 m.")
+    md = write_article(e.last_closed, tmp_path / "a").path.read_text(encoding="utf-8")
+    assert "The answer is x = 4 m." not in md and "no result is concluded" in md
+    assert "stopped at a refused call" in md.split("## Approach", 1)[1]
+
+
+def test_a_title_with_line_breaks_stays_one_heading(tmp_path):
+    e = Engine(tmp_path / "home")
+    e.record_start("Line one\n=====\n# Injected heading\n\n- item")
+    e.set("a", {"num": 2, "dim": "metre"})
+    e.eval("@a*2", "x")
+    e.record_end()
+    md = write_article(e.last_closed, tmp_path / "a").path.read_text(encoding="utf-8")
+    assert md.splitlines()[0] == "# Line one ===== \\# Injected heading - item"
+    assert sum(1 for line in md.splitlines() if line.startswith("# ")) == 1
+    tex = write_article(e.last_closed, tmp_path / "b", "latex").path.read_text(encoding="utf-8")
+    title = next(line for line in tex.splitlines() if line.startswith("\\title{"))
+    assert title.endswith("}") and "\n" not in title

@@ -58,11 +58,17 @@ still_open = e.open_record is not None
 rec = read_record(home / "open-record.jsonl")
 sets = [r["content"]["value"]["num"] for r in rec.rows if r["tool"] == "set"]
 unlimit()
-after = e.record_end("done, once the disk had room")
+after = e.record_end("done, once the disk had room")  # still refused: rows are missing from it
+rid = e.open_record["id"]
+e.close()
+from dsh_notebook.reckoner import close_set_aside
+Engine(home, recover=False)  # the notebook's next engine sets it aside; %reckon recover closes it
+closed = close_set_aside(home, rid)
+rows = read_record(closed).rows
 print(json.dumps({"failed": failed, "held": held, "eval": ev, "x": "x" in e.slots(), "end": end,
                   "still_open": still_open, "problems": rec.problems, "sets": sets, "after": after,
-                  "failures": e.trace_failures,
-                  "closed": [p.name for p in (home / "records").glob("*.jsonl")]}))
+                  "failures": e.trace_failures, "stopped": read_record(closed).ended_in_refusal,
+                  "tail": [(r["tool"], r["ok"]) for r in rows[-2:]]}))
 """, str(tmp_path / "home"))
     assert out["failed"]["code"] == "ENGINE_IO" and "could not be written" in out["failed"]["error"]
     assert "EFBIG" in out["failed"]["error"] and "changed nothing" in out["failed"]["error"]
@@ -70,7 +76,9 @@ print(json.dumps({"failed": failed, "held": held, "eval": ev, "x": "x" in e.slot
     assert out["eval"]["code"] == "ENGINE_IO" and out["x"] is False  # the eval's write rolled back
     assert out["end"]["code"] == "ENGINE_IO" and out["still_open"]
     assert out["problems"] == []  # no torn line: a refused row leaves nothing behind
-    assert out["after"] == {"ok": True} and len(out["closed"]) == 1
+    assert out["after"]["code"] == "ENGINE_IO" and "not whole" in out["after"]["error"]
+    assert out["tail"] == [["record_end", False], ["record_end", True]]  # the refusal is in the record
+    assert out["stopped"] is True  # and it reads as a calculation that stopped at a refusal
     assert out["failures"] >= 3
 
 
@@ -171,3 +179,24 @@ def test_recover_close_of_a_set_aside_record_with_its_closing_row_appends_nothin
     assert dest == home / "records" / f"{rid}.jsonl"
     rows = [json.loads(x) for x in dest.read_text().splitlines()]
     assert [r.get("tool") for r in rows].count("record_end") == 1
+
+
+def test_a_reckon_output_never_names_an_earlier_record_when_a_close_fails(tmp_path):
+    """The closing row is written but the record cannot be moved (an I/O error in the rename): the
+    cell's outcome names no file, never the previous record's."""
+    out = child(LIMIT + """
+from dsh_notebook.reckon.cell import ReckonSession, parse_options, run_cell
+from dsh_notebook.reckoner import Engine
+home = Path(sys.argv[1])
+session = ReckonSession(Engine(home, recover=False))
+first = run_cell(session, parse_options("First"), "given a = 1 m", {})
+# the next close can write its row but not fsync-and-move: make the records folder a file
+import shutil
+shutil.move(str(home / "records"), str(home / "records-moved"))
+(home / "records").write_text("not a folder")
+second = run_cell(session, parse_options("Second"), "given b = 2 m", {})
+print(json.dumps({"first": str(first.path), "second": None if second.path is None else str(second.path),
+                  "status": second.status, "codes": [s.receipt.get("code") for s in second.steps if not s.ok]}))
+""", str(tmp_path / "home"))
+    assert out["first"].endswith(".jsonl") and out["second"] is None
+    assert out["status"] == "refused" and out["codes"] == ["ENGINE_IO"]

@@ -15,6 +15,7 @@ the notebook"; issue 16 item 2).
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -77,14 +78,15 @@ def save_run(notebook: str | Path, started: Any, executed: Any, problems: list[s
     """Save the outputs of a run of *notebook*: *started* is the notebook as the run read it,
     *executed* the same cells with their outputs. Under the notebook's lock the file is read
     again; when its cells are still *started*'s (ids, types and sources: metadata may have
-    changed, e.g. by ``sync``) the outputs and execution counts go into it by cell id and it is
-    written and then synced and signed (:func:`~.seal.sync`'s work, sentences in *problems*).
+    changed, e.g. by ``sync``) the outputs and execution counts go into it by cell id, and it is
+    indexed and signed in memory (:func:`~.seal.sync_node`, sentences in *problems*) and written
+    once: no kill can leave new outputs under an old seal.
     Otherwise (cells added, removed or edited meanwhile, or a file that no longer reads) the
     person's file is left alone and *executed* is written beside it as
     ``<stem>.run-<UTC time>.ipynb``. Returns the path written."""
     import nbformat
 
-    from .seal import SealRefused, sync_locked
+    from .seal import MetadataError, SealRefused, sync_node
 
     path = Path(notebook)
     with notebook_lock(path):
@@ -105,11 +107,13 @@ def save_run(notebook: str | Path, started: Any, executed: Any, problems: list[s
             if mine.get("cell_type") == "code":
                 mine["outputs"] = done.get("outputs", [])
                 mine["execution_count"] = done.get("execution_count")
-        write_notebook(path, current)
-        try:
-            sync_locked(path, problems)
-        except SealRefused as exc:  # the outputs are saved; the index and seal stay as they were
+        signed = copy.deepcopy(current)
+        try:  # indexed and signed in memory: one write, so no kill leaves outputs under an old seal
+            sync_node(signed, path, problems)
+            current = signed
+        except (SealRefused, MetadataError, nbformat.ValidationError) as exc:  # outputs saved; index and seal as they were
             if problems is not None:
                 problems.append("the outputs are saved, but the index and seal were not renewed: "
                                 + str(exc).replace("the seal is not renewed and nothing was written: ", ""))
+        write_notebook(path, current)
         return path

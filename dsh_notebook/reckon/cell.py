@@ -552,8 +552,13 @@ def run_cell(session: ReckonSession, opts: Options, cell: str, user_ns: dict) ->
     refused = any(not s.ok for s in steps)
     status = "closed"
     path: Path | None
+
+    def closed_path() -> Path | None:  # this record's file; never an earlier record's
+        last = getattr(eng, "last_closed", None)
+        return last if rec is not None and last is not None and Path(last).stem == rec["id"] else None
+
     if closed_by_end:
-        path = eng.last_closed
+        path = closed_path()
     elif refused or not opts.cont:
         snapshot = {n: v for n, (v, _) in eng.slots().items()}
         if eng.open_record is not None:
@@ -564,9 +569,9 @@ def run_cell(session: ReckonSession, opts: Options, cell: str, user_ns: dict) ->
                 refused = True
                 if eng.open_record is not None:
                     eng.close()  # released, left on disk: the next record sets it aside for %reckon recover
-                    notices.append("the record could not be closed; it is set aside when the next record "
-                                   "starts: %reckon recover closes it with what is on disk")
-        path = getattr(eng, "last_closed", None)
+                notices.append("the record could not be closed as a whole record; it is set aside when the next "
+                               "record starts: %reckon recover closes it with what is on disk")
+        path = closed_path()
         status = "refused" if refused else "closed"
     else:
         snapshot = {n: v for n, (v, _) in eng.slots().items()}

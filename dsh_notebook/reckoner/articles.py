@@ -112,7 +112,11 @@ class ArticleFacts:
     items: list[Message | Step | Lookup] = field(default_factory=list)  # by seq
     closing: str | None = None
     refusals: list[Refusal] = field(default_factory=list)  # refused calls, by seq (issue 16)
-    ended_in_refusal: bool = False  # the calculation stopped at a refused call: no result to conclude
+    stopped_at: int | None = None  # the seq of the refused call the calculation stopped at: no result
+
+    @property
+    def ended_in_refusal(self) -> bool:
+        return self.stopped_at is not None
 
     @property
     def prose(self) -> str:
@@ -161,8 +165,10 @@ def facts(record: Record | str | Path) -> ArticleFacts:
             lookup = _lookup(seq, c)
             if lookup is not None:
                 items.append(lookup)
-    return ArticleFacts(rec.id, rec.title, [Condition(n, v) for n, v in conditions.items()], items, rec.closing_text,
-                        refusals, rec.ended_in_refusal)
+    stop = rec.stopping_refusal
+    title = " ".join(rec.title.split())  # one line: a title never spills into the article's body
+    return ArticleFacts(rec.id, title, [Condition(n, v) for n, v in conditions.items()], items, rec.closing_text,
+                        refusals, stop.get("seq") if stop is not None else None)
 
 
 def _lookup(seq: int, c: dict[str, Any]) -> Lookup | None:
@@ -325,6 +331,10 @@ _WORDS: dict[str, dict[str, Any]] = {
         "stopped": "It stopped there, so no result is concluded; the values above are those computed before the "
                    "refusal.",
         "refused_along": "Refused along the way, and not part of the result:",
+        "approach_stopped": lambda n: ("The calculation stopped at a refused call, so it has no result; "
+                                       + ("the calculation made before it is written out below:" if n == 1 else
+                                          f"the {n} calculations made before it are written out below:" if n else
+                                          "no calculation was made before it.")),
     },
     "zh-CN": {
         "question": "问题", "approach": "思路", "calculations": "计算", "conclusion": "结论", "given": "已知：",
@@ -335,6 +345,8 @@ _WORDS: dict[str, dict[str, Any]] = {
         "refused_at": "计算在第 {seq} 行（{tool}）被拒绝：{code}：{error}",
         "stopped": "计算在此中止，因此不给出结论；以上数值均为拒绝之前的计算结果。",
         "refused_along": "过程中被拒绝的调用（不属于结果）：",
+        "approach_stopped": lambda n: ("计算因被拒绝的调用而中止，没有结果；"
+                                       + (f"以下列出此前的 {n} 步计算：" if n else "此前未进行任何计算。")),
     },
 }
 
@@ -392,18 +404,24 @@ class OfflineWriter:
         for c in f.conditions:
             text, latex = _value(c.value)
             conditions.append({"text": f"{c.name} = {text}", "tex": rf"${display.name_latex(c.name)} = {latex}$"})
-        refused = [words["refused_at"].format(seq=r.seq, tool=r.tool, code=r.code, error=r.error.rstrip("."))
-                   + words["end"] for r in f.refusals]
-        if f.ended_in_refusal:  # never a refused calculation's last value presented as its result
-            conclusion = " ".join([refused[-1], words["stopped"], *([f.closing] if f.closing else [])])
+        def said(r: Refusal) -> str:
+            return words["refused_at"].format(seq=r.seq, tool=r.tool, code=r.code, error=r.error.rstrip(".")) \
+                + words["end"]
+
+        refused = [said(r) for r in f.refusals if r.seq != f.stopped_at]
+        if f.ended_in_refusal:  # never a value presented as its result, not even in a closing text
+            stop = next(r for r in f.refusals if r.seq == f.stopped_at)
+            conclusion = " ".join([said(stop), words["stopped"]])
         elif f.closing:
             conclusion = f.closing
         elif steps:
             conclusion = f"{words['result']} {steps[-1]['summary']}{words['end']}"
         else:
             conclusion = f.title
-        if refused and not f.ended_in_refusal:
+        if refused:
             conclusion += " " + " ".join([words["refused_along"], *refused])
+        if f.ended_in_refusal:
+            words = {**words, "approach_text": words["approach_stopped"]}
         ctx = {"author": AUTHOR, "t": words, "title": f.title, "intro": intro,
                "conditions": conditions, "steps": steps, "body": body, "conclusion": conclusion}
         template = self._md.get_template("article.md.j2") if fmt == "md" else self._tex.get_template("article.tex.j2")
@@ -1168,7 +1186,7 @@ def article_body(f: ArticleFacts, fmt: str, language: str,
         return (writer or OfflineWriter()).write_body(f, fmt, language), "offline", None
     name = getattr(writer, "name", None) or type(writer).__name__
     if f.refusals:  # a model might present a refused calculation's value as its result: never asked
-        first = f.refusals[-1] if f.ended_in_refusal else f.refusals[0]
+        first = next((r for r in f.refusals if r.seq == f.stopped_at), f.refusals[0])
         reason = (f"the record holds refused calls (row {first.seq}: {first.code}), which the offline writer states "
                   f"in its conclusion; the {name} writer was not asked")
         return OfflineWriter().write_body(f, fmt, language), "offline", reason

@@ -110,7 +110,7 @@ class _Slot:
 
 
 class _Open:
-    __slots__ = ("id", "lookups", "opened", "seq", "title", "writer")
+    __slots__ = ("id", "lookups", "opened", "seq", "title", "unwritten", "writer")
 
     def __init__(self, rid: str, title: str, writer: JsonlWriter, seq: int, opened: int | None,
                  lookups: int = 0) -> None:
@@ -120,6 +120,7 @@ class _Open:
         self.seq = seq
         self.opened = opened
         self.lookups = lookups  # ``search`` rows in this record (the lookup budget counts them)
+        self.unwritten = 0  # calls refused with ENGINE_IO: their rows are not in the file
 
 
 def _fail(code: str, message: str) -> EngineError:
@@ -268,6 +269,7 @@ class Engine:
             o.writer.append(row)
         except (OSError, StorageError) as exc:
             self.trace_failures += 1
+            o.unwritten += 1
             raise _NotWritten(tool, exc) from None
         o.seq += 1
 
@@ -366,6 +368,7 @@ class Engine:
             o.writer.append_encoded(line.encode("utf-8"))
         except (OSError, StorageError) as exc:
             self.trace_failures += 1
+            o.unwritten += 1
             raise _NotWritten("eval", exc) from None  # _guard rolls the write back
         o.seq += 1
         return {"ok": True, "target": target, "rev": rev}, None
@@ -532,6 +535,10 @@ class Engine:
         o = self._need_open()
         if text is not None and not isinstance(text, str):
             raise _fail(INVALID_ARGS, f"text is {short(text)}; the closing text must be a string or absent.")
+        if o.unwritten:  # a record missing rows is never closed as if it were whole (issue 16)
+            raise _fail(IO_ERROR, f"{o.unwritten} call(s) of this record were refused because their rows could not "
+                                  "be written, so the record is not whole; it stays open (in a notebook it is set "
+                                  "aside: %reckon recover closes it with what is on disk).")
         content: dict[str, Any] = {"record": o.id}
         if text is not None and text.strip():
             _check_text(text, "the closing text of record_end")

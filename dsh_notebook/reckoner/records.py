@@ -87,9 +87,16 @@ class Record:
         """Whether the calculation stopped at a refusal: its last engine call before the close
         (notes and lookups aside) was refused, as a ``%%reckon`` cell's record is when a line
         is refused."""
-        calls = [r for r in self.rows if r.get("tool") not in ("record_start", "record_end", "record_message",
-                                                                  "search")]
-        return bool(calls) and calls[-1].get("ok") is False
+        return self.stopping_refusal is not None
+
+    @property
+    def stopping_refusal(self) -> dict[str, Any] | None:
+        """The refused row the calculation stopped at (see :attr:`ended_in_refusal`): the last
+        engine call, notes and lookups aside, when it was refused; a refused closing (the record
+        could not be closed whole: ``ENGINE_IO``) counts as such a call."""
+        calls = [r for r in self.rows if r.get("tool") not in ("record_start", "record_message", "search")
+                 and not (r.get("tool") == "record_end" and r.get("ok"))]
+        return calls[-1] if calls and calls[-1].get("ok") is False else None
 
     def summary(self) -> dict[str, Any]:
         """``{"id", "title", "status": "closed"|"open", "opened", "closed", "steps", "refused",
