@@ -200,3 +200,43 @@ print(json.dumps({"first": str(first.path), "second": None if second.path is Non
 """, str(tmp_path / "home"))
     assert out["first"].endswith(".jsonl") and out["second"] is None
     assert out["status"] == "refused" and out["codes"] == ["ENGINE_IO"]
+
+
+def test_a_full_tmpfs_refuses_rows_with_enospc(tmp_path):
+    """A real full disk: a 64 KiB tmpfs (mounted when this process may mount one, else skipped)."""
+    import os
+    import shutil as sh
+
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if not sh.which("mount") or os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root and mount(8)")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"this machine does not let the tests mount a tmpfs ({done.stderr.strip()})")
+    try:
+        out = child("""
+import json, sys
+from pathlib import Path
+from dsh_notebook.reckoner import Engine, read_record
+home = Path(sys.argv[1]) / "home"
+e = Engine(home)
+e.record_start("Until the disk is full")
+codes, n = [], 0
+while n < 5000:
+    r = e.set("x", {"num": float(n), "dim": "metre"})
+    if not r["ok"]:
+        codes.append(r["code"])
+        break
+    n += 1
+held = e.slots()["x"][0].mag
+rec = read_record(home / "open-record.jsonl")
+last = [r for r in rec.rows if r["tool"] == "set"][-1]["content"]["value"]["num"]
+print(json.dumps({"codes": codes, "error": r.get("error", ""), "held": held, "last": last,
+                  "problems": rec.problems, "end": e.record_end()}))
+""", str(mnt))
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
+    assert out["codes"] == ["ENGINE_IO"] and "ENOSPC" in out["error"]
+    assert out["held"] == out["last"] and out["problems"] == []  # rolled back, no torn line
+    assert out["end"]["code"] == "ENGINE_IO"  # a record missing a row is never closed as whole
