@@ -184,7 +184,7 @@ class Engine:
         #: trace rows that could not be written; each made its call fail with ENGINE_IO and roll
         #: back (upstream swallows such failures and answers ok)
         self.trace_failures = 0
-        self._undo: list[Any] | None = None  # (slot name, slot, mag, sig) or a callable
+        self._undo: list[Any] | None = None  # (slot name, slot before) or a callable, during a call
         if recover:
             self._recover()
         else:
@@ -248,13 +248,13 @@ class Engine:
             if callable(entry):
                 entry()
                 continue
-            name, slot, mag, sig = entry
+            name, slot = entry
             if slot is None:
                 self._slots.pop(name, None)
                 self._mags.pop(name, None)
                 self._sigs.pop(name, None)
-            else:
-                self._slots[name], self._mags[name], self._sigs[name] = slot, mag, sig
+            else:  # a slot's value holds the interned signature _write stored beside it
+                self._slots[name], self._mags[name], self._sigs[name] = slot, slot.value.mag, slot.value.sig
         if self._undo is not None:
             self._undo.clear()
 
@@ -646,8 +646,9 @@ class Engine:
 
     def _write(self, name: str, v: Value) -> None:
         old = self._slots.get(name)
-        if self._undo is not None:
-            self._undo.append((name, old, self._mags.get(name), self._sigs.get(name)))
+        undo = self._undo
+        if undo is not None:
+            undo.append((name, old))
         rev = old.rev + 1 if old is not None else 1
         if isinstance(v.mag, np.ndarray) and v.mag.flags.writeable:
             v.mag.setflags(write=False)
@@ -660,7 +661,7 @@ class Engine:
 
     def _delete(self, name: str) -> None:
         if self._undo is not None and name in self._slots:
-            self._undo.append((name, self._slots[name], self._mags.get(name), self._sigs.get(name)))
+            self._undo.append((name, self._slots[name]))
         self._slots.pop(name, None)
         self._mags.pop(name, None)
         self._sigs.pop(name, None)
