@@ -171,6 +171,16 @@ class Engine:
     def __init__(self, home: str | os.PathLike[str] | None = None, *, recover: bool = True) -> None:
         self.home = Path(home) if home is not None else default_home()
         self.home.mkdir(parents=True, exist_ok=True)
+        self._init_state()
+        if recover:
+            self._recover()
+        else:
+            p = R.set_aside_open_record(self.home)
+            if p is not None:
+                self.set_aside.append(p)
+
+    def _init_state(self) -> None:
+        """The slot table, the (absent) open record and the counters every engine starts with."""
         self._slots: dict[str, _Slot] = {}
         self._mags: dict[str, Any] = {}
         self._sigs: dict[str, Sig] = {}
@@ -185,12 +195,19 @@ class Engine:
         #: back (upstream swallows such failures and answers ok)
         self.trace_failures = 0
         self._undo: list[Any] | None = None  # (slot name, slot before) or a callable, during a call
-        if recover:
-            self._recover()
-        else:
-            p = R.set_aside_open_record(self.home)
-            if p is not None:
-                self.set_aside.append(p)
+
+    def _clear_slots(self) -> None:
+        self._slots.clear()
+        self._mags.clear()
+        self._sigs.clear()
+
+    def _need_closed(self) -> None:
+        """``ENGINE_OPEN_RECORD_FOUND`` while a record is open here."""
+        if self._open is not None:
+            raise _fail(
+                OPEN_RECORD_FOUND,
+                f"the record {self._open.title!r} ({self._open.id}) is still open; close it with record_end first.",
+            )
 
     # ------------------------------------------------------------ properties
 
@@ -432,11 +449,7 @@ class Engine:
         return self._guard("record_start", self._record_start, title)
 
     def _record_start(self, title: str) -> _Outcome:
-        if self._open is not None:
-            raise _fail(
-                OPEN_RECORD_FOUND,
-                f"the record {self._open.title!r} ({self._open.id}) is still open; close it with record_end first.",
-            )
+        self._need_closed()
         _check_text(title, "the title of record_start")
         path = self.home / R.OPEN_FILE
         if path.exists():
@@ -480,9 +493,7 @@ class Engine:
         self._open = _Open(rid, title, writer, 0, opened)
         if self._undo is not None:  # the start row may still fail: then the record was never opened
             self._undo.append(lambda: self._drop_new_record(writer))
-        self._slots.clear()
-        self._mags.clear()
-        self._sigs.clear()
+        self._clear_slots()
         return {"ok": True}, {"title": title, "record": rid}
 
     def _drop_new_record(self, writer: Any) -> None:
@@ -549,9 +560,7 @@ class Engine:
         o = self._open
         assert o is not None  # called by record_end after its end row, with the record open
         self._open = None
-        self._slots.clear()
-        self._mags.clear()
-        self._sigs.clear()
+        self._clear_slots()
         dest = self.home / R.RECORDS_DIR / f"{o.id}.jsonl"
         dest.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -740,9 +749,7 @@ class Engine:
                 except OSError:  # a disk that cannot fsync: still release the file and its lock
                     self._open.writer.close(fsync=False)
                 self._open = None
-                self._slots.clear()
-                self._mags.clear()
-                self._sigs.clear()
+                self._clear_slots()
 
 
 def _check_integral(sig: Sig, formula: str, path: str = "") -> None:
@@ -861,13 +868,7 @@ class _Scratch(Engine):
     """A record-less engine for replay: slots only, no folder, no trace."""
 
     def __init__(self) -> None:  # deliberately skips Engine.__init__ (no folder)
-        self._slots = {}
-        self._mags = {}
-        self._sigs = {}
-        self._open = None
-        self._cache = _CHECK_CACHE
-        self._lock = threading.RLock()
-        self._undo = None
+        self._init_state()
 
 
 class _MemoryWriter:
@@ -904,16 +905,7 @@ class MemoryEngine(Engine):
 
     def __init__(self) -> None:  # deliberately skips Engine.__init__ (no folder)
         self.home = Path("<memory>")
-        self._slots = {}
-        self._mags = {}
-        self._sigs = {}
-        self._open = None
-        self._cache = _CHECK_CACHE
-        self._lock = threading.RLock()
-        self.set_aside = []
-        self.recovered = None
-        self.trace_failures = 0
-        self._undo = None
+        self._init_state()
         self._records: dict[str, list[bytes]] = {}
 
     def lines(self, record_id: str) -> list[bytes]:
@@ -921,27 +913,19 @@ class MemoryEngine(Engine):
         return self._records[record_id][1:]
 
     def _record_start(self, title: str) -> _Outcome:
-        if self._open is not None:
-            raise _fail(
-                OPEN_RECORD_FOUND,
-                f"the record {self._open.title!r} ({self._open.id}) is still open; close it with record_end first.",
-            )
+        self._need_closed()
         _check_text(title, "the title of record_start")
         rid = f"memory-{len(self._records) + 1}"
         writer = _MemoryWriter()
         writer.append(R.HEADER)
         self._records[rid] = writer.lines
         self._open = _Open(rid, title, writer, 0, R.now_ms())  # type: ignore[arg-type]
-        self._slots.clear()
-        self._mags.clear()
-        self._sigs.clear()
+        self._clear_slots()
         return {"ok": True}, {"title": title, "record": rid}
 
     def _close_file(self) -> None:
         o = self._open
         assert o is not None
         self._open = None
-        self._slots.clear()
-        self._mags.clear()
-        self._sigs.clear()
+        self._clear_slots()
         self.last_closed = self.home / R.RECORDS_DIR / f"{o.id}.jsonl"
