@@ -296,17 +296,11 @@ def _home_for(target: str | None) -> Path:
 def _current_for(target: str | None, home: Path) -> list[str] | None:
     """The records the notebook of *target* (a notebook, or its ``<stem>.dsh`` folder) names,
     or None when there is no readable notebook (then nothing is called superseded)."""
-    from .artifact.records import current_records
-    from .artifact.seal import UnreadableNotebook, read_notebook
+    from .artifact.records import current_records_of
 
-    nb_path = Path(target) if target and target.endswith(".ipynb") else home.parent / f"{home.name[:-4]}.ipynb" \
-        if home.name.endswith(".dsh") else None
-    if nb_path is None or not nb_path.is_file():
-        return None
-    try:
-        return current_records(read_notebook(nb_path))
-    except (UnreadableNotebook, OSError):
-        return None
+    if target and target.endswith(".ipynb"):
+        return current_records_of(target)
+    return current_records_of(home.parent / f"{home.name[:-4]}.ipynb") if home.name.endswith(".dsh") else None
 
 
 def cmd_prune(args) -> int:

@@ -21,14 +21,11 @@ from dsh_notebook.artifact.seal import sync, verify
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_verify import cli  # noqa: E402 - the same command-line runner
+from test_verify import write_notebook as write_cells  # noqa: E402
 
 
 def notebook(tmp_path: Path, *cells: str) -> Path:
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    path = tmp_path / "report.ipynb"
-    nbformat.write(nb, str(path))
-    return path
+    return write_cells(tmp_path / "report.ipynb", list(cells))
 
 
 RECKON = "%%reckon Ohm\ngiven V = 12 V\ngiven R = 4 ohm\nI = @V/@R"

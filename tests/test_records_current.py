@@ -18,7 +18,7 @@ from dsh_notebook.artifact.seal import verify
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_magic import sh  # noqa: E402,F401 - the in-process shell fixture
-from test_verify import cli  # noqa: E402 - the same command-line runner
+from test_verify import cli, ran_notebook  # noqa: E402 - the same helpers
 
 CELLS = [
     "%load_ext dsh_notebook",
@@ -31,17 +31,7 @@ CELLS = [
 @pytest.fixture(scope="module")
 def rerun(tmp_path_factory):
     """A notebook run twice: its outputs name the second run's two records."""
-    folder = tmp_path_factory.mktemp("rerun")
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    for c in nb.cells:
-        c.metadata["tags"] = ["raises-exception"] if "mistake" in c.source else []
-    path = folder / "report.ipynb"
-    nbformat.write(nb, str(path))
-    for _ in range(2):
-        done = cli("run", str(path))
-        assert done.returncode == 0, done.stderr
-    return folder
+    return ran_notebook(tmp_path_factory.mktemp("rerun"), CELLS, runs=2, tags={2: ["raises-exception"]})
 
 
 @pytest.fixture

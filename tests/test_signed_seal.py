@@ -21,7 +21,7 @@ from dsh_notebook.artifact.seal import sync, verify
 from dsh_notebook.signing import AllowedSigners
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_verify import cli  # noqa: E402 - the same command-line runner
+from test_verify import cli, ran_notebook  # noqa: E402 - the same command-line runner
 
 CELLS = [
     "%load_ext dsh_notebook",
@@ -33,14 +33,7 @@ SSH_KEYGEN = shutil.which("ssh-keygen")
 
 @pytest.fixture(scope="module")
 def artifact(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("signed")
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    path = folder / "report.ipynb"
-    nbformat.write(nb, str(path))
-    run = cli("run", str(path))
-    assert run.returncode == 0, run.stderr
-    return folder
+    return ran_notebook(tmp_path_factory.mktemp("signed"), CELLS)
 
 
 @pytest.fixture

@@ -29,15 +29,28 @@ def cli(*args):
                           timeout=300)
 
 
+def write_notebook(path: Path, cells: list[str], tags: dict[int, list[str]] | None = None) -> Path:
+    """A notebook of code *cells* (with cell *tags* by index) for the current kernel, at *path*."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    for i, t in (tags or {}).items():
+        nb.cells[i].metadata["tags"] = t
+    nbformat.write(nb, str(path))
+    return path
+
+
+def ran_notebook(folder: Path, cells: list[str], *, runs: int = 1, tags: dict[int, list[str]] | None = None) -> Path:
+    """*folder* after ``dsh-notebook run`` of ``report.ipynb`` made of *cells*, *runs* times."""
+    path = write_notebook(folder / "report.ipynb", cells, tags)
+    for _ in range(runs):
+        done = cli("run", str(path))
+        assert done.returncode == 0, done.stderr
+    return folder
+
+
 @pytest.fixture(scope="module")
 def artifact(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("artifact")
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    path = folder / "report.ipynb"
-    nbformat.write(nb, str(path))
-    assert cli("run", str(path)).returncode == 0
-    return folder
+    return ran_notebook(tmp_path_factory.mktemp("artifact"), CELLS)
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import pytest
 from dsh_notebook.artifact.seal import verify
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_verify import cli  # noqa: E402 - the same command-line runner
+from test_verify import cli, ran_notebook, write_notebook  # noqa: E402 - the same helpers
 
 CELLS = [
     "%load_ext dsh_notebook",
@@ -31,14 +31,7 @@ CELLS = [
 
 @pytest.fixture(scope="module")
 def artifact(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("outputs")
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    path = folder / "report.ipynb"
-    nbformat.write(nb, str(path))
-    run = cli("run", str(path))
-    assert run.returncode == 0, run.stderr
-    return folder
+    return ran_notebook(tmp_path_factory.mktemp("outputs"), CELLS)
 
 
 @pytest.fixture
@@ -155,13 +148,10 @@ def test_an_older_renderer_is_compared_in_si_not_as_tampering(report):
 
 
 def test_a_refused_cell_is_checked_as_it_ran(tmp_path):
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in [
+    path = write_notebook(tmp_path / "refused.ipynb", [
         "%load_ext dsh_notebook",
         "%%reckon Wrong\ngiven L = 2 m\ngiven t = 4 s\nx = @L + @t\ny = 2",
-    ]])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    path = tmp_path / "refused.ipynb"
-    nbformat.write(nb, str(path))
+    ])
     assert cli("run", str(path)).returncode == 1  # a refused cell fails the run; its outputs are saved
     found = check7(path)
     assert found and all(f.ok for f in found), found
@@ -219,9 +209,6 @@ def test_a_second_record_output_is_named_and_scanned_for_secrets(report):
 
 
 def test_a_set_aside_notice_must_name_a_set_aside_record(report):
-    from dsh_notebook.artifact.outputs import reckon_cells, outputs_check  # noqa: F401
-    from dsh_notebook.reckon.render import bundle as render_bundle  # noqa: F401
-
     notice = "  (a record left open by an earlier kernel was set aside: AKIAIOSFODNN7EXAMPLQ; see %reckon recover)"
     edit(report, lambda nb: output(nb, 1)["data"].__setitem__(
         "text/plain", output(nb, 1)["data"]["text/plain"].replace(" — record closed", " — record closed\n" + notice)))

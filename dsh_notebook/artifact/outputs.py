@@ -296,8 +296,7 @@ def _with_display(name: str, tagged: dict, text, digits: int) -> Recorded:
         back = U.read_shown(shown)
         if back is None or not _close(back[0], value.mag, 1e-12) or tuple(back[1]) != tuple(value.sig.dim):
             return Recorded(tagged)
-        info = U.parse_unit(re.sub(r"[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+", lambda m: "^" + m.group().translate(
-            str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")), unit))
+        info = U.parse_unit(U.unit_from_display(unit))
         mag = int(number) if re.fullmatch(r"[+-]?[0-9]+", number) else float(number)
         q = U.registry().Quantity(mag, info.text)
         return Recorded(tagged, (f"{q:~P}", f"{q:~L}"), info.radians)
@@ -510,8 +509,7 @@ def _numbers(text: str) -> list[tuple[str, float, float]]:
         parts = re.split(r"\s?(?:×|\\times)\s?10", token)
         mantissa, exponent = parts[0], None
         if len(parts) > 1:
-            exponent = re.sub(r"[\^{}]", "", parts[1]).replace("−", "-").translate(
-                str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789"))
+            exponent = U.exponent_from_display(parts[1])
         try:
             value = abs(float(mantissa) * (10.0 ** int(exponent) if exponent else 1.0))
         except (ValueError, OverflowError):

@@ -31,20 +31,39 @@ def current_records(nb) -> list[str]:
     """The ids of the records notebook *nb* (as nbformat reads it) names, in notebook order: a
     ``%%reckon`` output (any status) or a ``%%chat`` bundle's records. These are its current
     records; any other record in its sidecar is history, superseded by a re-run (issue 15)."""
-    from .seal import named_records
-
-    # any output's metadata.dsh.record_id counts, with or without the record mimetype beside it
-    found = [rid for rid in (_record_id(o) for c in nb.cells if c.get("cell_type") == "code"
-                             for o in c.get("outputs", [])) if rid]
-    found += [rid for _i, rid, _sha in named_records(nb)]
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(rid for cell in nb.cells for rid in cell_records(cell)))
 
 
-def _record_id(output) -> str | None:
-    meta = output.get("metadata") if isinstance(output, dict) else None
-    dsh = meta.get("dsh") if isinstance(meta, dict) else None
-    rid = dsh.get("record_id") if isinstance(dsh, dict) else None
-    return rid if isinstance(rid, str) and rid else None
+def cell_records(cell) -> list[str]:
+    """The record ids one cell's outputs name: any output's ``metadata.dsh.record_id`` (with or
+    without the record mimetype beside it) and a chat bundle's ``records``."""
+    found: list[str] = []
+    for o in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+        meta = o.get("metadata") if isinstance(o, dict) else None
+        dsh = meta.get("dsh") if isinstance(meta, dict) else None
+        if not isinstance(dsh, dict):
+            continue
+        if isinstance(dsh.get("record_id"), str) and dsh["record_id"]:
+            found.append(dsh["record_id"])
+        if isinstance(dsh.get("records"), list) and "application/vnd.dsh.session+json" in (o.get("data") or {}):
+            found += [r for r in dsh["records"] if isinstance(r, str) and r]
+    return found
+
+
+def current_records_of(notebook) -> list[str] | None:
+    """:func:`current_records` of the notebook file at *notebook*, or ``None`` when there is no
+    readable notebook there (then nothing is called superseded)."""
+    from pathlib import Path
+
+    from .seal import UnreadableNotebook, read_notebook
+
+    path = Path(notebook)
+    if not path.is_file():
+        return None
+    try:
+        return current_records(read_notebook(path))
+    except (UnreadableNotebook, OSError):
+        return None
 
 
 def record_list(home, current: list[str] | set[str] | None = None) -> list[dict]:

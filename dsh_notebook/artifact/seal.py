@@ -563,7 +563,6 @@ def verify(notebook, *, allowed_signers=None) -> list[Finding]:
     and displayed output against its record (:func:`dsh_notebook.artifact.outputs.check_outputs`).
     Returns the findings in check order."""
     path = Path(notebook)
-    raw = path.read_text(encoding="utf-8")
     nb = _read_nb(path)
     sidecar = sidecar_for(path)
     records_dir = sidecar / RECORDS_DIR
@@ -654,7 +653,7 @@ def verify(notebook, *, allowed_signers=None) -> list[Finding]:
     if not ledgers and not held_ledgers:
         findings.append(Finding(3, True, sidecar.name, "no ledgers"))
 
-    findings.extend(check_secrets(path, raw, nb=nb, rendered=cells.shown))
+    findings.extend(check_secrets(path, nb=nb, rendered=cells.shown))  # the text is read only if needed
     findings.extend(check_seal(nb, path, meta if isinstance(meta, dict) else {}, allowed_signers))
     decided = [x for f in ledgers for x in check_decisions(f, allowed_signers)]
     findings.extend(decided or [Finding(6, True, sidecar.name, "no human decisions to check")])

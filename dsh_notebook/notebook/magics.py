@@ -232,7 +232,7 @@ class ReckonMagics(Magics):
         by_cell: dict[str | None, list[str]] = {}
         notebook = self.location.notebook if self.location.known else None
         if notebook is not None and Path(notebook).is_file():
-            from ..artifact.records import current_records
+            from ..artifact.records import cell_records
             from ..artifact.seal import UnreadableNotebook, read_notebook
 
             try:
@@ -240,10 +240,9 @@ class ReckonMagics(Magics):
             except (UnreadableNotebook, OSError):
                 nb = None
             for cell in nb.cells if nb is not None else []:
-                if cell.get("cell_type") == "code":
-                    named = current_records(type(nb)(cells=[cell]))
-                    if named:
-                        by_cell.setdefault(cell.get("id"), []).extend(named)
+                named = cell_records(cell)
+                if named:
+                    by_cell.setdefault(cell.get("id"), []).extend(named)
         ran: dict[str | None, list[str]] = {}
         for cell_id, rid in self.made:
             if cell_id is None:

@@ -436,6 +436,17 @@ _SHOWN_REAL = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:(?:e[+-]?[0-9]+)|(?:×10
 _SHOWN_NUMBER = re.compile(rf"(?:({_SHOWN_REAL})(?=[+-]))?({_SHOWN_REAL})?(j?)")
 
 
+def unit_from_display(text: str) -> str:
+    """A displayed unit written back in pint's syntax: superscript exponents become ``^n``
+    (``kg·m⁻³`` -> ``kg·m^-3``); :func:`parse_unit` reads the rest (``·``, ``Ω``, ``°C``)."""
+    return _SUPER_RUN.sub(lambda m: "^" + m.group().translate(_FROM_SUPERS), text.strip())
+
+
+def exponent_from_display(text: str) -> str:
+    """A power of ten's exponent as displayed (``⁻⁶``, ``^{-6}``, ``−6``) as plain digits (``-6``)."""
+    return re.sub(r"[\^{}]", "", text).replace("\u2212", "-").translate(_FROM_SUPERS)
+
+
 def _shown_real(text: str) -> float:
     mantissa, _, exponent = text.partition("×10")
     return float(mantissa + (f"e{exponent.translate(_FROM_SUPERS)}" if exponent else ""))
@@ -476,7 +487,7 @@ def read_shown(text: str):
     mag = shown_magnitude(number)
     if mag is None:
         return None
-    unit = _SUPER_RUN.sub(lambda m: "^" + m.group().translate(_FROM_SUPERS), unit.strip())
+    unit = unit_from_display(unit)
     try:
         info = parse_unit(unit)
         value = np.array(mag, dtype=complex if any(isinstance(x, complex) for x in np.ravel(mag)) else float) \

@@ -155,17 +155,10 @@ def records(notebook: Path, root: Path) -> list[dict]:
     """``[{id, title, status, opened, closed, steps, refused, current}]`` (``dsh-notebook
     records list``): the records the saved notebook names first (``current`` true), then the
     superseded ones (``current`` false; ``None`` when the notebook cannot be read)."""
-    from ..artifact.records import current_records, record_list
-    from ..artifact.seal import UnreadableNotebook, read_notebook
+    from ..artifact.records import current_records_of, record_list
 
     home = _folder(notebook, "", root)
-    if home is None:
-        return []
-    try:
-        current: list[str] | None = current_records(read_notebook(notebook)) if notebook.is_file() else None
-    except (UnreadableNotebook, OSError):
-        current = None
-    return record_list(home, current)
+    return record_list(home, current_records_of(notebook)) if home is not None else []
 
 
 def record(notebook: Path, root: Path, record_id: str) -> dict:
