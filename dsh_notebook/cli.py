@@ -47,6 +47,9 @@ def _result_text(rec) -> str:
     from .reckon.render import value_text
     from .reckoner.values import parse_tagged
 
+    stop = rec.stopping_refusal
+    if stop is not None:  # a calculation that stopped at a refusal has no result to show
+        return f"none: refused ({(stop.get('content') or {}).get('code')})"
     steps = rec.steps
     if not steps:
         return rec.closing_text or ""

@@ -230,3 +230,44 @@ def test_a_python_quantity_display_says_the_record_does_not_hold_its_unit(report
     edit(report, lambda nb: output(nb, 5)["data"]["application/vnd.dsh.record+json"]["steps"][0].__setitem__(
         "text", "f = 60 Hz"))
     assert any(f.startswith("cell 6:") for f in failing(report))
+
+
+def test_printed_text_or_a_record_rendering_in_another_cell_is_named(report):
+    edit(report, lambda nb: nb.cells[1].outputs.append(nbformat.v4.new_output(
+        "stream", name="stdout", text="R = 0.2 Ω (corrected)\n")))
+    assert any(f.startswith("cell 2: shows printed text that %%reckon never prints") for f in failing(report))
+
+
+def test_a_record_rendering_copied_into_a_python_cell_fails(report):
+    edit(report, lambda nb: nb.cells[2].outputs.append(nbformat.from_dict(dict(output(nb, 1)))))
+    assert any(f.startswith("cell 3: shows a record rendering, but the cell does not run %%reckon")
+               for f in failing(report))
+
+
+def test_an_older_renderer_claim_cannot_round_a_value_away_or_add_a_script(report):
+    def older(nb):
+        out = output(nb, 1)
+        out["metadata"]["dsh"]["renderer"] = "reckon-render/0"
+        out["data"]["text/plain"] = out["data"]["text/plain"].replace("R = 127.25 mΩ", "R = 0.1 Ω")
+    edit(report, older)
+    assert failing(report)  # 0.1 is not 0.12725 to within half a percent
+
+    def script(nb):
+        out = output(nb, 1)
+        out["data"]["text/plain"] = out["data"]["text/plain"].replace("R = 0.1 Ω", "R = 127.25 mΩ")
+        out["data"]["text/html"] += "<script>document.body.innerHTML='x'</script>"
+    edit(report, script)
+    assert any("script" in f for f in failing(report)), failing(report)
+
+
+def test_the_error_a_refused_cell_shows_must_be_its_records_refusal(tmp_path):
+    path = write_notebook(tmp_path / "refused.ipynb", [
+        "%load_ext dsh_notebook", "%%reckon Wrong\ngiven L = 2 m\ngiven t = 4 s\nx = @L + @t"])
+    cli("run", str(path))
+    assert not failing(path)
+
+    def forge(nb):
+        err = next(o for o in nb.cells[1].outputs if o.get("output_type") == "error")
+        err["evalue"] = "line 3: x = @L + @t -> ENGINE_IO: the disk was full"
+    edit(path, forge)
+    assert any("its error says" in f and "ENGINE_INCOMPATIBLE_DIMENSION" in f for f in failing(path))

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..reckon import units as U
 from ..reckon.cell import (
+    USAGE,
     CellOutcome,
     ReckonSession,
     ReckonUsageError,
@@ -53,26 +54,44 @@ CHECK = 7
 _SET_ASIDE = re.compile(r"^  \((a record left open by an earlier kernel was set aside: (\S+); see %reckon recover)\)$")
 
 
-def reckon_cells(nb) -> tuple[list[tuple[int, str, str, dict | None, dict | None, int | None]], list[Finding]]:
+#: What ``%%reckon`` prints for a cell without lines (``notebook.magics``).
+EMPTY_CELL = "%%reckon: the cell has no lines to run (nothing was recorded).\n\n" + USAGE + "\n"
+
+
+def reckon_cells(nb) -> tuple[list[tuple[int, str, str, dict | None, dict | None, int | None]], list[Finding],
+                               dict[int, list[str]]]:
     """``(cell index, magic line after %%reckon, body, displayed data, output metadata.dsh,
     output index)`` for every ``%%reckon`` code cell (the last three None for a cell that shows
     no record: not run, or ``--quiet``), and the findings for cells whose outputs cannot be what
     the magic displayed: a rendering (display data) without its record marker, or more than
-    one record output."""
+    one record output, a stream the magic never prints, a record rendering in another cell;
+    and the ``ReckonRefused`` messages each cell shows (by cell index)."""
     found: list[tuple[int, str, str, dict | None, dict | None, int | None]] = []
     problems: list[Finding] = []
+    refusals: dict[int, list[str]] = {}
     for i, cell in enumerate(nb.cells):
         src = cell.get("source", "")
         if cell.get("cell_type") != "code" or not isinstance(src, str):
             continue
         head, _, body = src.lstrip().partition("\n")
         if not head.startswith("%%reckon") or (len(head) > 8 and not head[8].isspace()):
+            if any(isinstance(o, dict) and isinstance(o.get("data"), dict) and MIME_RECORD in o["data"]
+                   for o in cell.get("outputs") or []):
+                problems.append(Finding(CHECK, False, f"cell {i + 1}", "shows a record rendering, but the cell does "
+                                                                       "not run %%reckon: nothing made it there"))
             continue
         shown: list[tuple[int, dict, dict]] = []
         bare = 0
         for n, o in enumerate(cell.get("outputs") or []):
+            if isinstance(o, dict) and o.get("output_type") == "stream" and o.get("text") != EMPTY_CELL:
+                problems.append(Finding(CHECK, False, f"cell {i + 1}", "shows printed text that %%reckon never "
+                                                                       "prints: nothing vouches for it"))
+                continue
+            if isinstance(o, dict) and o.get("output_type") == "error" and o.get("ename") == "ReckonRefused":
+                refusals.setdefault(i, []).append(str(o.get("evalue")))
+                continue
             if not isinstance(o, dict) or o.get("output_type") not in ("display_data", "execute_result"):
-                continue  # a stream (usage, notices) or the error of a refused line
+                continue  # the usage text of an empty cell, or an error that stopped the cell (UsageError)
             data = o.get("data")
             meta = o.get("metadata")
             dsh = meta.get("dsh") if isinstance(meta, dict) else None
@@ -93,7 +112,7 @@ def reckon_cells(nb) -> tuple[list[tuple[int, str, str, dict | None, dict | None
             found.append((i, head[8:], body, data, dsh, n))
         else:
             found.append((i, head[8:], body, None, None, None))
-    return found, problems
+    return found, problems, refusals
 
 
 @dataclass
@@ -124,7 +143,7 @@ def outputs_check(nb, path: Path) -> OutputsCheck:
     records = sidecar / RECORDS_DIR
     chains: list[list] = []
     quiet: list = []  # --quiet --continue cells show nothing: the next cell's record holds their lines
-    cells, result.findings = reckon_cells(nb)
+    cells, result.findings, shown_refusals = reckon_cells(nb)
     for item in cells:
         if item[4] is None:
             try:
@@ -150,7 +169,7 @@ def outputs_check(nb, path: Path) -> OutputsCheck:
         except OSError:
             continue  # check 2 names it
         _check_chain(session, chain, _HeldRecord(rid, [ln + b"\n" for ln in lines[1:] if ln.strip()]), result,
-                     sidecar)
+                     sidecar, shown_refusals)
     result.findings.sort(key=lambda f: _cell_number(f.subject))
     return result
 
@@ -183,7 +202,8 @@ def _where(chain) -> str:
     return f"cell {first}" if first == last else f"cells {first}-{last}"
 
 
-def _check_chain(session: ReckonSession, chain, rec, result: OutputsCheck, sidecar: Path) -> None:
+def _check_chain(session: ReckonSession, chain, rec, result: OutputsCheck, sidecar: Path,
+                 shown_refusals: dict[int, list[str]]) -> None:
     eng = session.engine
     assert isinstance(eng, MemoryEngine)
     if eng.open_record is not None:
@@ -216,6 +236,14 @@ def _check_chain(session: ReckonSession, chain, rec, result: OutputsCheck, sidec
         result.findings.extend(Finding(CHECK, False, _where(chain), p) for p in problems)
         return
     result.replayed.add(rec.id)
+    for i, outcome in outcomes:  # the error a refused cell shows must be its record's refusal
+        bad = outcome.refused
+        said = None if bad is None else (f"line {bad.line.lineno}: {bad.line.source}" if bad.line.lineno
+                                         else bad.line.source) + f" -> {bad.receipt.get('code')}: {bad.receipt.get('error')}"
+        for shown in shown_refusals.get(i, []):
+            if shown != said:
+                result.findings.append(Finding(CHECK, False, f"cell {i + 1}", f"its error says {shown[:160]!r}, but "
+                                               f"record {rec.id} gives {said[:160] if said else 'no refusal'!r}"))
     for (i, _h, _b, data, meta, n), (_, outcome) in zip(chain, outcomes):
         if data is not None:
             found, exact = _check_display(i, data, meta, outcome, rec.id, sidecar)
@@ -451,6 +479,10 @@ def _check_display(i: int, data: dict, meta: dict, outcome: CellOutcome, rid: st
         if tuple(a_si[1]) != tuple(b_si[1]) or not _close(a_si[0], b_si[0], max(a_tol, b_tol)):
             return [Finding(CHECK, False, where, f"shows {a_text!r} where record {rid} gives {b_text!r} "
                                                  f"({older}: the value or dimension itself differs)")], False
+    if any(re.search(r"<script|\son\w+\s*=|javascript:", _text(data.get(m)), re.IGNORECASE)
+           for m in ("text/html", "text/markdown")):
+        return [Finding(CHECK, False, where, f"its HTML or Markdown holds a script or an event handler, which the "
+                                             f"renderer never writes ({older})")], False
     if len(values) != len(rendered):
         return [Finding(CHECK, False, where, f"shows {len(values)} values where record {rid} renders "
                                              f"{len(rendered)} ({older})")], False
@@ -515,7 +547,8 @@ def _numbers(text: str) -> list[tuple[str, float, float]]:
         except (ValueError, OverflowError):
             continue
         digits = len(re.sub(r"[^0-9]", "", re.split(r"[eE]", mantissa)[0]).lstrip("0")) or 1
-        out.append((token, value, 0.5 * 10.0 ** (1 - min(digits, 15)) + 1e-12))
+        # rounding to 1 or 2 digits would hide a change of tens of percent: at most 0.5% either way
+        out.append((token, value, min(0.5 * 10.0 ** (1 - min(digits, 15)), 5e-3) + 1e-12))
     return out
 
 

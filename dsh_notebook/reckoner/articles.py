@@ -330,6 +330,7 @@ _WORDS: dict[str, dict[str, Any]] = {
         "refused_at": "The calculation was refused at row {seq} ({tool}): {code}: {error}",
         "stopped": "It stopped there, so no result is concluded; the values above are those computed before the "
                    "refusal.",
+        "stopped_first": "It stopped there, before any calculation, so no result is concluded.",
         "refused_along": "Refused along the way, and not part of the result:",
         "approach_stopped": lambda n: ("The calculation stopped at a refused call, so it has no result; "
                                        + ("the calculation made before it is written out below:" if n == 1 else
@@ -344,6 +345,7 @@ _WORDS: dict[str, dict[str, Any]] = {
         "looked_up": "查阅资料：", "source": "来源", "unverified": "（来自网络，未经核实）",
         "refused_at": "计算在第 {seq} 行（{tool}）被拒绝：{code}：{error}",
         "stopped": "计算在此中止，因此不给出结论；以上数值均为拒绝之前的计算结果。",
+        "stopped_first": "计算在任何计算之前中止，因此不给出结论。",
         "refused_along": "过程中被拒绝的调用（不属于结果）：",
         "approach_stopped": lambda n: ("计算因被拒绝的调用而中止，没有结果；"
                                        + (f"以下列出此前的 {n} 步计算：" if n else "此前未进行任何计算。")),
@@ -411,7 +413,7 @@ class OfflineWriter:
         refused = [said(r) for r in f.refusals if r.seq != f.stopped_at]
         if f.ended_in_refusal:  # never a value presented as its result, not even in a closing text
             stop = next(r for r in f.refusals if r.seq == f.stopped_at)
-            conclusion = " ".join([said(stop), words["stopped"]])
+            conclusion = " ".join([said(stop), words["stopped"] if steps else words["stopped_first"]])
         elif f.closing:
             conclusion = f.closing
         elif steps:
