@@ -209,6 +209,8 @@ def _check_chain(session: ReckonSession, chain, rec, result: OutputsCheck, sidec
     if eng.open_record is not None:
         eng.record_end()
     session.continuing = False
+    rules = (rec.row(0).get("content") or {}).get("rules", 1) if rec.row(0).get("tool") == "record_start" else 1
+    eng.rules = rules if type(rules) is int and rules >= 1 else 1  # the engine rules the record was written under
     recorded = _recorded_values(chain, rec)
     outcomes: list[tuple[int, CellOutcome]] = []
     labels: list[str] = []

@@ -63,13 +63,28 @@ class ReckonRefused(NotebookError):
 
 
 class ReckonSlots(dict):
-    """``_reckon``: slot name -> pint Quantity (SI), with ``record_id``, ``path``, ``title``
-    and ``status`` of the record the cell wrote."""
+    """``_reckon``: slot name -> pint Quantity (SI, so temperatures in K), with ``record_id``,
+    ``path``, ``title`` and ``status`` of the record the cell wrote, and :meth:`kind`."""
 
     record_id: str | None = None
     path: Path | None = None
     title: str | None = None
     status: str | None = None
+    kinds: dict[str, str] = {}  # noqa: RUF012 - replaced per instance by the magic
+
+    def kind(self, name: str) -> str | None:
+        """A slot's temperature kind (issue 17): ``"point"`` (a reading on the scale named by
+        :meth:`scale`), ``"difference"``, or ``None`` (not a temperature, or a thermodynamic
+        temperature in K, which acts as either). ``KeyError`` for a slot that does not exist."""
+        if name not in self:
+            raise KeyError(name)
+        temp = self.kinds.get(name, "")
+        return None if not temp else ("difference" if temp == "delta" else "point")
+
+    def scale(self, name: str) -> str | None:
+        """The scale a temperature point was given in (``"degC"``, ``"degF"``), else ``None``."""
+        temp = self.kinds.get(name, "") if name in self else None
+        return temp if temp in ("degC", "degF") else None
 
     def __repr__(self) -> str:
         items = ", ".join(f"{k}: {v:~P}" if hasattr(v, "units") else f"{k}: {v!r}" for k, v in self.items())
@@ -144,6 +159,7 @@ class ReckonMagics(Magics):
         meta = render.record_metadata(out, self.location, sha)
         slots = ReckonSlots({n: _to_quantity(v) for n, v in out.slots.items()})
         slots.record_id, slots.path, slots.title, slots.status = out.record_id, out.path, out.title, out.status
+        slots.kinds = {n: v.sig.temp for n, v in out.slots.items() if v.sig.kind != "object" and v.sig.temp}
         self.shell.user_ns[opts.export] = slots
         bad = out.refused
         if not opts.quiet or bad is not None:

@@ -10,6 +10,11 @@ section 2).
   is still recorded, as a refused ``set`` (``given``) or ``get`` (``show``) row.
 * On the first refused line the cell stops, the record closes with the refusal in it,
   and :class:`CellOutcome.refused` says which line, so the magic can raise.
+* Temperatures (issue 17): a ``given`` in degC/degF is a point, in delta_degC a difference
+  (the kind goes to the engine with the value); ``show X in degF`` of a difference and
+  ``show X in delta_degF`` of a point are refused. ``NAME = FORMULA in UNIT`` declares the
+  result's unit: a result of another dimension (or kind) is refused before anything is
+  written, and the result shows in UNIT.
 """
 
 from __future__ import annotations
@@ -26,8 +31,9 @@ from ..errors import NotebookError
 from ..reckoner import Engine
 from ..reckoner import records as R
 from ..reckoner.errors import EngineError
+from ..reckoner.evaluate import compile_formula
 from ..reckoner.grammar import parse
-from ..reckoner.values import Value
+from ..reckoner.values import DELTA, POINT_SCALES, Value, kind_keys
 from . import units as U
 
 NAME_RE = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -253,8 +259,9 @@ def _array_literal(text: str, name: str):
     return value, text[pos:].strip()
 
 
-def _tagged(mag, dim) -> dict:
+def _tagged(mag, dim, temp: str = "") -> dict:
     dim = list(dim)
+    kind = kind_keys(temp)
     if isinstance(mag, np.ndarray):
         def conv(x):
             if isinstance(x, list):
@@ -262,10 +269,10 @@ def _tagged(mag, dim) -> dict:
             if isinstance(x, complex):
                 return {"re": x.real, "im": x.imag}
             return x
-        return {"array": conv(mag.tolist()), "dim": dim}
+        return {"array": conv(mag.tolist()), "dim": dim, **kind}
     if isinstance(mag, complex):
-        return {"re": mag.real, "im": mag.imag, "dim": dim}
-    return {"num": float(mag), "dim": dim}
+        return {"re": mag.real, "im": mag.imag, "dim": dim, **kind}
+    return {"num": float(mag), "dim": dim, **kind}
 
 
 @dataclass
@@ -347,7 +354,7 @@ def read_given(name: str, text: str, user_ns: dict) -> Given:
         rest = rest.strip()
     info = U.parse_unit(rest)
     si = U.to_si(value, info)
-    return Given(_tagged(si, info.dim), value_text, info if rest else None, info.radians if rest else 0)
+    return Given(_tagged(si, info.dim, info.temp), value_text, info if rest else None, info.radians if rest else 0)
 
 
 def _as_array(nested, name):
@@ -402,7 +409,7 @@ def _from_python(name: str, obj, rest: str, var: str) -> Given:
                 display = (f"{obj:~P}", f"{obj:~L}")
             except Exception:  # a Quantity from another library's registry without these formats
                 display = None
-        return Given(_tagged(si, info.dim), f"py:{var}", None, info.radians, display)
+        return Given(_tagged(si, info.dim, info.temp), f"py:{var}", None, info.radians, display)
     if isinstance(obj, bool) or not isinstance(obj, (int, float, complex, np.number, np.ndarray, list)):
         raise GivenValueError(
             "ENGINE_INVALID_ARGS",
@@ -434,7 +441,8 @@ def _from_python(name: str, obj, rest: str, var: str) -> Given:
     _finite(obj, name, var)
     info = U.parse_unit(rest)
     si = U.to_si(obj, info)
-    return Given(_tagged(si, info.dim), f"py:{var}", info if rest else None, info.radians if rest else 0)
+    return Given(_tagged(si, info.dim, info.temp), f"py:{var}", info if rest else None,
+                 info.radians if rest else 0)
 
 
 def _finite(mag, name, var):
@@ -458,9 +466,10 @@ class Step:
     inputs: dict = field(default_factory=dict)  # eval: slot -> Value read
     input_digits: dict = field(default_factory=dict)  # eval: slot -> digits as typed in its given line
     result: Value | None = None  # eval: the value written; show: the value read
-    shown: Any = None  # show: magnitude in the display unit
+    shown: Any = None  # show (and eval with a declared unit): magnitude in the display unit
     shown_unit: str | None = None
     formula: Any = None
+    as_delta: frozenset = frozenset()  # eval: positions of @slot operands (K) acting as temperature differences
 
     @property
     def ok(self) -> bool:
@@ -600,6 +609,14 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
             return Step(ln, "set", r, given=g, result=eng.slots()[ln.name][0])
         return Step(ln, "set", r, given=g)
     if ln.form == "eval":
+        declared = None
+        if eng.rules >= 2:  # records written before declared units (rules 1) replay as they were written
+            formula, unit_text = split_declared(ln.rest)
+            if unit_text is not None:
+                ln.rest, ln.unit = formula, unit_text
+                declared = _declared_unit(eng, ln)
+                if isinstance(declared, dict):  # the refusal's receipt: nothing was written
+                    return Step(ln, "eval", declared)
         try:
             f = parse(ln.rest)
             slots = eng.slots()
@@ -612,6 +629,12 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
         if r["ok"]:
             st.result = eng.slots()[ln.name][0]
             session.given_units.pop(ln.name, None)
+            if f is not None and any(v.sig.temp for v in inputs.values()):
+                st.as_delta = compile_formula(f, {n: v.sig for n, v in inputs.items()},
+                                              {n: v.mag for n, v in inputs.items()}).as_delta
+            if declared is not None and st.result.sig.kind != "object":
+                st.shown = U.from_si(st.result.mag, declared)
+                st.shown_unit = declared.text
         return st
     if ln.form == "show":
         return _show(session, ln)
@@ -627,6 +650,64 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
         "eval", "ENGINE_INVALID_ARGS",
         f"{ln.source!r} is not a %%reckon line; lines are 'given NAME = VALUE UNIT', "
         "'NAME = FORMULA', 'show NAME [in UNIT]', 'note TEXT', 'delete NAME' or 'end [TEXT]'."))
+
+
+_IN = re.compile(r"\s+in\s+")
+
+
+def split_declared(rest: str) -> tuple[str, str | None]:
+    """``FORMULA in UNIT`` -> ``(FORMULA, UNIT)``: the last `` in `` outside brackets splits;
+    ``(rest, None)`` when there is none."""
+    cut = None
+    for m in _IN.finditer(rest):
+        head = rest[: m.start()]
+        depth = sum(head.count(o) - head.count(c) for o, c in ("()", "[]", "{}"))
+        if depth == 0 and head.strip() and rest[m.end():].strip():
+            cut = m
+    if cut is None:
+        return rest, None
+    return rest[: cut.start()].strip(), rest[cut.end():].strip()
+
+
+def _declared_unit(eng: Engine, ln: Line) -> U.UnitInfo | dict:
+    """The declared unit of ``NAME = FORMULA in UNIT``, or the refusal's receipt when the unit cannot
+    be read or the result would not have its dimension and kind (nothing is written then)."""
+    try:
+        unit = U.parse_unit(ln.unit or "")
+    except U.UnitError as exc:
+        return eng.refuse("eval", exc.code, f"{ln.name} = {ln.rest} in {ln.unit}: {exc.message}")
+    try:
+        value, _ = eng.evaluate(ln.rest)
+    except EngineError:
+        return unit  # eval refuses it with its own reason
+    if value.sig.kind == "object":
+        return eng.refuse("eval", "ENGINE_INVALID_ARGS", f"{ln.name} = {ln.rest} is an object; a declared unit "
+                                                        "(in UNIT) applies to a number or an array.")
+    have = tuple(value.sig.dim)
+    shown = U.unit_pretty(unit.text)
+    if have != tuple(unit.dim):
+        return eng.refuse("eval", "ENGINE_INCOMPATIBLE_DIMENSION", (
+            f"{ln.name} = {ln.rest} gives {U.describe_dim(have)}, but it is declared in {shown!r}, which is "
+            f"{U.describe_dim(unit.dim)}; nothing was written. A forgotten or extra term in the formula is the usual "
+            "cause: check it against the declared unit."))
+    why = _kind_clash(ln.name or "the result", value.sig.temp, unit)
+    if why:
+        return eng.refuse("eval", "ENGINE_INCOMPATIBLE_DIMENSION", why + " Nothing was written.")
+    return unit
+
+
+def _kind_clash(name: str, temp: str, unit: U.UnitInfo) -> str | None:
+    """Why a temperature of kind *temp* cannot be shown in *unit* (P23), or ``None``."""
+    shown = U.unit_pretty(unit.text)
+    if unit.temp in POINT_SCALES and temp == DELTA:
+        return (f"{name} is a temperature difference, and {shown} is a reading on a scale: shown in it the difference "
+                f"would be shifted by the scale's offset. Show it in "
+                f"{'delta_degF (Δ°F)' if unit.temp == 'degF' else 'delta_degC (Δ°C)'} or K.")
+    if unit.temp == DELTA and temp in POINT_SCALES:
+        return (f"{name} is a temperature point (a reading in {'°C' if temp == 'degC' else '°F'}), and {shown} "
+                "measures differences. Show it in degC, degF or K, or subtract a reference point first "
+                f"(@{name} - @T0).")
+    return None
 
 
 def _show(session: ReckonSession, ln: Line) -> Step:
@@ -646,6 +727,9 @@ def _show(session: ReckonSession, ln: Line) -> Step:
             if msg:
                 return Step(ln, "get", eng.refuse("get", "ENGINE_INCOMPATIBLE_DIMENSION", msg))
         slot = eng.slots().get(ln.name)
+        why = _kind_clash(ln.name, slot[0].sig.temp, unit) if slot is not None else None
+        if why:
+            return Step(ln, "get", eng.refuse("get", "ENGINE_INCOMPATIBLE_DIMENSION", why))
         if slot is not None and slot[0].sig.kind != "object" and tuple(slot[0].sig.dim) != tuple(unit.dim):
             have = slot[0].sig.dim
             return Step(ln, "get", eng.refuse("get", "ENGINE_INCOMPATIBLE_DIMENSION", (

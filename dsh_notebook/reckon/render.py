@@ -44,7 +44,7 @@ def _given_display(st: Step, digits: int) -> tuple[str, str]:
         text = f"{g.value_text} {U.unit_pretty(g.unit.text)}"
         latex = rf"{name_latex(name)} = {_value_text_latex(g.value_text)}\,{U.unit_latex(g.unit.text)}"
         d = max(digits, g.digits)  # never drop a digit the person typed
-        if g.unit.factor != 1.0 or g.unit.offset:
+        if (g.unit.factor != 1.0 or g.unit.offset) and not (g.unit.offset and st.result.sig.temp == g.unit.temp):
             text += f" = {value_text(st.result, d)}"
             latex += f" = {value_latex(st.result, d)}"
         return text, latex
@@ -60,6 +60,15 @@ def _value_text_latex(t: str) -> str:
         return num_latex(x, 12)
     except ValueError:
         return r"\text{" + html.escape(t) + "}"
+
+
+def _shown(st: Step, digits: int) -> tuple[str, str]:
+    """A value shown in the unit a line asked for (``show X in UNIT``, ``X = ... in UNIT``): ``(text, LaTeX)``."""
+    v = st.shown
+    body = array_items(v, num_text, digits) if isinstance(v, np.ndarray) else num_text(v, digits)
+    lbody = array_latex(v, digits) if isinstance(v, np.ndarray) else num_latex(v, digits)
+    unit = st.shown_unit or ""
+    return f"{body} {U.unit_pretty(unit)}", rf"{lbody}\,{U.unit_latex(unit)}"
 
 
 _SYMBOLIC: dict[str, str] = {}
@@ -95,29 +104,28 @@ def step_rows(out: CellOutcome) -> list[dict]:
             row["latex"] = latex
         elif ln.form == "eval":
             f = st.formula
-            res = value_text(st.result, d)
+            res, res_latex = _shown(st, d) if st.shown is not None else (value_text(st.result, d),
+                                                                         value_latex(st.result, d))
             if f is not None:
                 sym = _symbolic_latex(ln.rest, f.tree)
-                sub = formula_latex(f.tree, st.inputs, d, st.input_digits)
+                sub = formula_latex(f.tree, st.inputs, d, st.input_digits, st.as_delta)
                 latex = rf"{name_latex(ln.name)} = {sym}"
                 if st.inputs:
                     latex += rf" = {sub}"
-                latex += rf" = {value_latex(st.result, d)}"
+                latex += rf" = {res_latex}"
                 row["latex"] = latex
                 plain = f"{ln.name} = {ln.rest}"
                 if st.inputs:
-                    plain += f" = {formula_text(f.tree, st.inputs, d, st.input_digits)}"
+                    plain += f" = {formula_text(f.tree, st.inputs, d, st.input_digits, st.as_delta)}"
                 row["text"] = f"{plain} = {res}"
             else:
                 row["text"] = f"{ln.name} = {ln.rest} = {res}"
         elif ln.form == "show":
             digits = ln.digits or d
             if st.shown is not None:
-                v = st.shown
-                body = array_items(v, num_text, digits) if isinstance(v, np.ndarray) else num_text(v, digits)
-                lbody = array_latex(v, digits) if isinstance(v, np.ndarray) else num_latex(v, digits)
-                row["text"] = f"{ln.name} = {body} {U.unit_pretty(st.shown_unit)}"
-                row["latex"] = rf"{name_latex(ln.name)} = {lbody}\,{U.unit_latex(st.shown_unit)}"
+                text, latex = _shown(st, digits)
+                row["text"] = f"{ln.name} = {text}"
+                row["latex"] = rf"{name_latex(ln.name)} = {latex}"
             else:
                 row["text"] = f"{ln.name} = {value_text(st.result, digits)}"
                 row["latex"] = rf"{name_latex(ln.name)} = {value_latex(st.result, digits)}"

@@ -12,6 +12,9 @@
   solid angle (P07).
 * ``si_text`` names a vector for display in SI symbols (``Ω``, ``N``, ``Pa``); ``s⁻¹`` is
   never written as Hz.
+* Temperatures (issue 17): ``degC``, ``°C``, ``degF``, ``°F`` alone give a point on that scale;
+  ``delta_degC``, ``Δ°C``, ``delta_degF``, ``ΔK`` a difference; ``K`` and ``degR`` a
+  thermodynamic temperature (no kind: it acts as either). ``UnitInfo.temp`` says which.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ class UnitInfo:
     radians: int
     offset: bool
     factor: float  # SI per unit for multiplicative units
+    temp: str = ""  # a temperature unit's kind: "degC"/"degF" (a point), "delta" (a difference), "" (K, degR, other)
 
 
 def _normalise(text: str) -> str:
@@ -178,8 +182,46 @@ def _suggest(text: str) -> str:
     return f"'{head.strip()}/({tail.strip()})' for a quotient, or '({head.strip()}/{tail.split()[0]})*{' '.join(tail.split()[1:])}'."
 
 
-@lru_cache(maxsize=1024)
+_DELTA_K = re.compile(r"(?:Δ|delta_)\s*(?:K|kelvin)")
+_SCALE_OF = {"degree_Celsius": "degC", "degree_Fahrenheit": "degF"}
+
+
 def parse_unit(text: str) -> UnitInfo:
+    """Read a unit expression (``'ohm*m'``, ``'kN*m'``, ``'mg/(12 h)'``, ``'degC'``; ``''``
+    is dimensionless), with its temperature kind. Raises :class:`UnitError` naming the problem."""
+    if _DELTA_K.fullmatch(text.strip()):  # how the working shows a K value used as a difference
+        k = _parse_unit("K")
+        return UnitInfo(text.strip(), k.dim, 0, False, 1.0, "delta")
+    info = _parse_unit(text)
+    if tuple(info.dim) != (0, 0, 0, 0, 1, 0, 0):
+        return info
+    name = _single_unit_name(info.text)
+    if info.offset:
+        scale = _SCALE_OF.get(name or "")
+        if scale is None:
+            raise UnitError("ENGINE_INVALID_DIMENSION",
+                            f"{info.text!r} is a temperature scale the engine does not keep; give the value in degC, "
+                            "degF or K.")
+        return UnitInfo(info.text, info.dim, info.radians, True, info.factor, scale)
+    if name is not None and name.startswith("delta_"):
+        return UnitInfo(info.text, info.dim, info.radians, False, info.factor, "delta")
+    return info
+
+
+def _single_unit_name(text: str) -> str | None:
+    """pint's name of a unit written alone (``'°C'`` -> ``'degree_Celsius'``), else ``None``."""
+    try:
+        units = registry().parse_units(text)._units
+    except Exception:  # a compound pint cannot take as units alone
+        return None
+    if len(units) != 1:
+        return None
+    (name, power), = units.items()
+    return name if power == 1 else None
+
+
+@lru_cache(maxsize=1024)
+def _parse_unit(text: str) -> UnitInfo:
     """Read a unit expression (``'ohm*m'``, ``'kN*m'``, ``'mg/(12 h)'``, ``'degC'``; ``''``
     is dimensionless). Raises :class:`UnitError` naming the problem."""
     t = _normalise(text)

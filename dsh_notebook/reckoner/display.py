@@ -6,6 +6,9 @@ article writers.
   units, never introducing a base the vector does not have; ``s⁻¹`` is never written Hz.
 * Numbers show ``digits`` significant digits (``1.68×10⁻⁸``); formulas render from the
   syntax tree, optionally with each ``@slot`` replaced by its value.
+* A temperature point shows on the scale it was given in (``14.2 °C``); a K value that acts
+  as a difference beside a point shows as ``5 ΔK`` in the working (issue 17). A negative or
+  complex substituted value keeps its parentheses: ``(-3)^2``, never ``-3^2`` (P17).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import numpy as np
 
 from . import dims as D
 from . import grammar as G
-from .values import Array, Scalar, Value
+from .values import POINT_SCALES, Array, Scalar, Value
 
 _SYMBOL = {
     (1, 1, -2, 0, 0, 0, 0): "N",
@@ -154,28 +157,55 @@ def array_items(a: Array, f: Callable[[Any, int], str], digits: int, limit: int 
     return "[" + ", ".join(f(v, digits) for v in vals) + "]"
 
 
+#: a point's scale: (symbol, LaTeX, SI -> reading)
+_SCALES: dict[str, tuple[str, str, Callable[[Any], Any]]] = {
+    "degC": ("°C", r"{}^{\circ}\mathrm{C}", lambda k: k - 273.15),
+    "degF": ("°F", r"{}^{\circ}\mathrm{F}", lambda k: k * 1.8 - 459.67),
+}
+
+
+def on_scale(mag: Any, scale: str) -> Any:
+    """A point's SI magnitude (K) as a reading on *scale* (``degC``, ``degF``); complex values
+    shift their real part only."""
+    to = _SCALES[scale][2]
+    if isinstance(mag, complex):
+        return complex(to(mag.real), mag.imag * (1.8 if scale == "degF" else 1.0))
+    if isinstance(mag, np.ndarray) and mag.dtype.kind == "c":
+        return to(mag.real) + 1j * mag.imag * (1.8 if scale == "degF" else 1.0)
+    return to(mag)
+
+
+def _shown(v: Value) -> tuple[Any, str, str]:
+    """``(magnitude, unit text, unit LaTeX)`` a value is shown in: its SI unit, or a point's scale."""
+    if v.sig.temp in POINT_SCALES:
+        sym, tex, _ = _SCALES[v.sig.temp]
+        return on_scale(v.mag, v.sig.temp), sym, tex
+    return v.mag, si_text(v.sig.dim), si_latex(v.sig.dim)
+
+
 def value_text(v: Value, digits: int) -> str:
-    """A value with its SI unit as plain text (``4.7 Ω``, ``[1, 2, 3] m``, ``{a: 1 m, b: 2 s}``)."""
+    """A value with its SI unit as plain text (``4.7 Ω``, ``[1, 2, 3] m``, ``{a: 1 m, b: 2 s}``);
+    a temperature point on its scale (``14.2 °C``)."""
     if v.sig.kind == "object":
         return "{" + ", ".join(f"{n}: {value_text(Value(v.mag[n], s), digits)}" for n, s in v.sig.fields) + "}"
-    unit = si_text(v.sig.dim)
-    if isinstance(v.mag, np.ndarray):
-        body = array_items(v.mag, num_text, digits)
+    mag, unit, _ = _shown(v)
+    if isinstance(mag, np.ndarray):
+        body = array_items(mag, num_text, digits)
     else:
-        body = num_text(v.mag, digits)
+        body = num_text(mag, digits)
     return f"{body} {unit}".strip()
 
 
 def value_latex(v: Value, digits: int) -> str:
-    """A value with its SI unit as LaTeX (objects as ``\\left\\{...\\right\\}``)."""
+    """A value with its SI unit as LaTeX (objects as ``\\left\\{...\\right\\}``); a point on its scale."""
     if v.sig.kind == "object":
         return r"\left\{" + r",\ ".join(
             rf"\mathrm{{{n}}}: {value_latex(Value(v.mag[n], s), digits)}" for n, s in v.sig.fields) + r"\right\}"
-    unit = si_latex(v.sig.dim)
-    if isinstance(v.mag, np.ndarray):
-        body = array_latex(v.mag, digits)
+    mag, _, unit = _shown(v)
+    if isinstance(mag, np.ndarray):
+        body = array_latex(mag, digits)
     else:
-        body = num_latex(v.mag, digits)
+        body = num_latex(mag, digits)
     return f"{body}\\,{unit}" if unit else body
 
 
@@ -214,9 +244,10 @@ _PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "neg": 3, "^": 4}
 
 
 def formula_latex(node: G.Node, subst: dict[str, Value] | None = None, digits: int = 5,
-                  typed: dict[str, int] | None = None) -> str:
+                  typed: dict[str, int] | None = None, as_delta: frozenset[int] = frozenset()) -> str:
     """The formula tree as LaTeX; with ``subst`` (slot -> Value) slots show their values, with
-    at least ``typed[slot]`` significant digits (the digits the person typed) and *digits*."""
+    at least ``typed[slot]`` significant digits (the digits the person typed) and *digits*; the
+    ``@slot`` operands at the positions *as_delta* show as differences (``5\\,\\Delta\\mathrm{K}``)."""
 
     def prec(n: G.Node) -> int:
         if isinstance(n, G.Binary):
@@ -241,7 +272,10 @@ def formula_latex(node: G.Node, subst: dict[str, Value] | None = None, digits: i
                 v = subst[n.name]
                 dd = max(digits, (typed or {}).get(n.name, 0))
                 lv = value_latex(v, dd)
-                return rf"\left({lv}\right)" if si_latex(v.sig.dim) or v.sig.kind != "scalar" else lv
+                if n.pos in as_delta and lv.endswith(r"\,\mathrm{K}"):
+                    lv = lv[: -len(r"\mathrm{K}")] + r"\Delta\mathrm{K}"
+                wrap_it = si_latex(v.sig.dim) or v.sig.kind != "scalar" or lv.startswith("-")
+                return rf"\left({lv}\right)" if wrap_it else lv
             return name_latex(n.name)
         if isinstance(n, G.Bound):
             return name_latex(n.name)
@@ -291,8 +325,11 @@ def formula_latex(node: G.Node, subst: dict[str, Value] | None = None, digits: i
     return go(node)
 
 
-def formula_text(node: G.Node, subst: dict[str, Value], digits: int, typed: dict[str, int] | None = None) -> str:
-    """The formula as written, each ``@slot`` replaced by its value with its SI unit."""
+def formula_text(node: G.Node, subst: dict[str, Value], digits: int, typed: dict[str, int] | None = None,
+                 as_delta: frozenset[int] = frozenset()) -> str:
+    """The formula as written, each ``@slot`` replaced by its value with its SI unit (a point on its
+    scale; an operand at a position in *as_delta* as a difference, ``5 ΔK``). A value with a sign
+    or a space is parenthesised: ``(-3)^2``, ``(25 m)``."""
 
     def prec(n: G.Node) -> int:
         if isinstance(n, G.Binary):
@@ -313,7 +350,9 @@ def formula_text(node: G.Node, subst: dict[str, Value], digits: int, typed: dict
             if v is None:
                 return "@" + n.name
             t = value_text(v, max(digits, (typed or {}).get(n.name, 0)))
-            return f"({t})" if " " in t else t
+            if n.pos in as_delta and t.endswith(" K"):
+                t = t[:-1] + "ΔK"
+            return f"({t})" if " " in t or "+" in t or "-" in t else t
         if isinstance(n, G.Bound):
             return n.name
         if isinstance(n, G.Const):

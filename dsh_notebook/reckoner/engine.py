@@ -11,6 +11,10 @@
   than a shared file.
 * Formulas are parsed once (``grammar.parse``) and their dimension check is cached on the
   signatures of the slots they read (``evaluate.compile_formula``).
+* ``Engine.rules`` is the engine-rules version a record is written under, named in its
+  ``record_start`` row (``"rules": 2``; absent means 1, the rules before temperature kinds,
+  issue 17). Replay, rerun, recovery and ``verify`` apply the rules the record names, so an
+  old record replays as it was written and a tampered one does not.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from .errors import (
 )
 from .evaluate import BoundVars, Compiled, compile_formula
 from .grammar import Formula, parse
+from .kinds import RULES
 from .values import (
     OBJECT,
     DimOut,
@@ -195,6 +200,8 @@ class Engine:
         #: back (upstream swallows such failures and answers ok)
         self.trace_failures = 0
         self._undo: list[Any] | None = None  # (slot name, slot before) or a callable, during a call
+        #: the engine-rules version of the records this engine writes (2: temperature kinds)
+        self.rules = RULES
 
     def _clear_slots(self) -> None:
         self._slots.clear()
@@ -315,7 +322,7 @@ class Engine:
         if value is None:
             self._delete(name)
             return {"ok": True, "name": name, "rev": None, "value": None}, {"name": name, "value": None}
-        v = parse_tagged(value)
+        v = parse_tagged(value, self.rules >= 2)
         self._write(name, v)
         rev = self._slots[name].rev
         out = stored(v)
@@ -431,7 +438,7 @@ class Engine:
                 return c
         c = compile_formula(f, sigs, self._mags)
         _check_integral(c.sig, f.text)
-        c = Compiled(intern_sig(c.sig), c.fn, c.cacheable, c.arrays)
+        c = Compiled(intern_sig(c.sig), c.fn, c.cacheable, c.arrays, c.as_delta)
         if c.cacheable:
             if per is None:
                 if len(self._cache) > 4096:
@@ -494,7 +501,14 @@ class Engine:
         if self._undo is not None:  # the start row may still fail: then the record was never opened
             self._undo.append(lambda: self._drop_new_record(writer))
         self._clear_slots()
-        return {"ok": True}, {"title": title, "record": rid}
+        return {"ok": True}, self._start_content(title, rid)
+
+    def _start_content(self, title: str, rid: str) -> dict[str, Any]:
+        """The record_start row: title, id and (from rules 2 on) the engine-rules version."""
+        content: dict[str, Any] = {"title": title, "record": rid}
+        if self.rules >= 2:
+            content["rules"] = self.rules
+        return content
 
     def _drop_new_record(self, writer: Any) -> None:
         """Undo a record_start whose header or start row the disk refused: the file (nothing
@@ -720,6 +734,8 @@ class Engine:
             except FileExistsError:
                 R.set_aside_open_record(self.home)
             return
+        self.rules = rec.rules  # an open record continues under the rules it was started with
+        kinds = rec.rules >= 2
         for row in rec.rows:
             if not row.get("ok"):
                 continue
@@ -729,9 +745,9 @@ class Engine:
                     if c.get("value") is None:
                         self._delete(c["name"])
                     else:
-                        self._write(c["name"], parse_tagged(c["value"]))
+                        self._write(c["name"], parse_tagged(c["value"], kinds))
                 elif row.get("tool") == "eval":
-                    self._write(c["target"], parse_tagged(c["result"]))
+                    self._write(c["target"], parse_tagged(c["result"], kinds))
             except (EngineError, KeyError, TypeError):
                 continue
         seqs: list[int] = [r["seq"] for r in rec.rows if isinstance(r.get("seq"), int)]
@@ -794,7 +810,8 @@ def replay(path: str | os.PathLike[str] | R.Record) -> dict[str, Any]:
     rec = path if isinstance(path, R.Record) else R.read_record(path)
     diffs: list[dict[str, Any]] = []
     checked = 0
-    scratch = _Scratch()  # one engine per record: its check cache serves every row
+    scratch = _Scratch(rec.rules)  # one engine per record: its check cache serves every row
+    kinds = rec.rules >= 2
     for row in rec.steps:
         c = row.get("content") or {}
         checked += 1
@@ -803,7 +820,7 @@ def replay(path: str | os.PathLike[str] | R.Record) -> dict[str, Any]:
         scratch._sigs.clear()
         try:
             for name, val in (c.get("vars") or {}).items():
-                scratch._write(check_name(name, "slot name"), parse_tagged(val))
+                scratch._write(check_name(name, "slot name"), parse_tagged(val, kinds))
             formula = c.get("formula")
             value, _ = scratch.evaluate(formula if isinstance(formula, str) else "")
             got = stored(value)
@@ -826,7 +843,8 @@ def rerun(path: str | os.PathLike[str] | R.Record) -> dict[str, Any]:
     "checked", "differences"}``; a difference is ``{"seq", "what", "recorded", "rerun"}``.
     """
     rec = path if isinstance(path, R.Record) else R.read_record(path)
-    eng = _Scratch()
+    eng = _Scratch(rec.rules)
+    kinds = rec.rules >= 2
     diffs: list[dict[str, Any]] = []
     checked = 0
     for row in rec.rows:
@@ -838,7 +856,7 @@ def rerun(path: str | os.PathLike[str] | R.Record) -> dict[str, Any]:
                 if c.get("value") is None:
                     eng._delete(name)
                 else:
-                    eng._write(name, parse_tagged(c["value"]))
+                    eng._write(name, parse_tagged(c["value"], kinds))
             elif tool == "eval" and ok:
                 checked += 1
                 formula, target = c.get("formula"), c.get("target")
@@ -857,7 +875,7 @@ def rerun(path: str | os.PathLike[str] | R.Record) -> dict[str, Any]:
                 if got != c.get("result"):
                     diffs.append({"seq": seq, "what": f"{target} = {formula}", "recorded": c.get("result"),
                                   "rerun": got})
-                eng._write(check_name(target, "target"), parse_tagged(c["result"]))  # continue as recorded
+                eng._write(check_name(target, "target"), parse_tagged(c["result"], kinds))  # continue as recorded
         except (EngineError, KeyError, TypeError) as exc:
             diffs.append({"seq": seq, "what": f"row {seq} ({tool})", "recorded": c,
                           "rerun": {"code": getattr(exc, "code", UNKNOWN_ERROR), "error": str(exc)}})
@@ -867,8 +885,9 @@ def rerun(path: str | os.PathLike[str] | R.Record) -> dict[str, Any]:
 class _Scratch(Engine):
     """A record-less engine for replay: slots only, no folder, no trace."""
 
-    def __init__(self) -> None:  # deliberately skips Engine.__init__ (no folder)
+    def __init__(self, rules: int = RULES) -> None:  # deliberately skips Engine.__init__ (no folder)
         self._init_state()
+        self.rules = rules
 
 
 class _MemoryWriter:
@@ -903,9 +922,10 @@ class MemoryEngine(Engine):
     it is open or after it closed; ids are ``memory-1``, ``memory-2``, ...
     """
 
-    def __init__(self) -> None:  # deliberately skips Engine.__init__ (no folder)
+    def __init__(self, rules: int = RULES) -> None:  # deliberately skips Engine.__init__ (no folder)
         self.home = Path("<memory>")
         self._init_state()
+        self.rules = rules
         self._records: dict[str, list[bytes]] = {}
 
     def lines(self, record_id: str) -> list[bytes]:
@@ -921,7 +941,7 @@ class MemoryEngine(Engine):
         self._records[rid] = writer.lines
         self._open = _Open(rid, title, writer, 0, R.now_ms())  # type: ignore[arg-type]
         self._clear_slots()
-        return {"ok": True}, {"title": title, "record": rid}
+        return {"ok": True}, self._start_content(title, rid)
 
     def _close_file(self) -> None:
         o = self._open

@@ -11,6 +11,9 @@
   unrolling the fold with the variable known.
 * Value-dependent refusals (division by zero, domains, index ranges, array lengths)
   are raised by the closures with the same codes.
+* Temperature points and differences (issue 17) are judged here, once per check, by the
+  rules in :mod:`.kinds`; a product or quotient chain (``*``, ``/`` and unary minus) is
+  judged as a whole at its root.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import cmath
 import math
 import operator
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NoReturn, TypeAlias
 
 import numpy as np
@@ -27,6 +30,7 @@ import numpy.typing as npt
 
 from . import dims as D
 from . import grammar as G
+from . import kinds as K
 from .errors import (
     INCOMPATIBLE_DIMENSION,
     INVALID_ARGS,
@@ -39,7 +43,7 @@ from .errors import (
     UNSUPPORTED_SYMBOL,
     EngineError,
 )
-from .values import ARRAY, OBJECT, SCALAR, SCALAR_ZERO, Array, Magnitude, Sig, field_error
+from .values import ARRAY, DELTA, OBJECT, SCALAR, SCALAR_ZERO, TEMPERATURE, Array, Magnitude, Sig, field_error
 
 #: slot name -> magnitude (the engine's table, read by the closures)
 SlotMags: TypeAlias = dict[str, Magnitude]
@@ -76,6 +80,9 @@ class Compiled:
     fn: Fn
     cacheable: bool
     arrays: bool = False
+    #: positions of ``@slot`` operands, K values without a kind, that act as temperature
+    #: differences beside a point (``80 degC - 5 K``): the working shows them as such
+    as_delta: frozenset[int] = frozenset()
 
 
 class _NeedBound(Exception):
@@ -84,7 +91,7 @@ class _NeedBound(Exception):
 
 
 class _Ctx:
-    __slots__ = ("bound", "mags", "sigs", "text", "value_dependent")
+    __slots__ = ("as_delta", "bound", "mags", "sigs", "text", "value_dependent")
 
     def __init__(self, text: str, sigs: dict[str, Sig], mags: SlotMags) -> None:
         self.text = text
@@ -92,6 +99,7 @@ class _Ctx:
         self.mags = mags  # slot name -> magnitude
         self.bound: dict[str, Any] = {}  # var -> None (unknown) or known float
         self.value_dependent = False
+        self.as_delta: set[int] = set()
 
 
 def compile_formula(formula: G.Formula, sigs: dict[str, Sig], mags: SlotMags) -> Compiled:
@@ -103,7 +111,7 @@ def compile_formula(formula: G.Formula, sigs: dict[str, Sig], mags: SlotMags) ->
     ctx = _Ctx(formula.text, sigs, mags)
     c = _compile(formula.tree, ctx)
     arrays = c.sig.kind == ARRAY or any(sigs[n].kind == ARRAY for n in formula.slots) or "$seq" in formula.text
-    return Compiled(c.sig, c.fn, not ctx.value_dependent, arrays)
+    return Compiled(c.sig, c.fn, not ctx.value_dependent, arrays, frozenset(ctx.as_delta))
 
 
 # ---------------------------------------------------------------- helpers
@@ -146,10 +154,10 @@ def _require_not_object(sig: Sig, what: str) -> None:
         )
 
 
-def _combine(a: Sig, b: Sig, dim: D.Dim) -> Sig:
+def _combine(a: Sig, b: Sig, dim: D.Dim, temp: str = "") -> Sig:
     if a.kind == ARRAY or b.kind == ARRAY:
-        return Sig(ARRAY, dim, max(a.ndim, b.ndim))
-    return Sig(SCALAR, dim)
+        return Sig(ARRAY, dim, max(a.ndim, b.ndim), temp=temp)
+    return Sig(SCALAR, dim, temp=temp)
 
 
 def _align(x: Magnitude, y: Magnitude) -> tuple[Magnitude, Magnitude]:
@@ -255,6 +263,12 @@ def _bound(node: G.Bound, ctx: _Ctx) -> C:
 
 def _neg(node: G.Unary, ctx: _Ctx) -> C:
     x = _compile(node.x, ctx)
+    if x.sig.temp:
+        K.neg(x.sig.temp, _src(ctx, node.x))
+    return _negate(x)
+
+
+def _negate(x: C) -> C:
     _require_not_object(x.sig, "unary minus")
     if x.const is not _NOCONST:
         return _const_c(x.sig, -x.const)
@@ -278,7 +292,13 @@ def _addsub(node: G.Binary, ctx: _Ctx) -> C:
             f"{_src(ctx, node.right)} {D.describe(r.sig.dim)}{note}; "
             "both sides of + and - must have the same vector: check the formula or the units of the slots.",
         )
-    sig = _combine(l.sig, r.sig, l.sig.dim)
+    temp = ""
+    if l.sig.temp or r.sig.temp:
+        temp, side = K.addsub(op, l.sig.temp, r.sig.temp, _src(ctx, node.left), _src(ctx, node.right))
+        acting = node.left if side == "left" else node.right if side == "right" else None
+        if isinstance(acting, G.Slot):
+            ctx.as_delta.add(acting.pos)
+    sig = _combine(l.sig, r.sig, l.sig.dim, temp)
     lf, rf = l.fn, r.fn
     bv = l.bvars | r.bvars
     if sig.kind == ARRAY:
@@ -302,8 +322,31 @@ def _addsub(node: G.Binary, ctx: _Ctx) -> C:
 
 
 def _muldiv(node: G.Binary, ctx: _Ctx) -> C:
-    l = _compile(node.left, ctx)
-    r = _compile(node.right, ctx)
+    """A product or quotient chain, judged as a whole for temperature kinds (issue 17)."""
+    factors: list[tuple[C, G.Node]] = []
+    c = _muldiv_part(node, ctx, factors)
+    if any(f.sig.temp for f, _ in factors):
+        dimensional = [(f.sig.temp, _src(ctx, n)) for f, n in factors if f.sig.dim != D.ZERO]
+        temp = K.chain(tuple(c.sig.dim) == TEMPERATURE, dimensional, repr(_src(ctx, node)))
+        if temp:
+            c = C(replace(c.sig, temp=temp), c.fn, c.const, c.bvars)
+    return c
+
+
+def _chain_operand(n: G.Node, ctx: _Ctx, factors: list[tuple[C, G.Node]]) -> C:
+    """An operand of a product chain: nested ``*``, ``/`` and unary minus stay in the chain."""
+    if isinstance(n, G.Binary) and n.op in "*/":
+        return _muldiv_part(n, ctx, factors)
+    if isinstance(n, G.Unary):
+        return _negate(_chain_operand(n.x, ctx, factors))
+    c = _compile(n, ctx)
+    factors.append((c, n))
+    return c
+
+
+def _muldiv_part(node: G.Binary, ctx: _Ctx, factors: list[tuple[C, G.Node]]) -> C:
+    l = _chain_operand(node.left, ctx, factors)
+    r = _chain_operand(node.right, ctx, factors)
     op = node.op
     _require_not_object(l.sig, f"'{op}'")
     _require_not_object(r.sig, f"'{op}'")
@@ -492,7 +535,8 @@ def _index(node: G.Index, ctx: _Ctx) -> C:
             f"the index {_src(ctx, node.index)!r} {_at(node.index)} has the vector {D.describe(i.sig.dim)}"
             f"{' and is an array' if i.sig.kind == ARRAY else ''}; an index is a dimensionless integer.",
         )
-    sig = Sig(SCALAR, x.sig.dim) if x.sig.ndim == 1 else Sig(ARRAY, x.sig.dim, x.sig.ndim - 1)
+    sig = Sig(SCALAR, x.sig.dim, temp=x.sig.temp) if x.sig.ndim == 1 else \
+        Sig(ARRAY, x.sig.dim, x.sig.ndim - 1, temp=x.sig.temp)
     xf, jf = x.fn, i.fn
     scalar_result = x.sig.ndim == 1
 
@@ -724,13 +768,16 @@ def _unary_call(node: G.Call, ctx: _Ctx) -> C:
             f"${name} {_at(node)} needs a dimensionless argument but {_src(ctx, node.args[0])!r} has the vector "
             f"{D.describe(x.sig.dim)}; divide by the unit first{hint}.",
         )
+    temp = ""
     if rule == "same":
         dim = x.sig.dim
+        if x.sig.temp:
+            temp = K.same_function(name, x.sig.temp, _src(ctx, node.args[0]))
     elif rule == "half":
         dim = D.scale(x.sig.dim, D.Fraction(1, 2))
     else:
         dim = D.ZERO
-    sig = Sig(x.sig.kind, dim, x.sig.ndim)
+    sig = Sig(x.sig.kind, dim, x.sig.ndim, temp=temp)
     xf = x.fn
     assert sf is not None  # only $len and $transpose have no scalar form; both are done above
     if x.sig.kind == ARRAY:
@@ -777,7 +824,15 @@ def _binary_call(node: G.Call, ctx: _Ctx) -> C:
             f"{D.describe(b.sig.dim)}.",
         )
     dim = D.ZERO if name == "atan2" else a.sig.dim
-    sig = _combine(a.sig, b.sig, dim)
+    temp = ""
+    if (a.sig.temp or b.sig.temp) and name != "atan2":
+        if name == "mod":
+            K.same_function(name, a.sig.temp, _src(ctx, node.args[0]))
+            K.same_function(name, b.sig.temp, _src(ctx, node.args[1]))
+            temp = DELTA if a.sig.temp == DELTA else ""
+        else:
+            temp = K.minmax(name, a.sig.temp, b.sig.temp, _src(ctx, node))
+    sig = _combine(a.sig, b.sig, dim, temp)
     sf, af = _BINARY[name]
     fa, fb = a.fn, b.fn
     chk = _real_only(name)
@@ -841,6 +896,8 @@ def _fold(node: G.Fold, ctx: _Ctx) -> C:
     name = node.name
     if name == "sum":
         sig = body.sig
+        if body.sig.temp:
+            K.fold_sum(body.sig.temp, repr(_src(ctx, node)))
     elif name == "prod":
         if body.sig.dim == D.ZERO:
             sig = body.sig
@@ -849,7 +906,7 @@ def _fold(node: G.Fold, ctx: _Ctx) -> C:
             z = _as_int(_eval_now(hi, ctx), "upper bound", node.hi)
             sig = Sig(body.sig.kind, D.scale(body.sig.dim, max(z - a + 1, 1)), body.sig.ndim)
     else:
-        sig = Sig(ARRAY, body.sig.dim, body.sig.ndim + 1)
+        sig = Sig(ARRAY, body.sig.dim, body.sig.ndim + 1, temp=body.sig.temp)
     lf, hf, bf = lo.fn, hi.fn, body.fn
     is_array = body.sig.kind == ARRAY
 
@@ -964,7 +1021,13 @@ def _fold_unrolled(node: G.Fold, ctx: _Ctx, lo: C, hi: C) -> C:
                     f"${node.name} {_at(node)}: its {what} have different vectors ({D.describe(first.dim)} for "
                     f"{var}={a}, {D.describe(c.sig.dim)} for {var}={k}); every {what[:-1]} must share one vector.",
                 )
-        sig = first if node.name == "sum" else Sig(ARRAY, first.dim, first.ndim + 1)
+        temps = {c.sig.temp for c in bodies}
+        temp = first.temp if len(temps) == 1 else ""
+        if node.name == "sum":
+            for t in temps:
+                if t:
+                    K.fold_sum(t, repr(_src(ctx, node)))
+        sig = replace(first, temp=temp) if node.name == "sum" else Sig(ARRAY, first.dim, first.ndim + 1, temp=temp)
     else:
         dim = D.ZERO
         for c in bodies:

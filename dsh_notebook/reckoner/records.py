@@ -56,6 +56,9 @@ class Record:
     opened: int | None = None
     ended: int | None = None
     closed: bool = False
+    #: the engine-rules version named in the record_start row (1 when absent: written before
+    #: temperature kinds, issue 17)
+    rules: int = 1
 
     @property
     def steps(self) -> list[dict[str, Any]]:
@@ -161,7 +164,13 @@ def read_record(path: str | os.PathLike[str]) -> Record:
         opened=start.get("at"),
         ended=ended,
         closed=closed,
+        rules=_rules_of(content),
     )
+
+
+def _rules_of(content: dict[str, Any]) -> int:
+    rules = content.get("rules", 1)
+    return rules if type(rules) is int and rules >= 1 else 1
 
 
 def list_records(home: str | os.PathLike[str]) -> dict[str, Any]:

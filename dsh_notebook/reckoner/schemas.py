@@ -30,7 +30,8 @@ _ELEMENT = {
 _TAGGED = {
     "description": (
         "A tagged value: exactly one of {num}, {re, im}, {mag, ang} (radians), {array: [...]}, "
-        "{object: {field: tagged value}}, with an optional dim (not beside object)."
+        "{object: {field: tagged value}}, with an optional dim (not beside object) and, for a temperature, an "
+        "optional kind."
     ),
     "type": "object",
     "properties": {
@@ -42,6 +43,16 @@ _TAGGED = {
         "array": {"type": "array", "items": {"$ref": "#/$defs/element"}},
         "object": {"type": "object", "additionalProperties": {"$ref": "#/$defs/tagged"}},
         "dim": _DIM,
+        "kind": {
+            "type": "string",
+            "enum": ["point", "difference"],
+            "description": "Optional, temperatures only: 'point' (a reading on a scale, with scale) or 'difference'. "
+                           "Without it a temperature in K is thermodynamic and acts as either; dim 'degC' alone is a "
+                           "Celsius point. Points do not add or scale by plain numbers (2*@T is refused); "
+                           "point - point is a difference.",
+        },
+        "scale": {"type": "string", "enum": ["degC", "degF"],
+                  "description": "The scale of a point (kind 'point'); the number is still in K with 7 integers."},
     },
     "additionalProperties": False,
 }

@@ -11,6 +11,12 @@
   the stored form used by ``set`` receipts and trace rows (``dim`` as 7 integers).
 * Arrays must be rectangular (upstream allows ragged nesting; we refuse it with
   ``ENGINE_INVALID_ARGS`` because every numpy operation needs a shape).
+* Temperature kinds (issue 17, engine rules 2): a value with the temperature vector
+  [0,0,0,0,1,0,0] may be a *point* on the Celsius or Fahrenheit scale or a *difference*;
+  without a kind it is a thermodynamic temperature in K, which acts as either. The kind
+  travels beside the vector as the optional tags ``kind`` (``"point"``/``"difference"``) and
+  ``scale`` (``"degC"``/``"degF"``, points only); the magnitude stays in SI (K) either way.
+  ``dim: "degC"`` alone gives a point on the Celsius scale.
 """
 
 from __future__ import annotations
@@ -27,13 +33,19 @@ from .errors import (
     FIELD_NOT_FOUND,
     INCOMPATIBLE_DIMENSION,
     INVALID_ARGS,
+    INVALID_DIMENSION,
     INVALID_IDENTIFIER,
     UNDEFINED_RESULT,
     EngineError,
 )
 
 SCALAR, ARRAY, OBJECT = "scalar", "array", "object"
-TAG_KEYS = ("num", "re", "im", "mag", "ang", "array", "object", "dim")
+TAG_KEYS = ("num", "re", "im", "mag", "ang", "array", "object", "dim", "kind", "scale")
+#: ``Sig.temp``: "" (no kind: any other value, or a thermodynamic temperature in K), a point's
+#: scale ("degC", "degF") or DELTA (a temperature difference)
+POINT_SCALES = ("degC", "degF")
+DELTA = "delta"
+TEMPERATURE: D.Dim = (0, 0, 0, 0, 1, 0, 0)
 _NAME_FIRST = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _NAME_REST = _NAME_FIRST | set("0123456789")
 
@@ -64,6 +76,7 @@ class Sig:
     dim: D.Dim = D.ZERO
     ndim: int = 0
     fields: tuple[tuple[str, Sig], ...] = ()  # ((name, Sig), ...) for objects
+    temp: str = ""  # a temperature's kind: "" (none / thermodynamic), "degC"/"degF" (a point), "delta"
 
     def field(self, name: str) -> Sig | None:
         """The signature of the object field *name*, or ``None`` when there is no such field."""
@@ -151,18 +164,61 @@ def _pair(obj: dict[str, Any], a: str, b: str, where: str) -> complex:
     return complex(x * math.cos(y), x * math.sin(y))
 
 
-def parse_tagged(value: object) -> Value:
+def parse_tagged(value: object, kinds: bool = True) -> Value:
     """Read a ``set`` value (a tagged JSON object) into SI.
 
     Shapes: ``{"num": x}``, ``{"re": a, "im": b}``, ``{"mag": r, "ang": theta}`` (radians),
     ``{"array": [...]}``, ``{"object": {field: tagged}}``, each with optional ``dim``
-    (table name or 7 integers; not beside ``object``). Raises :class:`EngineError`
-    (``ENGINE_INVALID_ARGS``, ``ENGINE_INVALID_DIMENSION``, ``ENGINE_INVALID_IDENTIFIER``).
+    (table name or 7 integers; not beside ``object``) and, for a temperature, optional
+    ``kind`` (``"point"`` with ``scale`` ``"degC"``/``"degF"``, or ``"difference"``; issue 17).
+    With 7 integers the number is in SI (K); ``dim: "degC"`` converts from Celsius and
+    makes a point, or with ``kind: "difference"`` a difference (no offset).
+    ``kinds=False`` (engine rules 1, records written before kinds) reads ``kind``/``scale``
+    as absent. Raises :class:`EngineError` (``ENGINE_INVALID_ARGS``,
+    ``ENGINE_INVALID_DIMENSION``, ``ENGINE_INVALID_IDENTIFIER``).
     """
-    return _parse_tagged(value, "value")
+    return _parse_tagged(value, "value", kinds)
 
 
-def _parse_tagged(value: object, where: str) -> Value:
+def _temp_of(value: dict[str, Any], vec: D.Dim, offset: float, where: str, kinds: bool) -> tuple[str, float]:
+    """The temperature kind a tagged value asks for, and the offset to apply: ``(temp, offset)``."""
+    kind, scale = value.get("kind"), value.get("scale")
+    if scale is not None and kind is None:
+        raise EngineError(INVALID_ARGS, f"{where} gives scale {short(scale)} without kind; a scale belongs to "
+                                        'a temperature point: {"kind": "point", "scale": "degC"}.')
+    if not kinds:
+        return "", offset
+    if kind is None:
+        return ("degC" if offset else ""), offset
+    if kind not in ("point", "difference"):
+        raise EngineError(INVALID_ARGS, f"{where}.kind is {short(kind)}; a temperature's kind is 'point' (a reading "
+                                        "on a scale) or 'difference'.")
+    if tuple(vec) != TEMPERATURE:
+        raise EngineError(
+            INVALID_DIMENSION,
+            f"{where} gives kind {kind!r} to the vector {D.describe(vec)}; only a temperature [0,0,0,0,1,0,0] is a "
+            "point or a difference: leave kind out.",
+        )
+    if kind == "difference":
+        if scale is not None:
+            raise EngineError(INVALID_ARGS, f"{where} gives a difference the scale {short(scale)}; a difference has "
+                                            "no scale (its magnitude is in K): leave scale out.")
+        return DELTA, 0.0  # 5 degC as a difference is 5 K: never shifted by 273.15
+    named = "degC" if offset else None
+    if scale is None:
+        if named is None:
+            raise EngineError(INVALID_ARGS, f"{where} is a point without its scale; give scale 'degC' or 'degF' "
+                                            "(a thermodynamic temperature in K needs no kind).")
+        scale = named
+    if scale not in POINT_SCALES:
+        raise EngineError(INVALID_ARGS, f"{where}.scale is {short(scale)}; a point's scale is 'degC' or 'degF' "
+                                        "(a temperature in K or degR needs no kind).")
+    if named is not None and scale != named:
+        raise EngineError(INVALID_ARGS, f"{where} gives dim 'degC' with scale {scale!r}; give one scale.")
+    return scale, offset
+
+
+def _parse_tagged(value: object, where: str, kinds: bool = True) -> Value:
     if not isinstance(value, dict):
         raise EngineError(
             INVALID_ARGS,
@@ -190,11 +246,13 @@ def _parse_tagged(value: object, where: str) -> Value:
         )
     tag = groups[0]
     if tag == "object":
-        if "dim" in value:
-            raise EngineError(
-                INVALID_ARGS,
-                f"{where} puts dim beside object; an object has no dimension of its own, move dim into each field.",
-            )
+        for key in ("dim", "kind", "scale"):
+            if key in value:
+                raise EngineError(
+                    INVALID_ARGS,
+                    f"{where} puts {key} beside object; an object has no dimension of its own, move {key} into "
+                    "each field.",
+                )
         fields = value["object"]
         if not isinstance(fields, dict):
             raise EngineError(INVALID_ARGS, f"{where}.object is {short(fields)}; it must be a JSON object of fields.")
@@ -202,18 +260,19 @@ def _parse_tagged(value: object, where: str) -> Value:
         sigs = []
         for fname, fval in fields.items():
             check_name(fname, "object field name")
-            v = _parse_tagged(fval, f"{where}.object.{fname}")
+            v = _parse_tagged(fval, f"{where}.object.{fname}", kinds)
             mags[fname] = v.mag
             sigs.append((fname, v.sig))
         return Value(mags, Sig(OBJECT, fields=tuple(sigs)))
     vec, factor, offset = D.parse_dim(value.get("dim"))
+    temp, offset = _temp_of(value, vec, offset, where, kinds)
     if tag == "num":
         x = _finite_number(value["num"], f"{where}.num") * factor + offset
-        return Value(x, Sig(SCALAR, vec))
+        return Value(x, Sig(SCALAR, vec, temp=temp))
     if tag in ("re/im", "mag/ang"):
         a, b = ("re", "im") if tag == "re/im" else ("mag", "ang")
         z = _pair(value, a, b, where)
-        return Value(complex(z.real * factor + offset, z.imag * factor), Sig(SCALAR, vec))
+        return Value(complex(z.real * factor + offset, z.imag * factor), Sig(SCALAR, vec, temp=temp))
     items = value["array"]
     if not isinstance(items, list):
         raise EngineError(INVALID_ARGS, f"{where}.array is {short(items)}; it must be a JSON array.")
@@ -221,7 +280,7 @@ def _parse_tagged(value: object, where: str) -> Value:
     if factor != 1.0 or offset != 0.0:
         # Deliberate difference 2: every element is converted (upstream stores them unconverted).
         arr = arr * factor + offset if arr.dtype.kind != "c" else (arr.real * factor + offset) + 1j * (arr.imag * factor)
-    return Value(arr, Sig(ARRAY, vec if arr.size else D.ZERO, arr.ndim))
+    return Value(arr, Sig(ARRAY, vec if arr.size else D.ZERO, arr.ndim, temp=temp if arr.size else ""))
 
 
 def _parse_elements(items: list[Any], where: str) -> Array:
@@ -307,13 +366,28 @@ def dim_json(dim: D.Dim) -> str:
     return t
 
 
+_KIND_JSON = {"": "}", DELTA: ',"kind":"difference"}', "degC": ',"kind":"point","scale":"degC"}',
+              "degF": ',"kind":"point","scale":"degF"}'}
+
+
+def kind_keys(temp: str) -> dict[str, str]:
+    """A temperature kind as the tags a receipt or row carries: ``{}``, ``{"kind": "difference"}``
+    or ``{"kind": "point", "scale": "degC"}``."""
+    if not temp:
+        return {}
+    if temp == DELTA:
+        return {"kind": "difference"}
+    return {"kind": "point", "scale": temp}
+
+
 def stored_json(v: Value) -> str:
     """The stored form of ``v`` as strict JSON text (same content as :func:`stored`)."""
     m = v.mag
     if type(m) is float:
-        return '{"num":' + repr(m + 0.0) + ',"dim":' + dim_json(v.sig.dim) + "}"
+        return '{"num":' + repr(m + 0.0) + ',"dim":' + dim_json(v.sig.dim) + _KIND_JSON[v.sig.temp]
     if type(m) is complex:
-        return '{"re":' + repr(m.real + 0.0) + ',"im":' + repr(m.imag + 0.0) + ',"dim":' + dim_json(v.sig.dim) + "}"
+        return ('{"re":' + repr(m.real + 0.0) + ',"im":' + repr(m.imag + 0.0) + ',"dim":' + dim_json(v.sig.dim)
+                + _KIND_JSON[v.sig.temp])
     import json
 
     return json.dumps(stored(v), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -451,6 +525,7 @@ def render(v: Value, form: Form | None = None, digits: int | None = None,
         }
     mag = v.mag
     dim_out: DimOut
+    kind = kind_keys(sig.temp)
     if dim_mode == "as":
         if target_dim is None:
             raise ValueError("render: dim_mode 'as' needs target_dim (spec, factor, offset)")
@@ -462,15 +537,18 @@ def render(v: Value, form: Form | None = None, digits: int | None = None,
                 mag = complex((mag.real - offset) / factor, mag.imag / factor)
             else:
                 mag = (mag - offset) / factor
+            if offset:
+                kind = {}  # dim 'degC' names the scale: the number is a reading on it
         dim_out = spec
     elif dim_mode == "name":
         dim_out = D.name_or_ints(sig.dim)
     else:
         dim_out = D.as_list(sig.dim)
     if sig.kind == ARRAY:
-        return {"array": _render_array(mag, form, digits), "dim": dim_out}
+        return {"array": _render_array(mag, form, digits), "dim": dim_out, **kind}
     out = _leaf(mag, form, digits, bare=False)
     out["dim"] = dim_out
+    out.update(kind)
     return out
 
 
@@ -485,9 +563,9 @@ def stored(v: Value) -> dict[str, Any]:
     return render(v, None, None, "ints")
 
 
-def from_stored(obj: object) -> Value:
+def from_stored(obj: object, kinds: bool = True) -> Value:
     """Inverse of :func:`stored` (used by recovery and replay)."""
-    return parse_tagged(obj)
+    return parse_tagged(obj, kinds)
 
 
 def check_get_dim(v: Value, spec: object) -> tuple[DimOut, float, float]:
@@ -495,8 +573,20 @@ def check_get_dim(v: Value, spec: object) -> tuple[DimOut, float, float]:
     Raises :class:`EngineError` (``ENGINE_INVALID_DIMENSION``, ``ENGINE_INCOMPATIBLE_DIMENSION``)."""
     vec, factor, offset = D.parse_dim(spec)
     _check_claim(v.sig, vec, spec, "")
+    if offset and _has_temp(v.sig, DELTA):
+        raise EngineError(
+            INCOMPATIBLE_DIMENSION,
+            f"the value is a temperature difference, and dim {spec!r} is a reading on the Celsius scale: a difference "
+            "shown in it would be shifted by 273.15. Read it without dim (in K, the size of a Celsius degree).",
+        )
     out_spec = spec if isinstance(spec, str) else D.as_list(vec)
     return out_spec, factor, offset
+
+
+def _has_temp(sig: Sig, temp: str) -> bool:
+    if sig.kind == OBJECT:
+        return any(_has_temp(s, temp) for _, s in sig.fields)
+    return sig.temp == temp
 
 
 def _check_claim(sig: Sig, vec: D.Dim, spec: object, path: str) -> None:
@@ -520,8 +610,8 @@ def field_error(name: str, sig: Sig) -> EngineError:
     return EngineError(FIELD_NOT_FOUND, f"the object has no field {name!r}; its fields are {fields}.")
 
 
-def sig_of_mag(mag: Magnitude, dim: D.Dim) -> Sig:
-    """The signature of a scalar or array magnitude with vector *dim*."""
+def sig_of_mag(mag: Magnitude, dim: D.Dim, temp: str = "") -> Sig:
+    """The signature of a scalar or array magnitude with vector *dim* (and temperature kind *temp*)."""
     if isinstance(mag, np.ndarray):
-        return Sig(ARRAY, dim, mag.ndim)
-    return Sig(SCALAR, dim)
+        return Sig(ARRAY, dim, mag.ndim, temp=temp)
+    return Sig(SCALAR, dim, temp=temp)

@@ -1,0 +1,253 @@
+"""Temperature points and differences, declared result units and the working's parentheses
+(issue 17; public cases P17 and P23), through ``%%reckon`` in a real IPython shell and through
+the engine's tools as the model calls them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dsh_notebook.reckoner import Engine, replay, rerun
+from dsh_notebook.reckoner.records import read_record
+from dsh_notebook.reckoner.schemas import TOOL_SCHEMAS
+from test_cases import refused
+from test_magic import bundle, sh, text  # noqa: F401 - `sh` is a fixture
+
+# ------------------------------------------------------------------ the issue's four wrong numbers
+
+
+def test_two_celsius_points_do_not_add(sh):
+    msg = refused(sh.reckon("given T850 = 14.2 degC\ngiven Td850 = 9.6 degC\ns = @T850 + @Td850")[0])
+    assert "ENGINE_INCOMPATIBLE_DIMENSION" in msg and "two temperature points" in msg
+    assert "@T1 + (@T2 - @T1)/2" in msg  # the fix for a mean
+    assert "s" not in sh.ns["_reckon"]  # nothing was written
+
+
+@pytest.mark.parametrize("formula", ["2*@T", "@T/2", "0.5*@T*3", "-@T", "@T*@k", "(2*@T)/1"])
+def test_a_point_scaled_by_plain_numbers_is_refused(sh, formula):
+    msg = refused(sh.reckon(f"given T = 12 degC\ngiven k = 3\nx = {formula}")[0])
+    assert "ENGINE_INCOMPATIBLE_DIMENSION" in msg and "temperature point" in msg
+    assert "x" not in sh.ns["_reckon"]
+
+
+def test_a_difference_of_points_is_not_a_reading_on_a_scale(sh):
+    body = "given inside = 37 degC\ngiven outside = 21.5 degC\ndT = @inside - @outside\nshow dT in delta_degF"
+    r, cap = sh.reckon(body)
+    assert r.error_in_exec is None
+    out = text(cap)
+    assert "dT = @inside - @outside = (37 °C)-(21.5 °C) = 15.5 K" in out
+    assert "dT = 27.9 Δ°F" in out
+    assert sh.ns["_reckon"].kind("dT") == "difference"
+    assert sh.ns["_reckon"]["dT"].to("K").magnitude == pytest.approx(15.5)
+    msg = refused(sh.reckon(body + "\nshow dT in degF")[0])
+    assert "temperature difference" in msg and "delta_degF" in msg
+    assert "-431" not in text(sh.reckon(body + "\nshow dT in degF")[1])
+
+
+def test_a_given_difference_is_never_shown_on_a_scale(sh):
+    msg = refused(sh.reckon("given d = 4 delta_degC\nshow d in degC")[0])
+    assert "temperature difference" in msg
+    r, cap = sh.reckon("given d = 4 Δ°C\nshow d in K\nshow d in delta_degF")
+    assert r.error_in_exec is None
+    assert "d = 4 K" in text(cap) and "d = 7.2 Δ°F" in text(cap)
+
+
+def test_case_P23_difference_shown_in_fahrenheit(sh):
+    body = "given t1 = 80 degC\ngiven t2 = 60 degC\nd = @t1 - @t2"
+    r, cap = sh.reckon(body + "\nshow d in delta_degF")
+    assert r.error_in_exec is None
+    assert "d = 36 Δ°F" in text(cap)
+    assert sh.ns["_reckon"]["d"].to("K").magnitude == pytest.approx(20)
+    msg = refused(sh.reckon(body + "\nshow d in degF")[0])
+    assert "ENGINE_INCOMPATIBLE_DIMENSION" in msg
+    assert "-423" not in msg
+    # the same refusal through the engine's own get, as the model calls it
+    e = Engine(sh.folder / "model")
+    e.record_start("P23")
+    e.set("t1", {"num": 80, "dim": "degC"})
+    e.set("t2", {"num": 60, "dim": "degC"})
+    assert e.eval("@t1 - @t2", "d")["ok"]
+    assert e.get("d")["value"] == {"num": pytest.approx(20), "dim": "kelvin", "kind": "difference"}
+    assert e.get("d", dim="degC")["code"] == "ENGINE_INCOMPATIBLE_DIMENSION"
+    e.close()
+
+
+# ------------------------------------------------------------------ what is allowed
+
+
+def test_point_minus_kelvin_is_a_point_and_the_working_says_so(sh):
+    r, cap = sh.reckon("given T = 80 degC\ngiven k = 5 K\nT2 = @T - @k")
+    assert r.error_in_exec is None
+    out = text(cap)
+    assert "T2 = @T - @k = (80 °C)-(5 ΔK) = 75 °C" in out
+    assert r"\left(5\,\Delta\mathrm{K}\right)" in bundle(cap).data["text/latex"]
+    assert sh.ns["_reckon"].kind("T2") == "point" and sh.ns["_reckon"].scale("T2") == "degC"
+    assert sh.ns["_reckon"]["T2"].to("K").magnitude == pytest.approx(348.15)
+
+
+def test_heating_at_a_rate_pint_refuses(sh):
+    # pint raises OffsetUnitCalculusError for 25 degC + 1.5 K/min * 40 min; it is well defined
+    r, cap = sh.reckon("given T0 = 25 degC\ngiven rate = 1.5 K/min\ngiven t = 40 min\nT = @T0 + @rate*@t\n"
+                       "show T in degF")
+    assert r.error_in_exec is None
+    assert "= 85 °C" in text(cap) and "T = 185 °F" in text(cap)
+
+
+def test_thermodynamic_uses_of_a_celsius_point(sh):
+    body = """given T = 15 degC
+given p = 101325 Pa
+given R = 287.05 J/(kg*K)
+given gamma = 1.4
+given sigma = 5.670374419e-8 W/(m^2*K^4)
+c = $sqrt(@gamma*@R*@T)
+rho = @p/(@R*@T)
+q = @sigma*@T^4
+given Th = 100 degC
+eta = 1 - @T/@Th"""
+    r, cap = sh.reckon(body)
+    assert r.error_in_exec is None, r.error_in_exec
+    s = sh.ns["_reckon"]
+    assert s["c"].to("m/s").magnitude == pytest.approx((1.4 * 287.05 * 288.15) ** 0.5)
+    assert s["rho"].to("kg/m^3").magnitude == pytest.approx(101325 / (287.05 * 288.15))
+    assert s["q"].to("W/m^2").magnitude == pytest.approx(5.670374419e-8 * 288.15**4)
+    assert s["eta"].magnitude == pytest.approx(1 - 288.15 / 373.15)  # Carnot on absolute temperatures
+    assert s.kind("c") is None and s.kind("T") == "point"
+
+
+def test_kelvin_minus_point_is_a_difference_and_unknown_kelvin_reads_as_a_point(sh):
+    r, cap = sh.reckon("given Tk = 300 K\ngiven T = 20 degC\nd = @Tk - @T\nshow Tk in degC\nshow d in K")
+    assert r.error_in_exec is None
+    assert "Tk = 26.85 °C" in text(cap) and "d = 6.85 K" in text(cap)
+    assert sh.ns["_reckon"].kind("d") == "difference" and sh.ns["_reckon"].kind("Tk") is None
+    msg = refused(sh.reckon("given T = 20 degC\nshow T in delta_degF")[0])
+    assert "temperature point" in msg
+
+
+def test_functions_sums_and_arrays_follow_the_rules(sh):
+    r, cap = sh.reckon("given a = 20 degC\ngiven b = 68 degF\ngiven T0 = 0 degC\nlo = $min(@a, @b)\n"
+                       "hi = $max(@a - @T0, @b - @T0)\ngiven Ts = [10, 20, 30] degC\nrise = @Ts - @T0\n"
+                       "first = @Ts[0]\nm = @T0 + $sum_{k=0}^{2}(@Ts[k] - @T0)/3\nseq = $seq_{k=1}^{2}(@T0)")
+    assert r.error_in_exec is None, r.error_in_exec
+    s = sh.ns["_reckon"]
+    assert s.kind("lo") == "point" and s.kind("hi") == "difference" and s.kind("rise") == "difference"
+    assert s.kind("first") == "point" and s.kind("m") == "point" and s.kind("seq") == "point"
+    assert s["m"].to("K").magnitude == pytest.approx(293.15)
+    assert "rise = @Ts - @T0 = ([10, 20, 30] °C)-(0 °C) = [10, 20, 30] K" in text(cap)
+    for formula, words in [("$min(@a, @a - @T0)", "point with a temperature difference"),
+                           ("$sum_{k=1}^{3}(@a)", "sums temperature points"),
+                           ("$abs(@a)", "$abs of the temperature point"),
+                           ("@Ts + @Ts", "two temperature points"),
+                           ("(@a - @T0) - @a", "from the difference")]:
+        msg = refused(sh.reckon(f"given a = 20 degC\ngiven T0 = 0 degC\ngiven Ts = [1, 2] degC\nx = {formula}")[0])
+        assert words in msg, (formula, msg)
+
+
+# ------------------------------------------------------------------ declared result units
+
+
+def test_declared_unit_catches_a_forgotten_term_at_its_line(sh):
+    body = """given w = 2 kN/m
+given L = 4 m
+given E = 11 GPa
+given I = 8.1e-5 m^4
+delta = 5*@w*@L^4/(384*@E) in mm
+delta2 = 5*@w*@L^4/(384*@E*@I) in mm"""
+    msg = refused(sh.reckon(body)[0])
+    assert "line 5" in msg and "ENGINE_INCOMPATIBLE_DIMENSION" in msg
+    assert "[5,0,0,0,0,0,0]" in msg and "[1,0,0,0,0,0,0]" in msg  # both dimensions named
+    assert "delta" not in sh.ns["_reckon"]  # nothing was written
+    r, cap = sh.reckon(body.replace("delta = 5*@w*@L^4/(384*@E) in mm\n", ""))
+    assert r.error_in_exec is None
+    assert "= 7.4822 mm" in text(cap)
+    assert sh.ns["_reckon"]["delta2"].to("mm").magnitude == pytest.approx(5 * 2000 * 4**4 / (384 * 11e9 * 8.1e-5) * 1e3)
+    [*_, path] = sh.records()
+    rows = sh.rows(path)
+    assert [r["content"]["formula"] for r in rows if r.get("tool") == "eval"] == ["5*@w*@L^4/(384*@E*@I)"]
+
+
+def test_declared_unit_kinds_and_bad_units(sh):
+    r, cap = sh.reckon("given a = 20 degC\ngiven b = 25 degC\nd = @b - @a in delta_degF\nT = @a + @d in degF")
+    assert r.error_in_exec is None
+    assert "= 9 Δ°F" in text(cap) and "= 77 °F" in text(cap)
+    assert "temperature difference" in refused(sh.reckon("given a = 20 degC\ngiven b = 25 degC\nd = @b - @a in degC")[0])
+    assert "pint cannot read" in refused(sh.reckon("given a = 2 m\nx = @a in furlongz")[0])
+    # " in " inside brackets is not a declaration; a slot may be called "in"-something
+    r, cap = sh.reckon("given inch = 2 m\nx = @inch*2")
+    assert r.error_in_exec is None
+
+
+# ------------------------------------------------------------------ P17: the working keeps parentheses
+
+
+def test_case_P17_negative_substitutions_keep_their_parentheses(sh):
+    r, cap = sh.reckon("given t = -3\nz = @t^2\nw = -@t^2\nu = 5 - @t\nv = -@t")
+    assert r.error_in_exec is None
+    s = sh.ns["_reckon"]
+    assert (s["z"].magnitude, s["w"].magnitude, s["u"].magnitude, s["v"].magnitude) == (9, -9, 8, 3)
+    data = bundle(cap).data
+    plain, latex, md, html = data["text/plain"], data["text/latex"], data["text/markdown"], data["text/html"]
+    for want in ("z = @t^2 = (-3)^2 = 9", "w = -@t^2 = -(-3)^2 = -9", "u = 5 - @t = 5-(-3) = 8", "v = -@t = -(-3) = 3"):
+        assert want in plain
+    assert r"{\left(-3\right)}^{2}" in latex and r"-{\left(-3\right)}^{2} = -9" in latex
+    assert r"5 - \left(-3\right)" in latex
+    for rendering in (md, html):
+        assert r"\left(-3\right)}^{2}" in rendering
+    assert "-3^2" not in plain and "--3" not in plain and "--3" not in latex
+
+
+# ------------------------------------------------------------------ the model's tools and the record
+
+
+def test_tool_schemas_offer_kind_and_the_engine_checks_it(tmp_path):
+    tagged = TOOL_SCHEMAS["set"]["parameters"]["$defs"]["tagged"]["properties"]
+    assert tagged["kind"]["enum"] == ["point", "difference"] and tagged["scale"]["enum"] == ["degC", "degF"]
+    e = Engine(tmp_path)
+    e.record_start("model")
+    r = e.call("set", {"name": "d", "value": {"num": 5, "dim": "degC", "kind": "difference"}})
+    assert r["value"] == {"num": 5.0, "dim": [0, 0, 0, 0, 1, 0, 0], "kind": "difference"}  # never shifted
+    r = e.call("set", {"name": "T", "value": {"num": 68, "dim": [0, 0, 0, 0, 1, 0, 0], "kind": "point",
+                                              "scale": "degF"}})
+    assert r["ok"] and r["value"]["scale"] == "degF"
+    for bad, code in [({"num": 1, "dim": "metre", "kind": "difference"}, "ENGINE_INVALID_DIMENSION"),
+                      ({"num": 1, "dim": [0, 0, 0, 0, 1, 0, 0], "kind": "point"}, "ENGINE_INVALID_ARGS"),
+                      ({"num": 1, "dim": "degC", "kind": "point", "scale": "degF"}, "ENGINE_INVALID_ARGS"),
+                      ({"num": 1, "dim": "kelvin", "kind": "warm"}, "ENGINE_INVALID_ARGS"),
+                      ({"num": 1, "dim": "kelvin", "scale": "degC"}, "ENGINE_INVALID_ARGS")]:
+        got = e.call("set", {"name": "bad", "value": bad})
+        assert got["code"] == code, (bad, got)
+    assert "bad" not in e.slots()
+    e.close()
+
+
+def test_records_with_kinds_replay_and_old_records_still_read(sh, tmp_path):
+    r, _ = sh.reckon("given a = 20 degC\ngiven k = 5 K\nb = @a - @k\nd = @a - @b\nend")
+    assert r.error_in_exec is None
+    [path] = sh.records()
+    rec = read_record(path)
+    assert rec.rules == 2
+    rows = sh.rows(path)
+    assert rows[1]["content"]["rules"] == 2
+    assert rows[2]["content"]["value"]["kind"] == "point"
+    assert replay(path)["differences"] == [] and rerun(path)["differences"] == []
+    # a record written before kinds (engine rules 1): no kinds, and 14.2 °C + 9.6 °C was accepted then
+    old = Engine(tmp_path / "old")
+    old.rules = 1
+    old.record_start("before kinds")
+    old.set("T1", {"num": 287.35, "dim": [0, 0, 0, 0, 1, 0, 0]})
+    old.set("T2", {"num": 282.75, "dim": [0, 0, 0, 0, 1, 0, 0], "kind": "point", "scale": "degC"})
+    assert old.eval("@T1 + @T2", "s")["ok"]
+    old.record_end()
+    old_rec = read_record(old.last_closed)
+    assert old_rec.rules == 1
+    lines = [json.loads(x) for x in old.last_closed.read_text().splitlines()]
+    assert "rules" not in lines[1]["content"] and "\"kind\"" not in json.dumps(lines)
+    assert replay(old_rec)["differences"] == [] and rerun(old_rec)["differences"] == []
+    # the same rows claiming rules 2 are caught: rerun refuses the sum of two points
+    tampered = tmp_path / "tampered.jsonl"
+    lines[1]["content"]["rules"] = 2
+    lines[2]["content"]["value"].update(kind="point", scale="degC")
+    lines[3]["content"]["value"].update(kind="point", scale="degC")
+    tampered.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    diffs = rerun(tampered)["differences"]
+    assert any((d["rerun"] or {}).get("code") == "ENGINE_INCOMPATIBLE_DIMENSION" for d in diffs), diffs
