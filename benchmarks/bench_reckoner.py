@@ -33,6 +33,13 @@ Goals (from the issue):
       every element);
   (c) arrays evaluated with numpy: the core takes at most 1.5x pint's time on numpy arrays.
 
+Kind tracking (issue 17): the same formulas are timed twice in this one run, first by an
+engine under rules 1 (before temperature kinds: no kinds are read or written), then under
+rules 2 (kinds tracked). The "kind tracking cost" lines give, per group, the median of
+rules-2 time / rules-1 time for the core and for ``Engine.eval``; the issue's goal is at most
+1.10 (10%). The ``temp`` group holds formulas over a Celsius point (pint needs those in K:
+it refuses products of offset units), so the kinds are exercised, not only carried.
+
 This is a measurement, not a test: the exit code is always 0.
 """
 
@@ -69,8 +76,9 @@ GOAL_CORE = 10.0  # (a) pint time / core time
 GOAL_EVAL = 2.0  # (b) pint time / Engine.eval time
 GOAL_ARRAY = 1.5  # (c) core time / pint time, at most
 
-SCALAR, COMPLEX, SUM, ARRAY = "scalar", "complex", "$sum", "array"
-GROUPS = (SCALAR, COMPLEX, SUM, ARRAY)
+SCALAR, COMPLEX, SUM, ARRAY, TEMP = "scalar", "complex", "$sum", "array", "temp"
+GROUPS = (SCALAR, COMPLEX, SUM, ARRAY, TEMP)
+GOAL_KINDS = 1.10  # rules-2 time / rules-1 time, at most
 
 
 @dataclass
@@ -114,6 +122,8 @@ class Case:
     t_closure: float = math.nan
     t_eval: float = math.nan
     t_pint: float = math.nan
+    t_core_r1: float = math.nan  # the same, timed by an engine under rules 1 (before kinds)
+    t_eval_r1: float = math.nan
 
 
 # Dimension vectors [m, kg, s, A, K, mol, cd] not in the 24-row name table.
@@ -213,6 +223,21 @@ def build_cases() -> list[Case]:
         arr("A", aA, AREA, "m^2"))
     add(ARRAY, "decay V0 e^(-t/tau), t array", "@V0*$exp(-@t/@tau)", "V0*np.exp(-t/tau)",
         num("V0", 12.0, "volt", "V"), arr("t", at, "second", "s"), num("tau", 1e-3, "second", "s"))
+
+    # ---------------------------------------------------------------- temperatures given in °C
+    # The engine holds a Celsius point (kind and scale); pint refuses products of offset units,
+    # so its side is given in K, as a pint user must write it.
+    def celsius(name, c):
+        return In(name, {"num": c, "dim": "degC"}, ureg.Quantity(c + 273.15, "K"))
+
+    add(TEMP, "air density p/(R T), T in °C", "@p/(@Rs*@T)", "p/(Rs*T)",
+        num("p", 101325.0, "pascal", "Pa"), num("Rs", 287.05, [2, 0, -2, 0, -1, 0, 0], "J/(kg*K)"),
+        celsius("T", 15.0))
+    add(TEMP, "heating T0 + rate*t", "@T0 + @rate*@t", "T0 + rate*t",
+        celsius("T0", 25.0), num("rate", 0.025, [0, 0, -1, 0, 1, 0, 0], "K/s"), num("t", 2400.0, "second", "s"))
+    add(TEMP, "difference of two points", "@Th - @Tc", "Th - Tc", celsius("Th", 80.0), celsius("Tc", 60.0))
+    add(TEMP, "radiation sigma*T^4", "@sigma*@T^4", "sigma*T**4",
+        num("sigma", 5.670374419e-8, [0, 1, -3, 0, -4, 0, 0], "W/(m^2*K^4)"), celsius("T", 15.0))
     return C
 
 
@@ -308,10 +333,12 @@ def check(case: Case, e: Engine, ns: dict, target: str) -> None:
 
 # -------------------------------------------------------------------- run
 
-def run(cases, target: float, repeat: int) -> str:
+def run(cases, target: float, repeat: int, rules: int = 2) -> str:
+    """Check and time every case with an engine under *rules*; rules 1 fills the ``_r1`` times only."""
     home = tempfile.mkdtemp(prefix="bench-reckoner-")
     try:
         e = Engine(home)
+        e.rules = rules
         rs = e.record_start("bench")
         if not rs.get("ok"):
             print(f"record_start failed: {rs}")
@@ -333,6 +360,11 @@ def run(cases, target: float, repeat: int) -> str:
             if not case.ok:
                 continue
             f = case.formula
+            if rules == 1:
+                case.t_core_r1 = best_time("ev(F)", {"ev": e.evaluate, "F": f}, target, repeat)
+                n = 2 if case.group == ARRAY else repeat
+                case.t_eval_r1 = best_time("ev(F, T)", {"ev": e.eval, "F": f, "T": out}, 0.0 if n == 2 else target, n)
+                continue
             compiled = e._compiled(parse(f))
             case.t_core = best_time("ev(F)", {"ev": e.evaluate, "F": f}, target, repeat)
             case.t_closure = best_time("fn(mags, {})", {"fn": compiled.fn, "mags": e._mags}, target, repeat)
@@ -382,8 +414,10 @@ def main(argv=None) -> int:
           f"(relative {RTOL:g}):")
     for c in cases:
         print(f"  {c.group:<7} {c.name:<36} {c.formula}  |  {c.pint.replace(chr(10), '; ')}")
-    print("\nchecking and timing:")
-    run(cases, args.target, args.repeat)
+    print("\nchecking and timing under engine rules 1 (before temperature kinds):")
+    run(cases, args.target, args.repeat, rules=1)
+    print("\nchecking and timing under engine rules 2 (temperature kinds tracked):")
+    run(cases, args.target, args.repeat, rules=2)
 
     # ------------------------------------------------------------ table
     hdr = (f"{'group':<7} {'formula':<36} {'core us':>10} {'closure us':>10} {'eval us':>10} "
@@ -463,6 +497,21 @@ def main(argv=None) -> int:
               f"{worst.t_core / worst.t_pint:.2f}x; {nover} of {len(ok)} formulas over")
     else:
         print("GOAL (c) FAIL: no array formula could be measured")
+    print("\nkind tracking cost (issue 17), same run: median of rules-2 time / rules-1 time, "
+          f"goal <= {GOAL_KINDS:.2f}:")
+    costs = []
+    for g in GROUPS:
+        ok = [c for c in by_group[g] if c.ok and not math.isnan(c.t_core_r1)]
+        if not ok:
+            continue
+        core = statistics.median(c.t_core / c.t_core_r1 for c in ok)
+        ev = statistics.median(c.t_eval / c.t_eval_r1 for c in ok)
+        costs.append(core if g == ARRAY else max(core, ev))
+        print(f"  {g:<7} n={len(ok):<2} core {core:.3f}   eval {ev:.3f}"
+              + ("   (eval: every element in the trace row, 2 single calls, informational)" if g == ARRAY else ""))
+    worst = max(costs, default=math.nan)
+    print(f"GOAL (kinds) {'PASS' if worst <= GOAL_KINDS else 'FAIL'}: kind tracking costs at most "
+          f"{(GOAL_KINDS - 1) * 100:.0f}% -- worst group median {worst:.3f}")
     failed = [c for c in cases if not c.ok]
     if failed:
         print(f"\nCORRECTNESS: {len(failed)} formula(s) FAILED the check against pint: "

@@ -7,8 +7,12 @@ __version__ = "0.1.0"
 #: The version of what ``%%reckon`` displays for a record (``dsh_notebook.reckon.render``):
 #: bumped when the same record renders differently, so ``verify`` tells an older rendering from
 #: a tampered one. Sealed in every signed seal (issue 15).
-RENDERER_VERSION = "reckon-render/1"
+RENDERER_VERSION = "reckon-render/2"  # 2: temperature points on their scale, (-3)^2 (issue 17)
 
 #: The version of the reckoner's rules (grammar, units, dimension checks, number formatting):
-#: bumped when the same formula may give another result or refusal. Sealed in every signed seal.
-ENGINE_RULES_VERSION = "reckoner-rules/1"
+#: bumped when the same formula may give another result or refusal. Sealed in every signed seal,
+#: and named in each record's ``record_start`` row (``"rules": 2``; absent: 1), so replay and
+#: ``verify`` apply the rules a record was written under. 2: temperature points and differences
+#: (issue 17).
+ENGINE_RULES = 2
+ENGINE_RULES_VERSION = f"reckoner-rules/{ENGINE_RULES}"

@@ -113,6 +113,12 @@ eta = 1 - @T/@Th"""
     assert s["q"].to("W/m^2").magnitude == pytest.approx(5.670374419e-8 * 288.15**4)
     assert s["eta"].magnitude == pytest.approx(1 - 288.15 / 373.15)  # Carnot on absolute temperatures
     assert s.kind("c") is None and s.kind("T") == "point"
+    out = text(cap)  # the working shows a point used by its thermodynamic value in K, never "(15 °C)" in a product
+    lines = {ln.split(" = ")[0].strip(): ln for ln in out.splitlines() if " = " in ln}
+    assert "·(288.15 K)) = 340.29 m·s⁻¹" in lines["c"] and "°C" not in lines["c"]
+    assert "·(288.15 K)^4 = 390.92" in lines["q"] and "°C" not in lines["q"]
+    assert "eta = 1 - @T/@Th = 1-(288.15 K)/(373.15 K) = 0.22779" in out
+    assert "T = 15 °C" in out  # the given itself stays on its scale
 
 
 def test_kelvin_minus_point_is_a_difference_and_unknown_kelvin_reads_as_a_point(sh):
@@ -251,3 +257,32 @@ def test_records_with_kinds_replay_and_old_records_still_read(sh, tmp_path):
     tampered.write_text("".join(json.dumps(x) + "\n" for x in lines))
     diffs = rerun(tampered)["differences"]
     assert any((d["rerun"] or {}).get("code") == "ENGINE_INCOMPATIBLE_DIMENSION" for d in diffs), diffs
+
+
+def test_a_notebook_written_before_kinds_still_reads_replays_and_verifies(tmp_path):
+    """tests/data/before-kinds: made by this project before issue 17 (rules 1, renderer /1)."""
+    import shutil
+    from pathlib import Path
+
+    from test_verify import cli
+
+    src = Path(__file__).parent / "data" / "before-kinds"
+    shutil.copytree(src, tmp_path / "nb")
+    folder = tmp_path / "nb"
+    for path in sorted((folder / "old-kinds.dsh" / "records").glob("*.jsonl")):
+        rec = read_record(path)
+        assert rec.rules == 1
+        assert replay(rec)["differences"] == [] and rerun(rec)["differences"] == []
+    spread = read_record(next((folder / "old-kinds.dsh" / "records").glob("*.jsonl")))
+    assert any(r.get("content", {}).get("formula") == "@T850 + @Td850" for r in spread.steps)  # accepted then
+    p = cli("verify", str(folder / "old-kinds.ipynb"))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "old-kinds.ipynb: verified" in p.stdout
+    assert "made by an older version (reckon-render/1)" in p.stdout
+    # an edit to an old record is still found: an input changed by hand
+    path = sorted((folder / "old-kinds.dsh" / "records").glob("*.jsonl"))[0]
+    path.chmod(0o644)
+    assert '"num":282.75' in path.read_text()
+    path.write_text(path.read_text().replace('"num":282.75', '"num":283.75', 1))
+    p = cli("verify", str(folder / "old-kinds.ipynb"))
+    assert p.returncode != 0 and "FAIL" in p.stdout

@@ -21,7 +21,7 @@ from .prompt import SystemPrompt
 PRESETS = ("plain", "reckoner", "reckoner-with-search", "research")
 
 #: Changes whenever the persona text changes; logged in ``session/start``.
-PERSONA_VERSION = "reckoner-persona/1"
+PERSONA_VERSION = "reckoner-persona/2"
 
 _MANUAL = """\
 How the engine works:
@@ -37,6 +37,11 @@ A formula holds numbers, slot references @name, + - * / ^, parentheses, constant
 functions $sqrt( ) $exp( ) $ln( ) $log( ) $sin( ) $cos( ) $tan( ) $abs( ) and the bounded forms \
 $sum_{k=1}^{N}(body) and $prod_{k=1}^{N}(body). The engine refuses a dimensionally wrong formula \
 (for example adding volts to ohms) with a code and a message: read it and fix the formula.
+- Temperatures have a kind: {"num": 20, "dim": "degC"} is a point on the Celsius scale (the engine \
+keeps 293.15 K); {"num": 5, "dim": "kelvin", "kind": "difference"} is a difference; a plain kelvin \
+value is a thermodynamic temperature. Point - point is a difference, point + difference a point; two \
+points never add and a point is never scaled by a plain number (2*@T is refused); beside other \
+quantities (@p/(@R*@T)) a point counts by its value in K.
 - get(name) reads a slot back; get(name, dim="...") converts for display only.
 - record_start(title) opens a record, record_message(text, hide) adds an explanation \
 (hide=true for a note to the article writer only), record_end(text) closes it.

@@ -469,7 +469,7 @@ class Step:
     shown: Any = None  # show (and eval with a declared unit): magnitude in the display unit
     shown_unit: str | None = None
     formula: Any = None
-    as_delta: frozenset = frozenset()  # eval: positions of @slot operands (K) acting as temperature differences
+    roles: dict = field(default_factory=dict)  # eval: @slot position -> "delta" / "kelvin" (how the working shows it)
 
     @property
     def ok(self) -> bool:
@@ -630,9 +630,9 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
             st.result = eng.slots()[ln.name][0]
             session.given_units.pop(ln.name, None)
             if f is not None and any(v.sig.temp for v in inputs.values()):
-                st.as_delta = compile_formula(f, {n: v.sig for n, v in inputs.items()},
-                                              {n: v.mag for n, v in inputs.items()}).as_delta
-            if declared is not None and st.result.sig.kind != "object":
+                st.roles = dict(compile_formula(f, {n: v.sig for n, v in inputs.items()},
+                                                {n: v.mag for n, v in inputs.items()}).roles)
+            if isinstance(declared, U.UnitInfo) and st.result.sig.kind != "object":
                 st.shown = U.from_si(st.result.mag, declared)
                 st.shown_unit = declared.text
         return st

@@ -108,7 +108,7 @@ def step_rows(out: CellOutcome) -> list[dict]:
                                                                          value_latex(st.result, d))
             if f is not None:
                 sym = _symbolic_latex(ln.rest, f.tree)
-                sub = formula_latex(f.tree, st.inputs, d, st.input_digits, st.as_delta)
+                sub = formula_latex(f.tree, st.inputs, d, st.input_digits, st.roles)
                 latex = rf"{name_latex(ln.name)} = {sym}"
                 if st.inputs:
                     latex += rf" = {sub}"
@@ -116,7 +116,7 @@ def step_rows(out: CellOutcome) -> list[dict]:
                 row["latex"] = latex
                 plain = f"{ln.name} = {ln.rest}"
                 if st.inputs:
-                    plain += f" = {formula_text(f.tree, st.inputs, d, st.input_digits, st.as_delta)}"
+                    plain += f" = {formula_text(f.tree, st.inputs, d, st.input_digits, st.roles)}"
                 row["text"] = f"{plain} = {res}"
             else:
                 row["text"] = f"{ln.name} = {ln.rest} = {res}"

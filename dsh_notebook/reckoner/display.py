@@ -6,14 +6,16 @@ article writers.
   units, never introducing a base the vector does not have; ``s⁻¹`` is never written Hz.
 * Numbers show ``digits`` significant digits (``1.68×10⁻⁸``); formulas render from the
   syntax tree, optionally with each ``@slot`` replaced by its value.
-* A temperature point shows on the scale it was given in (``14.2 °C``); a K value that acts
-  as a difference beside a point shows as ``5 ΔK`` in the working (issue 17). A negative or
+* A temperature point shows on the scale it was given in (``14.2 °C``); in the working, a K value
+  that acts as a difference beside a point shows as ``5 ΔK``, and a point used by its
+  thermodynamic value (``@p/(@R*@T)``) in K (issue 17). A negative or
   complex substituted value keeps its parentheses: ``(-3)^2``, never ``-3^2`` (P17).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any, SupportsInt
 
@@ -236,6 +238,13 @@ def name_latex(name: str) -> str:
     return h
 
 
+def _in_role(v: Value, pos: int, roles: Mapping[int, str] | None) -> Value:
+    """A point used by its thermodynamic value, shown in K (its kind dropped for display)."""
+    if roles and roles.get(pos) == "kelvin" and v.sig.temp:
+        return Value(v.mag, replace(v.sig, temp=""))
+    return v
+
+
 _FUNC_LATEX = {
     "sin": r"\sin", "cos": r"\cos", "tan": r"\tan", "asin": r"\arcsin", "acos": r"\arccos", "atan": r"\arctan",
     "exp": r"\exp", "ln": r"\ln", "log": r"\log_{10}", "arg": r"\arg",
@@ -244,10 +253,11 @@ _PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "neg": 3, "^": 4}
 
 
 def formula_latex(node: G.Node, subst: dict[str, Value] | None = None, digits: int = 5,
-                  typed: dict[str, int] | None = None, as_delta: frozenset[int] = frozenset()) -> str:
+                  typed: dict[str, int] | None = None, roles: Mapping[int, str] | None = None) -> str:
     """The formula tree as LaTeX; with ``subst`` (slot -> Value) slots show their values, with
-    at least ``typed[slot]`` significant digits (the digits the person typed) and *digits*; the
-    ``@slot`` operands at the positions *as_delta* show as differences (``5\\,\\Delta\\mathrm{K}``)."""
+    at least ``typed[slot]`` significant digits (the digits the person typed) and *digits*; *roles*
+    (``@slot`` position -> ``"delta"``/``"kelvin"``, from the check) shows a K operand as a
+    difference (``5\\,\\Delta\\mathrm{K}``) or a point by its value in K."""
 
     def prec(n: G.Node) -> int:
         if isinstance(n, G.Binary):
@@ -269,10 +279,10 @@ def formula_latex(node: G.Node, subst: dict[str, Value] | None = None, digits: i
             return num_latex(n.value, 12)
         if isinstance(n, G.Slot):
             if subst is not None and n.name in subst:
-                v = subst[n.name]
+                v = _in_role(subst[n.name], n.pos, roles)
                 dd = max(digits, (typed or {}).get(n.name, 0))
                 lv = value_latex(v, dd)
-                if n.pos in as_delta and lv.endswith(r"\,\mathrm{K}"):
+                if (roles or {}).get(n.pos) == "delta" and lv.endswith(r"\,\mathrm{K}"):
                     lv = lv[: -len(r"\mathrm{K}")] + r"\Delta\mathrm{K}"
                 wrap_it = si_latex(v.sig.dim) or v.sig.kind != "scalar" or lv.startswith("-")
                 return rf"\left({lv}\right)" if wrap_it else lv
@@ -326,10 +336,10 @@ def formula_latex(node: G.Node, subst: dict[str, Value] | None = None, digits: i
 
 
 def formula_text(node: G.Node, subst: dict[str, Value], digits: int, typed: dict[str, int] | None = None,
-                 as_delta: frozenset[int] = frozenset()) -> str:
+                 roles: Mapping[int, str] | None = None) -> str:
     """The formula as written, each ``@slot`` replaced by its value with its SI unit (a point on its
-    scale; an operand at a position in *as_delta* as a difference, ``5 ΔK``). A value with a sign
-    or a space is parenthesised: ``(-3)^2``, ``(25 m)``."""
+    scale; *roles* as in :func:`formula_latex`: ``5 ΔK``, a point in K). A value with a sign or a
+    space is parenthesised: ``(-3)^2``, ``(25 m)``."""
 
     def prec(n: G.Node) -> int:
         if isinstance(n, G.Binary):
@@ -349,8 +359,8 @@ def formula_text(node: G.Node, subst: dict[str, Value], digits: int, typed: dict
             v = subst.get(n.name)
             if v is None:
                 return "@" + n.name
-            t = value_text(v, max(digits, (typed or {}).get(n.name, 0)))
-            if n.pos in as_delta and t.endswith(" K"):
+            t = value_text(_in_role(v, n.pos, roles), max(digits, (typed or {}).get(n.name, 0)))
+            if (roles or {}).get(n.pos) == "delta" and t.endswith(" K"):
                 t = t[:-1] + "ΔK"
             return f"({t})" if " " in t or "+" in t or "-" in t else t
         if isinstance(n, G.Bound):

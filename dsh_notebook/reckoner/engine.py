@@ -438,7 +438,7 @@ class Engine:
                 return c
         c = compile_formula(f, sigs, self._mags)
         _check_integral(c.sig, f.text)
-        c = Compiled(intern_sig(c.sig), c.fn, c.cacheable, c.arrays, c.as_delta)
+        c = Compiled(intern_sig(c.sig), c.fn, c.cacheable, c.arrays, c.roles)
         if c.cacheable:
             if per is None:
                 if len(self._cache) > 4096:

@@ -80,9 +80,10 @@ class Compiled:
     fn: Fn
     cacheable: bool
     arrays: bool = False
-    #: positions of ``@slot`` operands, K values without a kind, that act as temperature
-    #: differences beside a point (``80 degC - 5 K``): the working shows them as such
-    as_delta: frozenset[int] = frozenset()
+    #: how the working shows some ``@slot`` operands (issue 17): ``(position, "delta")`` for a K value
+    #: without a kind acting as a difference beside a point (``80 degC - 5 K``), ``(position,
+    #: "kelvin")`` for a Celsius or Fahrenheit point used by its thermodynamic value (``@p/(@R*@T)``)
+    roles: tuple[tuple[int, str], ...] = ()
 
 
 class _NeedBound(Exception):
@@ -91,7 +92,7 @@ class _NeedBound(Exception):
 
 
 class _Ctx:
-    __slots__ = ("as_delta", "bound", "mags", "sigs", "text", "value_dependent")
+    __slots__ = ("bound", "mags", "roles", "sigs", "text", "value_dependent")
 
     def __init__(self, text: str, sigs: dict[str, Sig], mags: SlotMags) -> None:
         self.text = text
@@ -99,7 +100,7 @@ class _Ctx:
         self.mags = mags  # slot name -> magnitude
         self.bound: dict[str, Any] = {}  # var -> None (unknown) or known float
         self.value_dependent = False
-        self.as_delta: set[int] = set()
+        self.roles: dict[int, str] = {}
 
 
 def compile_formula(formula: G.Formula, sigs: dict[str, Sig], mags: SlotMags) -> Compiled:
@@ -111,7 +112,7 @@ def compile_formula(formula: G.Formula, sigs: dict[str, Sig], mags: SlotMags) ->
     ctx = _Ctx(formula.text, sigs, mags)
     c = _compile(formula.tree, ctx)
     arrays = c.sig.kind == ARRAY or any(sigs[n].kind == ARRAY for n in formula.slots) or "$seq" in formula.text
-    return Compiled(c.sig, c.fn, not ctx.value_dependent, arrays, frozenset(ctx.as_delta))
+    return Compiled(c.sig, c.fn, not ctx.value_dependent, arrays, tuple(sorted(ctx.roles.items())))
 
 
 # ---------------------------------------------------------------- helpers
@@ -297,7 +298,7 @@ def _addsub(node: G.Binary, ctx: _Ctx) -> C:
         temp, side = K.addsub(op, l.sig.temp, r.sig.temp, _src(ctx, node.left), _src(ctx, node.right))
         acting = node.left if side == "left" else node.right if side == "right" else None
         if isinstance(acting, G.Slot):
-            ctx.as_delta.add(acting.pos)
+            ctx.roles[acting.pos] = "delta"
     sig = _combine(l.sig, r.sig, l.sig.dim, temp)
     lf, rf = l.fn, r.fn
     bv = l.bvars | r.bvars
@@ -330,7 +331,15 @@ def _muldiv(node: G.Binary, ctx: _Ctx) -> C:
         temp = K.chain(tuple(c.sig.dim) == TEMPERATURE, dimensional, repr(_src(ctx, node)))
         if temp:
             c = C(replace(c.sig, temp=temp), c.fn, c.const, c.bvars)
+        for f, n in factors:  # a point that passed the chain counts by its thermodynamic value
+            _by_kelvin(ctx, n, f.sig)
     return c
+
+
+def _by_kelvin(ctx: _Ctx, node: G.Node, sig: Sig) -> None:
+    """Note a Celsius or Fahrenheit point ``@slot`` used by its value in K (the working shows it in K)."""
+    if K.is_point(sig.temp) and isinstance(node, G.Slot):
+        ctx.roles[node.pos] = "kelvin"
 
 
 def _chain_operand(n: G.Node, ctx: _Ctx, factors: list[tuple[C, G.Node]]) -> C:
@@ -460,6 +469,7 @@ def _pow(node: G.Binary, ctx: _Ctx) -> C:
             "an exponent must be dimensionless: divide it by its unit first.",
         )
     where = f"'{_src(ctx, node)}'"
+    _by_kelvin(ctx, node.left, base.sig)
     if base.sig.dim == D.ZERO:
         dim = D.ZERO
     else:
@@ -775,8 +785,10 @@ def _unary_call(node: G.Call, ctx: _Ctx) -> C:
             temp = K.same_function(name, x.sig.temp, _src(ctx, node.args[0]))
     elif rule == "half":
         dim = D.scale(x.sig.dim, D.Fraction(1, 2))
+        _by_kelvin(ctx, node.args[0], x.sig)
     else:
         dim = D.ZERO
+        _by_kelvin(ctx, node.args[0], x.sig)
     sig = Sig(x.sig.kind, dim, x.sig.ndim, temp=temp)
     xf = x.fn
     assert sf is not None  # only $len and $transpose have no scalar form; both are done above
@@ -825,6 +837,9 @@ def _binary_call(node: G.Call, ctx: _Ctx) -> C:
         )
     dim = D.ZERO if name == "atan2" else a.sig.dim
     temp = ""
+    if name == "atan2":
+        _by_kelvin(ctx, node.args[0], a.sig)
+        _by_kelvin(ctx, node.args[1], b.sig)
     if (a.sig.temp or b.sig.temp) and name != "atan2":
         if name == "mod":
             K.same_function(name, a.sig.temp, _src(ctx, node.args[0]))
@@ -899,6 +914,7 @@ def _fold(node: G.Fold, ctx: _Ctx) -> C:
         if body.sig.temp:
             K.fold_sum(body.sig.temp, repr(_src(ctx, node)))
     elif name == "prod":
+        _by_kelvin(ctx, node.body, body.sig)
         if body.sig.dim == D.ZERO:
             sig = body.sig
         else:

@@ -23,10 +23,11 @@ only what a result *is* and what is refused; they never change a number.
 
 from __future__ import annotations
 
+from ..version import ENGINE_RULES
 from .errors import INCOMPATIBLE_DIMENSION, EngineError
 from .values import DELTA, POINT_SCALES
 
-RULES = 2  #: the engine-rules version that tracks temperature kinds (1: records written before them)
+RULES = ENGINE_RULES  #: the engine-rules version that tracks temperature kinds (1: records written before them)
 
 _SCALE_NAME = {"degC": "°C", "degF": "°F"}
 
