@@ -286,3 +286,44 @@ def test_a_notebook_written_before_kinds_still_reads_replays_and_verifies(tmp_pa
     path.write_text(path.read_text().replace('"num":282.75', '"num":283.75', 1))
     p = cli("verify", str(folder / "old-kinds.ipynb"))
     assert p.returncode != 0 and "FAIL" in p.stdout
+
+
+def test_articles_show_points_on_their_scale(tmp_path):
+    from dsh_notebook.reckoner.articles import write_article
+
+    e = Engine(tmp_path / "home")
+    e.record_start("Air at 850 hPa")
+    e.set("T850", {"num": 14.2, "dim": "degC"})
+    e.set("Td", {"num": 9.6, "dim": "degC"})
+    e.eval("@T850 - @Td", "spread")
+    e.set("k", {"num": 5, "dim": "kelvin"})
+    e.eval("@T850 - @k", "T2")
+    e.record_end("done")
+    md = write_article(e.last_closed, tmp_path / "articles", "md", "en", False).path.read_text()
+    assert "T850 = 14.2 °C" in md and "spread = 4.6 K" in md and "T2 = 9.2 °C" in md
+    assert "287.35" not in md
+    tex = write_article(e.last_closed, tmp_path / "articles", "latex", "en", False).path.read_text()
+    assert r"\mathrm{T2} = 9.2\,{}^{\circ}\mathrm{C}" in tex
+
+
+def test_a_notebook_with_kinds_and_declared_units_verifies_and_an_edit_is_named(tmp_path):
+    from test_verify import cli, ran_notebook
+
+    folder = ran_notebook(tmp_path, [
+        "%load_ext dsh_notebook",
+        "%%reckon Heating\ngiven T0 = 25 degC\ngiven rate = 1.5 K/min\ngiven t = 40 min\ngiven k = 5 K\n"
+        "T = @T0 + @rate*@t in degF\nT2 = @T - @k\nd = @T - @T0 in delta_degF\nshow d in K",
+        "%%reckon Squares\ngiven x = -3\ny = -@x^2",
+    ])
+    nb = folder / "report.ipynb"
+    p = cli("verify", str(nb))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "report.ipynb: verified" in p.stdout
+    text = nb.read_text(encoding="utf-8")
+    assert "= 185 °F" in text and "(5 ΔK)" in text and "-(-3)^2 = -9" in text
+    # the reading changed in the displayed output is named by cell 7's check
+    import os
+    os.chmod(nb, 0o644)
+    nb.write_text(text.replace("= 185 °F", "= 186 °F"), encoding="utf-8")
+    p = cli("verify", str(nb))
+    assert p.returncode != 0 and "cell 2" in p.stdout

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, overload
 
+import numpy as np
+
 from . import display
 from . import grammar as G
 from .errors import EngineError, ReckonerError
@@ -290,17 +292,17 @@ def _value(stored: dict[str, Any]) -> tuple[str, str]:
         parts = [(n, _value(stored["object"][n])) for n, _ in v.sig.fields]
         return ("{" + ", ".join(f"{n}: {t}" for n, (t, _) in parts) + "}",
                 r"\{" + ", ".join(rf"\mathrm{{{n}}}: {tx}" for n, (_, tx) in parts) + r"\}")
-    unit = display.si_text(v.sig.dim)
-    lunit = display.si_latex(v.sig.dim)
+    mag, unit, lunit = display.shown_in(v)  # a temperature point on the scale it was given in (issue 17)
     if v.sig.kind == "array":
-        text = display.array_items(v.mag, lambda x, d: _num(x), 0)
-        latex = display.array_latex(v.mag, 12)  # already cut: print it as it is, never round twice
-    elif isinstance(v.mag, complex):
-        text = f"{_num(v.mag.real)}{'-' if v.mag.imag < 0 else '+'}{_num(abs(v.mag.imag))}j"
-        latex = rf"({_num_tex(v.mag.real)} {'-' if v.mag.imag < 0 else '+'} {_num_tex(abs(v.mag.imag))}\,j)"
+        text = display.array_items(mag, lambda x, d: _num(x), 0)
+        cut_mag = np.array([cut(x) for x in np.ravel(mag).tolist()]).reshape(np.shape(mag))
+        latex = display.array_latex(cut_mag, 12)  # cut: print it as it is, never round twice
+    elif isinstance(mag, complex):
+        text = f"{_num(mag.real)}{'-' if mag.imag < 0 else '+'}{_num(abs(mag.imag))}j"
+        latex = rf"({_num_tex(mag.real)} {'-' if mag.imag < 0 else '+'} {_num_tex(abs(mag.imag))}\,j)"
     else:
-        text = _num(v.mag)
-        latex = display.num_latex(cut(v.mag), 12)
+        text = _num(mag)
+        latex = display.num_latex(cut(mag), 12)
     return (f"{text} {unit}".strip(), f"{latex}\\,{lunit}" if lunit else latex)
 
 
@@ -626,9 +628,17 @@ def result_numbers(f: ArticleFacts) -> list[str]:
     for item in f.items:
         if isinstance(item, Step):
             def walk(v: object) -> None:
+                if isinstance(v, dict) and v.get("kind") == "point" and v.get("scale") in ("degC", "degF"):
+                    try:  # a temperature point is printed as its reading on its scale
+                        point = parse_tagged(cut_value(v))
+                    except EngineError:
+                        pass
+                    else:
+                        out.extend(_num(x) for x in np.ravel(display.on_scale(point.mag, point.sig.temp)).tolist())
+                        return
                 if isinstance(v, dict):
                     for k, x in v.items():
-                        if k != "dim":
+                        if k not in ("dim", "kind", "scale"):
                             walk(x)
                 elif isinstance(v, list):
                     for x in v:
@@ -890,6 +900,8 @@ def _shown(stored: object, out: list[float]) -> None:
                 walk(mag[n], s)
             return
         items = mag.ravel().tolist() if hasattr(mag, "ravel") else [mag]
+        if sig.temp in ("degC", "degF"):  # a point is also written as its reading on its scale
+            items += [cut(x) for x in np.ravel(display.on_scale(mag, sig.temp)).tolist()]
         for x in items:
             for part in ((x.real, x.imag) if isinstance(x, complex) else (x,)):
                 if math.isfinite(part):

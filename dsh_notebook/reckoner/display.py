@@ -177,8 +177,9 @@ def on_scale(mag: Any, scale: str) -> Any:
     return to(mag)
 
 
-def _shown(v: Value) -> tuple[Any, str, str]:
-    """``(magnitude, unit text, unit LaTeX)`` a value is shown in: its SI unit, or a point's scale."""
+def shown_in(v: Value) -> tuple[Any, str, str]:
+    """``(magnitude, unit text, unit LaTeX)`` a scalar or array value is shown in: its SI unit, or a
+    temperature point's scale (``(14.2, "°C", ...)`` for 287.35 K given in degC)."""
     if v.sig.temp in POINT_SCALES:
         sym, tex, _ = _SCALES[v.sig.temp]
         return on_scale(v.mag, v.sig.temp), sym, tex
@@ -190,7 +191,7 @@ def value_text(v: Value, digits: int) -> str:
     a temperature point on its scale (``14.2 °C``)."""
     if v.sig.kind == "object":
         return "{" + ", ".join(f"{n}: {value_text(Value(v.mag[n], s), digits)}" for n, s in v.sig.fields) + "}"
-    mag, unit, _ = _shown(v)
+    mag, unit, _ = shown_in(v)
     if isinstance(mag, np.ndarray):
         body = array_items(mag, num_text, digits)
     else:
@@ -203,7 +204,7 @@ def value_latex(v: Value, digits: int) -> str:
     if v.sig.kind == "object":
         return r"\left\{" + r",\ ".join(
             rf"\mathrm{{{n}}}: {value_latex(Value(v.mag[n], s), digits)}" for n, s in v.sig.fields) + r"\right\}"
-    mag, _, unit = _shown(v)
+    mag, _, unit = shown_in(v)
     if isinstance(mag, np.ndarray):
         body = array_latex(mag, digits)
     else:
