@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -63,9 +64,41 @@ class UnitInfo:
     factor: float  # SI per unit for multiplicative units
 
 
+_FROM_SUPERS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+_SUPER_RUN = re.compile(r"[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+")
+
+#: Signs that look like the ones pint knows: the ohm sign U+2126 (datasheets) is the Greek
+#: capital omega U+03A9; the Greek mu U+03BC is the micro sign U+00B5 (both are micro: P05);
+#: the one-character degree signs U+2103 and U+2109 (on which pint raises AssertionError) are
+#: ``°C`` and ``°F``.
+_SIGNS = str.maketrans({"\u2126": "\u03a9", "\u03bc": "\u00b5", "\u2103": "°C", "\u2109": "°F"})
+
+
 def _normalise(text: str) -> str:
-    t = text.strip().replace("·", "*").replace("⋅", "*").replace("×", "*").replace("−", "-")
+    """A unit in pint's syntax: the product signs ``·``, ``⋅``, ``×`` as ``*``, the typographic
+    minus as ``-``, the look-alike signs of :data:`_SIGNS`, and superscript exponents as the
+    product displays them (``kg·m⁻³``) as ``^n`` (``kg*m^-3``); whitespace runs as one space."""
+    t = text.strip().replace("·", "*").replace("⋅", "*").replace("×", "*").replace("−", "-").translate(_SIGNS)
+    t = _SUPER_RUN.sub(lambda m: "^" + m.group().translate(_FROM_SUPERS), t)
     return re.sub(r"\s+", " ", t)
+
+
+def _check_superscripts(text: str) -> None:
+    """A superscript exponent is written as the product displays it: right after a unit name or
+    a ``)``, an optional ``⁻`` and digits (``m²``, ``s⁻¹``, ``(m·s)⁻¹``). Refused: an exponent
+    with no unit before it (``⁻¹``, ``s ⁻¹``), a ``⁻`` without digits (``s⁻``), a digit right
+    after it (``m²3``, which would read as m^23)."""
+    for m in _SUPER_RUN.finditer(text):
+        run = m.group()
+        before = text[m.start() - 1] if m.start() else ""
+        if not (before.isalnum() or before in ("_", "°", ")", "\u2103", "\u2109")):
+            raise _bad(text, f"has the exponent {run!r} with no unit right before it; write the exponent "
+                             "straight after the unit, e.g. 's⁻¹' or 'm²'.")
+        if not re.fullmatch("⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+", run):
+            raise _bad(text, f"has the exponent {run!r}, which is not a whole number; write e.g. 's⁻¹' or 's^-1'.")
+        if text[m.end(): m.end() + 1].isdigit() or text[m.end(): m.end() + 1] == ".":
+            raise _bad(text, f"has {text[m.end()]!r} right after the exponent {run!r}; write the whole exponent "
+                             "in superscripts (m²) or with '^' (m^2).")
 
 
 _TOKEN = re.compile(r"\s*(\*\*|[()*/^]|[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|[^\s()*/^]+)")
@@ -182,10 +215,12 @@ def _suggest(text: str) -> str:
 def parse_unit(text: str) -> UnitInfo:
     """Read a unit expression (``'ohm*m'``, ``'kN*m'``, ``'mg/(12 h)'``, ``'degC'``; ``''``
     is dimensionless). Raises :class:`UnitError` naming the problem."""
+    _check_superscripts(text)
     t = _normalise(text)
     if not t:
         return UnitInfo("", D.ZERO, 0, False, 1.0)
     ureg = registry()
+    t = _temperature_differences(_pressure_references(t, ureg), ureg)
     _check_syntax(t)
     try:
         q = ureg.parse_expression(t)
@@ -211,6 +246,87 @@ def parse_unit(text: str) -> UnitInfo:
     radians = int(base.units._units.get("radian", 0))
     factor = float(q.magnitude) * float(base.magnitude)
     return UnitInfo(t, dim, radians, offset, factor)
+
+
+# ------------------------------------------------------------------ what engineers write
+
+_NAME = re.compile(r"(?<![\w°])(?:[^\W\d][\w°]*|°\w+)")
+#: A pressure unit's reference written after it: ``psig``, ``barg``, ``kPag``, ``bar_g``,
+#: ``bar(g)``, ``psi_gauge`` (gauge), ``psia``, ``bara``, ``bar_a``, ``bar(a)``, ``psi_abs``
+#: (absolute).
+_REFERENCED = re.compile(r"(?<![\w°])([^\W\d_][^\W_]*?)(?:(_?[gG]|_gauge|\([gG]\))|(_?[aA]|_abs|\([aA]\)))(?![\w(])")
+
+
+def _pressure_references(t: str, ureg) -> str:
+    """Gauge and absolute pressure units, which pint does not define (issue 17).
+
+    ``psia``, ``bara``, ``bar(a)`` are absolute pressures: read as ``psi``, ``bar``. A gauge
+    pressure (``psig``, ``barg``, ``kPag``, ``MPag``, ``bar(g)``, ``bar_g``) is measured from the
+    atmosphere's pressure, an offset the engine does not hold: refused with
+    ENGINE_INVALID_DIMENSION, naming the absolute unit and the offset to add. A suffix is read
+    only where the whole word is no unit pint knows and the word without it is a pressure."""
+
+    def one(m: re.Match) -> str:
+        base, gauge = m.group(1), m.group(2)
+        word = m.group(0)
+        try:
+            if re.fullmatch(r"\w+", word) and ureg.parse_unit_name(word):
+                return word  # a unit pint knows (kg, mg): never reinterpret one
+            unit = ureg.parse_units(base)
+        except Exception:
+            return word
+        if unit.dimensionality != ureg.pascal.dimensionality:
+            return word
+        if gauge is None:
+            return base
+        atm = _short_number(float(ureg.Quantity(1.0, "atm").to(unit).magnitude))
+        raise UnitError(
+            "ENGINE_INVALID_DIMENSION",
+            f"{word!r} is a gauge pressure, measured from the atmosphere's pressure (1 atm = {atm} {base}); the "
+            f"engine holds absolute pressures: give the absolute value in {base} (the gauge reading + {atm} {base} "
+            f"at standard atmosphere), or keep a pressure difference in {base}.",
+        )
+
+    return _REFERENCED.sub(one, t)
+
+
+def _short_number(x: float) -> str:
+    """*x* with the fewest significant digits (at most 6) that give it exactly, else 5
+    (``1.01325``, ``101.325``, ``14.696``)."""
+    for digits in range(1, 7):
+        text = f"{x:.{digits}g}"
+        if math.isclose(float(text), x, rel_tol=1e-12):
+            return text
+    return f"{x:.5g}"
+
+
+def _temperature_differences(t: str, ureg) -> str:
+    """In a compound unit, an offset temperature can only mean a difference of one degree:
+    ``J/(kg*degC)``, ``W/(m^2*°C)``, ``BTU/(lb*degF)``, ``1/degC`` (pint refuses them with
+    OffsetUnitCalculusError). There ``degC`` (``°C``, ``℃``, ``degree_Celsius``...) reads as
+    ``delta_degree_Celsius`` and Fahrenheit likewise. A temperature unit alone (``degC``,
+    ``(degC)``) stays a point on its scale."""
+    names = list(_NAME.finditer(t))
+    if len(names) == 1 and re.fullmatch(r"[\s()]*", t[: names[0].start()] + t[names[0].end():]):
+        return t
+
+    def one(m: re.Match) -> str:
+        word = m.group(0)
+        try:
+            found = ureg.parse_unit_name(word)
+        except Exception:
+            return word
+        if len(found) != 1 or found[0][0] or found[0][2]:
+            return word
+        unit = found[0][1]
+        defn = ureg._units.get(unit)
+        conv = getattr(defn, "converter", None)
+        if defn is None or defn.is_multiplicative or getattr(conv, "is_logarithmic", False):
+            return word
+        delta = f"delta_{unit}"
+        return delta if delta in ureg._units else word
+
+    return _NAME.sub(one, t)
 
 
 @lru_cache(maxsize=1)
