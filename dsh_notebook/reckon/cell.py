@@ -157,9 +157,6 @@ def classify(lineno: int, s: str) -> Line:
 
 # --------------------------------------------------------------------------- values
 
-_REAL = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-_COMPLEX = re.compile(rf"(?:({_REAL})(?=[+-]))?([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)[jJ]")
-
 
 class GivenValueError(NotebookError, ValueError):
     """A ``given`` value the magic cannot read into an engine value (not a finite number, a
@@ -175,6 +172,10 @@ class GivenValueError(NotebookError, ValueError):
 
 
 def _number(tok: str, name: str):
+    """A ``given`` value or an array element: a number as ``%%reckon`` displays it or as people
+    type it (:func:`units.read_number`: ``2.05``, ``1.68e-8``, ``3.3006×10⁻⁶``, ``3.3006*10^-6``,
+    ``3+4j``, ``1.2×10³+4.5×10⁻²j``). Raises :class:`GivenValueError` for NaN, infinity, a
+    number that overflows or is too small for a double, or text that is no number."""
     tok = tok.replace("\u2212", "-")  # a typographic minus sign reads as '-'
     low = tok.lower().lstrip("+-")
     if low in ("nan", "inf", "infinity"):
@@ -182,31 +183,27 @@ def _number(tok: str, name: str):
             "ENGINE_INVALID_ARGS",
             f"{name} = {tok}: {tok} is not a finite number; the engine stores finite numbers only.",
         )
-    if re.fullmatch(_REAL, tok):
-        x = float(tok)
-        if not math.isfinite(x):
+    number = U.read_number(tok)
+    if number is not None:
+        x = number.value
+        if not (math.isfinite(x.real) and math.isfinite(x.imag)):
             raise GivenValueError("ENGINE_INVALID_ARGS", f"{name} = {tok}: the number overflows to infinity.")
-        if x == 0 and re.search(r"[1-9]", tok.lower().split("e")[0]):
+        if number.underflow and isinstance(x, complex):
+            raise GivenValueError("ENGINE_INVALID_ARGS", f"{name} = {tok}: a part of the number is too small for a "
+                                                     "double-precision number (below about 1e-308); rescale it.")
+        if number.underflow:
             raise GivenValueError("ENGINE_INVALID_ARGS", f"{name} = {tok}: the number is too small for a double-precision "
                                                      "number (below about 1e-308) and would be stored as 0; rescale it.")
         return x
-    m = _COMPLEX.fullmatch(tok)
-    if m:
-        re_part = float(m.group(1)) if m.group(1) else 0.0
-        im_txt = m.group(2)
-        im_part = float(im_txt + "1") if im_txt in ("", "+", "-") else float(im_txt)
-        z = complex(re_part, im_part)
-        if not (math.isfinite(z.real) and math.isfinite(z.imag)):
-            raise GivenValueError("ENGINE_INVALID_ARGS", f"{name} = {tok}: the number overflows to infinity.")
-        parts = [(m.group(1) or "0", z.real), (im_txt if im_txt not in ("", "+", "-") else "1", z.imag)]
-        if any(v == 0 and re.search(r"[1-9]", t.lower().split("e")[0]) for t, v in parts):
-            raise GivenValueError("ENGINE_INVALID_ARGS", f"{name} = {tok}: a part of the number is too small for a "
-                                                     "double-precision number (below about 1e-308); rescale it.")
-        return z
+    hint = ""
+    if re.fullmatch(r"[+-]?[0-9.]*[×xX*·⋅]10", tok):
+        hint = " (a power of ten needs its exponent: 3×10⁻⁶, 3×10^-6 or 3e-6)"
+    elif re.match(r"[×xX*·⋅]10", tok):
+        hint = " (a power of ten needs a number before it: 1×10⁻⁶)"
     raise GivenValueError(
         "ENGINE_INVALID_ARGS",
-        f"{name} = {tok}...: {tok!r} is not a number; write a number (2.05, 1.68e-8), a complex number "
-        "without spaces (3+4j), an array ([1, 2, 3]) or py:VAR, then the unit.",
+        f"{name} = {tok}...: {tok!r} is not a number{hint}; write a number (2.05, 1.68e-8, 3.3006×10⁻⁶), a complex "
+        "number without spaces (3+4j), an array ([1, 2, 3]) or py:VAR, then the unit.",
     )
 
 
@@ -280,8 +277,9 @@ class Given:
 
     @property
     def digits(self) -> int:
-        """Significant digits as typed (``101.325`` -> 6), so a display never drops one."""
-        m = re.fullmatch(r"[+-]?(\d*)\.?(\d*)(?:[eE][+-]?\d+)?", self.value_text)
+        """Significant digits as typed (``101.325`` -> 6, ``3.3006×10⁻⁶`` -> 5), so a display
+        never drops one."""
+        m = re.fullmatch(r"[+-]?(\d*)\.?(\d*)(?:[eE×xX*·⋅].*)?", self.value_text)
         if not m:
             return 0
         digits = (m.group(1) + m.group(2)).lstrip("0")

@@ -12,6 +12,7 @@ bundle (spec: reckoner.md section 2 "Rendering"; storage.md "What goes into the 
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 import numpy as np
@@ -55,10 +56,16 @@ def _given_display(st: Step, digits: int) -> tuple[str, str]:
 
 
 def _value_text_latex(t: str) -> str:
+    """A given value as typed, in LaTeX: a number as a number; one typed with a power of ten
+    (``3.3006×10⁻⁶``, ``2*10^3``, ``1.2×10³+4.5×10⁻²j``) as ``3.3006 \\times 10^{-6}``; other
+    text (``3+4j``) as text."""
     try:
         x = float(t)
         return num_latex(x, 12)
     except ValueError:
+        number = U.read_number(t) if re.search(r"[×xX*·⋅]10", t) else None
+        if number is not None:
+            return num_latex(number.value, 12)
         return r"\text{" + html.escape(t) + "}"
 
 

@@ -546,10 +546,57 @@ def unit_pretty(text: str) -> str:
 
 # ------------------------------------------------------------------ reading a display back
 
-_FROM_SUPERS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
-_SUPER_RUN = re.compile(r"[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+")
-_SHOWN_REAL = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:(?:e[+-]?[0-9]+)|(?:×10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+))?"
-_SHOWN_NUMBER = re.compile(rf"(?:({_SHOWN_REAL})(?=[+-]))?({_SHOWN_REAL})?(j?)")
+_MANTISSA = r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+#: A power of ten after a mantissa: ``e-6``, ``E+3``; ``×10⁻⁶`` as the product displays it
+#: (``reckoner.display.num_text``); and as people type it: ``×10^-6``, ``x10^-6``, ``*10^-6``,
+#: ``*10**-6``, ``·10⁻⁶``, ``×10^{-6}``, ``×10^(-6)``. ``3×10`` (no exponent) is no number.
+_POWER = (r"(?:[eE][+-]?[0-9]+|[×xX*·⋅]10(?:⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|(?:\^|\*\*)(?:[+-]?[0-9]+|\{[+-]?[0-9]+\}"
+          r"|\([+-]?[0-9]+\))))")
+_REAL_TEXT = rf"[+-]?{_MANTISSA}{_POWER}?"
+_NUMBER_TEXT = re.compile(rf"(?:({_REAL_TEXT})(?=[+-]))?([+-]?(?:{_MANTISSA}{_POWER}?)?)([jJ]?)")
+
+
+@dataclass(frozen=True)
+class ReadNumber:
+    """A number read from its text: ``value`` (float or complex, possibly infinite when the
+    text overflows a double) and ``underflow`` (a part written with a non-zero digit came out
+    as 0: below about 1e-308, too small for a double)."""
+
+    value: float | complex
+    underflow: bool
+
+
+def read_number(text: str) -> ReadNumber | None:
+    """A number as ``%%reckon`` displays it or as people type it, without spaces: ``2.05``,
+    ``1.68e-8``, ``3.3006×10⁻⁶``, ``3.3006×10^-6``, ``3.3006*10^-6``, ``3.3006x10^-6``,
+    ``3.3006·10⁻⁶``; complex ``3+4j``, ``-31.83j``, ``1.2×10³+4.5×10⁻²j``, ``j``; the
+    typographic minus U+2212 as ``-``. ``None`` when *text* is none of these (``3×10``,
+    ``×10⁻⁶``, ``nan``, ``1,5``). The one reader of numbers for ``given`` values, array
+    elements and displays read back (:func:`shown_magnitude`)."""
+    m = _NUMBER_TEXT.fullmatch(text.strip().replace("\u2212", "-"))
+    if not m or not (m.group(1) or m.group(2) or m.group(3)):
+        return None
+    re_text, im_text, j = m.groups()
+    if not j:
+        if re_text or im_text in ("+", "-"):
+            return None  # '2-3' is a subtraction, not a number
+        parts = [im_text]
+    else:
+        im_text = im_text + "1" if im_text in ("", "+", "-") else im_text
+        parts = [re_text or "0", im_text]
+    values = [_real_value(p) for p in parts]
+    underflow = any(v == 0 and re.search(r"[1-9]", re.split(r"[eE×xX*·⋅]", p, maxsplit=1)[0])
+                    for p, v in zip(parts, values))
+    return ReadNumber(values[0] if not j else complex(values[0], values[1]), underflow)
+
+
+def _real_value(part: str) -> float:
+    """One real number's text matched by ``_REAL_TEXT`` as a float (correctly rounded:
+    ``3.3006×10⁻⁶`` is ``float('3.3006e-6')``)."""
+    pieces = re.split(r"[eE]|[×xX*·⋅]10", part, maxsplit=1)
+    if len(pieces) == 1:
+        return float(part)
+    return float(f"{pieces[0]}e{exponent_from_display(pieces[1])}")
 
 
 def unit_from_display(text: str) -> str:
@@ -559,13 +606,9 @@ def unit_from_display(text: str) -> str:
 
 
 def exponent_from_display(text: str) -> str:
-    """A power of ten's exponent as displayed (``⁻⁶``, ``^{-6}``, ``−6``) as plain digits (``-6``)."""
-    return re.sub(r"[\^{}]", "", text).replace("\u2212", "-").translate(_FROM_SUPERS)
-
-
-def _shown_real(text: str) -> float:
-    mantissa, _, exponent = text.partition("×10")
-    return float(mantissa + (f"e{exponent.translate(_FROM_SUPERS)}" if exponent else ""))
+    """A power of ten's exponent as displayed or typed (``⁻⁶``, ``^{-6}``, ``−6``, ``^(-6)``,
+    ``**-6``) as plain digits (``-6``)."""
+    return re.sub(r"^\*\*|[\^{}()]", "", text).replace("\u2212", "-").translate(_FROM_SUPERS)
 
 
 def shown_magnitude(text: str):
@@ -578,14 +621,8 @@ def shown_magnitude(text: str):
             return None
         items = [shown_magnitude(t) for t in re.split(r",\s*(?![^\[]*\])", text[1:-1])] if text[1:-1].strip() else []
         return None if any(i is None for i in items) else items
-    m = _SHOWN_NUMBER.fullmatch(text)
-    if not m or not (m.group(1) or m.group(2) or m.group(3)):
-        return None
-    if not m.group(3):
-        return None if m.group(1) else _shown_real(m.group(2))
-    im_text = m.group(2) or "1"
-    imag = _shown_real(im_text + "1" if im_text in ("+", "-") else im_text)
-    return complex(_shown_real(m.group(1)) if m.group(1) else 0.0, imag)
+    number = read_number(text)
+    return None if number is None else number.value
 
 
 def read_shown(text: str):
