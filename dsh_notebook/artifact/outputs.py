@@ -56,6 +56,20 @@ _SET_ASIDE = re.compile(r"^  \((a record left open by an earlier kernel was set 
 
 #: What ``%%reckon`` prints for a cell without lines (``notebook.magics``).
 EMPTY_CELL = "%%reckon: the cell has no lines to run (nothing was recorded).\n\n" + USAGE + "\n"
+#: The same, as version 0.1.0 printed it before issue 17 added lines to the usage: a notebook it
+#: ran still verifies.
+_EARLIER_EMPTY_CELL = """%%reckon: the cell has no lines to run (nothing was recorded).
+
+%%reckon [--continue] [--quiet] [--digits N] [--export NAME] [TITLE]
+given NAME = VALUE [UNIT]        a number, 3+4j, [1, 2, 3] or py:VAR, with a pint unit
+NAME = FORMULA                   evaluate, e.g.  R = @rho*@L/@A
+show NAME [in UNIT] [digits N]   read a slot, optionally in a unit of the same dimension
+note TEXT  |  note! TEXT         an explanation (note! is for the article writer only)
+delete NAME                      remove a slot
+end [TEXT]                       close the record with a closing text
+# comment                        not recorded
+"""
+EMPTY_CELL_TEXTS = (EMPTY_CELL, _EARLIER_EMPTY_CELL)
 
 
 def reckon_cells(nb) -> tuple[list[tuple[int, str, str, dict | None, dict | None, int | None]], list[Finding],
@@ -83,7 +97,7 @@ def reckon_cells(nb) -> tuple[list[tuple[int, str, str, dict | None, dict | None
         shown: list[tuple[int, dict, dict]] = []
         bare = 0
         for n, o in enumerate(cell.get("outputs") or []):
-            if isinstance(o, dict) and o.get("output_type") == "stream" and o.get("text") != EMPTY_CELL:
+            if isinstance(o, dict) and o.get("output_type") == "stream" and o.get("text") not in EMPTY_CELL_TEXTS:
                 problems.append(Finding(CHECK, False, f"cell {i + 1}", "shows printed text that %%reckon never "
                                                                        "prints: nothing vouches for it"))
                 continue

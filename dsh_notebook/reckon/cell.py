@@ -35,8 +35,9 @@ KEYWORDS = ("given", "show", "note", "note!", "delete", "end")
 DEFAULT_DIGITS = 5
 DEFAULT_TITLE = "Untitled calculation"
 USAGE = """%%reckon [--continue] [--quiet] [--digits N] [--export NAME] [TITLE]
-given NAME = VALUE [UNIT]        a number, 3+4j, [1, 2, 3] or py:VAR, with a pint unit
+given NAME = VALUE [UNIT]        a number, 3+4j, [1, 2, 3], 3.3006×10⁻⁶ or py:VAR, with a pint unit
 NAME = FORMULA                   evaluate, e.g.  R = @rho*@L/@A
+NAME = FORMULA in UNIT           evaluate; the result must have UNIT's dimension and shows in UNIT
 show NAME [in UNIT] [digits N]   read a slot, optionally in a unit of the same dimension
 note TEXT  |  note! TEXT         an explanation (note! is for the article writer only)
 delete NAME                      remove a slot
