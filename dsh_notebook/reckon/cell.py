@@ -14,6 +14,7 @@ section 2).
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from dataclasses import dataclass, field
@@ -624,8 +625,17 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
         return Step(ln, "set", r)
     return Step(ln, "eval", eng.refuse(
         "eval", "ENGINE_INVALID_ARGS",
-        f"{ln.source!r} is not a %%reckon line; lines are 'given NAME = VALUE UNIT', "
+        _did_you_mean(ln.source) + f"{ln.source!r} is not a %%reckon line; lines are 'given NAME = VALUE UNIT', "
         "'NAME = FORMULA', 'show NAME [in UNIT]', 'note TEXT', 'delete NAME' or 'end [TEXT]'."))
+
+
+def _did_you_mean(source: str) -> str:
+    """``givn T = 5 degC`` -> ``"'givn' is not a %%reckon keyword; did you mean 'given'? "``: the
+    keyword closest to a line's first word (difflib, as Python's own suggestions; ``Show`` is
+    ``show``), or ``''`` when none is close."""
+    word = source.split(maxsplit=1)[0] if source.split() else ""
+    close = difflib.get_close_matches(word.lower(), KEYWORDS, n=1, cutoff=0.6)
+    return f"{word!r} is not a %%reckon keyword; did you mean {close[0]!r}? " if close else ""
 
 
 def _show(session: ReckonSession, ln: Line) -> Step:
