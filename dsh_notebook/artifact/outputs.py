@@ -40,7 +40,7 @@ from ..reckon.cell import (
     run_cell,
     split_lines,
 )
-from ..reckon.render import bundle
+from ..reckon.render import bundle, refusal_text
 from ..reckoner import MemoryEngine
 from ..reckoner.display import value_text
 from ..reckoner.errors import EngineError
@@ -251,11 +251,10 @@ def _check_chain(session: ReckonSession, chain, rec, result: OutputsCheck, sidec
         return
     result.replayed.add(rec.id)
     for i, outcome in outcomes:  # the error a refused cell shows must be its record's refusal
-        bad = outcome.refused
-        said = None if bad is None else (f"line {bad.line.lineno}: {bad.line.source}" if bad.line.lineno
-                                         else bad.line.source) + f" -> {bad.receipt.get('code')}: {bad.receipt.get('error')}"
+        said = refusal_text(outcome)
+        earlier = refusal_text(outcome, with_not_run=False)  # as the error said before issue 17
         for shown in shown_refusals.get(i, []):
-            if shown != said:
+            if shown not in (said, earlier):
                 result.findings.append(Finding(CHECK, False, f"cell {i + 1}", f"its error says {shown[:160]!r}, but "
                                                f"record {rec.id} gives {said[:160] if said else 'no refusal'!r}"))
     for (i, _h, _b, data, meta, n), (_, outcome) in zip(chain, outcomes):

@@ -225,9 +225,7 @@ class ReckonMagics(Magics):
             data, md = render.bundle(out, meta)
             display(data, raw=True, metadata=md)
         if bad is not None:
-            where = f"line {bad.line.lineno}: {bad.line.source}" if bad.line.lineno else bad.line.source
-            raise ReckonRefused(f"{where} -> {bad.receipt.get('code')}: {bad.receipt.get('error')}",
-                                bad.receipt.get("code"))
+            raise ReckonRefused(render.refusal_text(out) or "", bad.receipt.get("code"))
         return None
 
     reckon.__doc__ = _reckon_help()

@@ -477,6 +477,7 @@ class CellOutcome:
     slots: dict  # name -> Value, as they were when the record closed (or now, if open)
     digits: int
     notices: list[str] = field(default_factory=list)
+    not_run: list[int] = field(default_factory=list)  # the cell's lines after a refused one (not run)
 
     @property
     def refused(self) -> Step | None:
@@ -515,7 +516,8 @@ def run_cell(session: ReckonSession, opts: Options, cell: str, user_ns: dict) ->
         r = eng.record_start(opts.title)
         if not r["ok"]:
             step = Step(Line(0, f"%%reckon {opts.title}", "start"), "record_start", r)
-            return CellOutcome(opts.title, None, None, "refused", [step], {}, opts.digits)
+            return CellOutcome(opts.title, None, None, "refused", [step], {}, opts.digits,
+                               not_run=[ln.lineno for ln in lines])
         session.title = opts.title
     else:
         notices.append(f"continues the open record {session.title!r}")
@@ -523,7 +525,8 @@ def run_cell(session: ReckonSession, opts: Options, cell: str, user_ns: dict) ->
     steps: list[Step] = []
     closed_by_end = False
     snapshot = None
-    for ln in lines:
+    not_run: list[int] = []
+    for k, ln in enumerate(lines):
         if ln.form == "end":
             snapshot = {n: v for n, (v, _) in eng.slots().items()}
             text = ln.rest or None
@@ -548,6 +551,7 @@ def run_cell(session: ReckonSession, opts: Options, cell: str, user_ns: dict) ->
             st = Step(ln, tool, eng.refuse(tool, "ENGINE_UNKNOWN_ERROR", f"internal error: {type(exc).__name__}: {exc}"))
         steps.append(st)
         if not st.ok:
+            not_run = [later.lineno for later in lines[k + 1:]]
             break
     refused = any(not s.ok for s in steps)
     status = "closed"
@@ -581,7 +585,7 @@ def run_cell(session: ReckonSession, opts: Options, cell: str, user_ns: dict) ->
         status = "refused"
     session.continuing = status == "open"
     return CellOutcome(session.title or opts.title, rec["id"] if rec else None, path, status, steps, snapshot or {},
-                       opts.digits, notices)
+                       opts.digits, notices, not_run)
 
 
 def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) -> Step:

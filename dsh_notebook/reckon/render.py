@@ -148,6 +148,31 @@ def _md_escape(s: str) -> str:
     return s
 
 
+def not_run_text(out: CellOutcome) -> str | None:
+    """``'lines 5-8 were not run: the cell stops at the first refused line'`` for a cell that
+    stopped at a refused line with lines after it (the first and last of them: blank and comment
+    lines between are not run either); ``None`` otherwise."""
+    if not out.not_run:
+        return None
+    first, last = out.not_run[0], out.not_run[-1]
+    which = f"line {first} was" if first == last else f"lines {first}-{last} were"
+    return f"{which} not run: the cell stops at the first refused line"
+
+
+def refusal_text(out: CellOutcome, with_not_run: bool = True) -> str | None:
+    """What the magic's ``ReckonRefused`` says for a refused cell (``verify`` compares a notebook's
+    error with it): the refused line, its code and message, and (unless *with_not_run* is False,
+    as versions before issue 17 said it) the lines that were not run; ``None`` for a cell that
+    was not refused."""
+    bad = out.refused
+    if bad is None:
+        return None
+    where = f"line {bad.line.lineno}: {bad.line.source}" if bad.line.lineno else bad.line.source
+    said = f"{where} -> {bad.receipt.get('code')}: {bad.receipt.get('error')}"
+    rest = not_run_text(out) if with_not_run else None
+    return f"{said}\n{rest[0].upper()}{rest[1:]}." if rest else said
+
+
 def bundle(out: CellOutcome, metadata: dict) -> tuple[dict, dict]:
     """``(data, metadata)`` for ``display``: text/plain, text/markdown, text/html,
     text/latex and the record mimetype (deterministic), with ``metadata.dsh`` volatile."""
@@ -189,6 +214,13 @@ def bundle(out: CellOutcome, metadata: dict) -> tuple[dict, dict]:
             md.append(f"{'*' if r['kind'] != 'end' else '**'}{_md_escape(label + r['text'])}{'*' if r['kind'] != 'end' else '**'}  ")
             htm.append(f'<tr{style}><td>{r["line"]}</td><td style="text-align:left" class="tex2jax_ignore mathjax_ignore"><i>{html.escape(label + r["text"])}</i></td></tr>')
             tex.append(r"&\text{" + _tex_text(label + r["text"]) + r"}\\")
+    stopped = not_run_text(out)
+    if stopped:
+        plain.append(f"  ({stopped})")
+        md.append(f"*({_md_escape(stopped)})*  ")
+        htm.append(f'<tr style="color:#c62828"><td colspan="2" style="text-align:left"><i>({html.escape(stopped)})'
+                   '</i></td></tr>')
+        tex.append(r"&\text{(" + _tex_text(stopped) + r")}\\")
     htm.append("</table></div>")
     tex.append(r"\end{align*}")
     record = {
@@ -199,6 +231,8 @@ def bundle(out: CellOutcome, metadata: dict) -> tuple[dict, dict]:
             for r in rows
         ],
     }
+    if out.not_run:
+        record["not_run"] = list(out.not_run)
     data = {
         "text/plain": "\n".join(plain),
         "text/markdown": "\n".join(md),
