@@ -139,6 +139,8 @@ def test_one_character_degree_signs_read_as_degrees(sh):
         ("psi(g)", "psi", "14.696"),
         ("bar_g", "bar", "1.01325"),
         ("psi_gauge", "psi", "14.696"),
+        ("bar (g)", "bar", "1.01325"),
+        ("kPa(G)", "kPa", "101.325"),
         ("mbarg", "mbar", "1013.25"),
     ],
 )

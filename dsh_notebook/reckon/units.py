@@ -252,9 +252,9 @@ def parse_unit(text: str) -> UnitInfo:
 
 _NAME = re.compile(r"(?<![\w°])(?:[^\W\d][\w°]*|°\w+)")
 #: A pressure unit's reference written after it: ``psig``, ``barg``, ``kPag``, ``bar_g``,
-#: ``bar(g)``, ``psi_gauge`` (gauge), ``psia``, ``bara``, ``bar_a``, ``bar(a)``, ``psi_abs``
-#: (absolute).
-_REFERENCED = re.compile(r"(?<![\w°])([^\W\d_][^\W_]*?)(?:(_?[gG]|_gauge|\([gG]\))|(_?[aA]|_abs|\([aA]\)))(?![\w(])")
+#: ``bar(g)``, ``bar (g)``, ``psi_gauge`` (gauge), ``psia``, ``bara``, ``bar_a``, ``bar(a)``,
+#: ``psi_abs`` (absolute).
+_REFERENCED = re.compile(r"(?<![\w°])([^\W\d_][^\W_]*?)(?:(_?[gG]|_gauge|\s?\([gG]\))|(_?[aA]|_abs|\s?\([aA]\)))(?![\w(])")
 
 
 def _pressure_references(t: str, ureg) -> str:
