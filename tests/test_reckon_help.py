@@ -141,7 +141,8 @@ def test_a_refusal_on_the_last_line_says_nothing_more(sh):
 
 def test_verify_reads_the_not_run_lines_and_what_earlier_versions_showed(tmp_path):
     """Check 7 re-renders the refused cell (the not-run note included) and finds it exact; the
-    error and the empty-cell usage as version 0.1.0 showed them still verify."""
+    output, the error and the empty-cell usage as version 0.1.0 showed them still verify; an
+    edit to either is still named."""
     path = write_notebook(tmp_path / "refused.ipynb", [
         "%load_ext dsh_notebook",
         "%%reckon Empty\n# nothing yet",
@@ -165,7 +166,18 @@ def test_verify_reads_the_not_run_lines_and_what_earlier_versions_showed(tmp_pat
     found = [f for f in verify(path) if f.check == 7]
     assert found and all(f.ok for f in found), found
 
+    out = next(o for o in nb.cells[2].outputs if MIME in o.get("data", {}))
+    for mime in ("text/plain", "text/markdown", "text/html", "text/latex"):  # as the same renderer showed it
+        out["data"][mime] = "\n".join(x for x in out["data"][mime].split("\n") if "were not run" not in x)
+    del out["data"][MIME]["not_run"]
+    nbformat.write(nb, str(path))
+    found = [f for f in verify(path) if f.check == 7]
+    assert found and all(f.ok for f in found), found
+    assert "before it named the lines a refusal left unrun" in found[-1].detail
+
+    out["data"]["text/plain"] = out["data"]["text/plain"].replace("x = @L + @t", "x = @L - @t")
     err["evalue"] += "\nLines 6-7 were not run: the cell stops at the first refused line."
     nbformat.write(nb, str(path))
-    assert any("its error says" in f.detail for f in verify(path) if f.check == 7 and f.ok is False)
+    bad = [f.detail for f in verify(path) if f.check == 7 and f.ok is False]
+    assert any("its error says" in f for f in bad) and any("x = @L - @t" in f for f in bad), bad
 

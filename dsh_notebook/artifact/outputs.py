@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -465,6 +465,13 @@ def _check_display(i: int, data: dict, meta: dict, outcome: CellOutcome, rid: st
     if not differing:
         return [Finding(CHECK, True, where, f"its lines are record {rid}'s rows, and it shows what the record "
                                             f"renders (renderer {RENDERER_VERSION})")], True
+    if outcome.not_run and meta.get("renderer") == RENDERER_VERSION:
+        # the same renderer before issue 17 did not name the lines a refused line left unrun
+        earlier, _ = bundle(replace(outcome, not_run=[]), {})
+        if all(_same(data.get(m), earlier[m]) for m in earlier) and set(data) == set(earlier):
+            return [Finding(CHECK, True, where, f"its lines are record {rid}'s rows, and it shows what the record "
+                                                f"renders (renderer {RENDERER_VERSION}, before it named the lines "
+                                                "a refusal left unrun)")], True
     made_by = meta.get("renderer")
     if made_by == RENDERER_VERSION:
         mime = differing[0]
