@@ -281,7 +281,7 @@ class Given:
     def digits(self) -> int:
         """Significant digits as typed (``101.325`` -> 6, ``3.3006×10⁻⁶`` -> 5), so a display
         never drops one."""
-        m = re.fullmatch(r"[+-]?(\d*)\.?(\d*)(?:[eE×xX*·⋅].*)?", self.value_text)
+        m = re.fullmatch(r"[+-]?(\d*)\.?(\d*)(?:(?:[eE]|[×xX*·⋅]10)[^jJ]*)?", self.value_text)
         if not m:
             return 0
         digits = (m.group(1) + m.group(2)).lstrip("0")

@@ -310,8 +310,15 @@ def _temperature_differences(t: str, ureg) -> str:
     if len(names) == 1 and re.fullmatch(r"[\s()]*", t[: names[0].start()] + t[names[0].end():]):
         return t
 
+    seen: dict[str, str] = {}
+
     def one(m: re.Match) -> str:
         word = m.group(0)
+        if word not in seen:
+            seen[word] = as_difference(word)
+        return seen[word]
+
+    def as_difference(word: str) -> str:
         try:
             found = ureg.parse_unit_name(word)
         except Exception:
@@ -323,8 +330,8 @@ def _temperature_differences(t: str, ureg) -> str:
         conv = getattr(defn, "converter", None)
         if defn is None or defn.is_multiplicative or getattr(conv, "is_logarithmic", False):
             return word
-        delta = f"delta_{unit}"
-        return delta if delta in ureg._units else word
+        difference = f"delta_{unit}"
+        return difference if difference in ureg._units else word
 
     return _NAME.sub(one, t)
 
