@@ -204,8 +204,8 @@ def _number(tok: str, name: str):
         hint = " (a power of ten needs a number before it: 1×10⁻⁶)"
     raise GivenValueError(
         "ENGINE_INVALID_ARGS",
-        f"{name} = {tok}...: {tok!r} is not a number{hint}; write a number (2.05, 1.68e-8, 3.3006×10⁻⁶), a complex "
-        "number without spaces (3+4j), an array ([1, 2, 3]) or py:VAR, then the unit.",
+        f"{name} = {tok}...: {tok!r} is not a number{hint}; write a number (2.05, 1.68e-8), a complex number "
+        "without spaces (3+4j), an array ([1, 2, 3]) or py:VAR, then the unit.",
     )
 
 
