@@ -12,6 +12,11 @@
   solid angle (P07).
 * ``si_text`` names a vector for display in SI symbols (``Ω``, ``N``, ``Pa``); ``s⁻¹`` is
   never written as Hz.
+* What people paste (issue 17) reads back: a unit as the product displays it (``kg·m⁻³``),
+  the ohm sign U+2126, the micro sign and Greek mu, ``℃``/``℉``; ``psia``/``bara`` are absolute
+  pressures and a gauge pressure (``psig``, ``barg``) is refused naming the absolute unit; a
+  degree inside a compound unit (``J/(kg·°C)``) is a difference. :func:`read_number` is the
+  one reader of numbers, as displayed (``3.3006×10⁻⁶``) and as typed (``3.3006*10^-6``).
 """
 
 from __future__ import annotations
@@ -214,7 +219,10 @@ def _suggest(text: str) -> str:
 @lru_cache(maxsize=1024)
 def parse_unit(text: str) -> UnitInfo:
     """Read a unit expression (``'ohm*m'``, ``'kN*m'``, ``'mg/(12 h)'``, ``'degC'``; ``''``
-    is dimensionless). Raises :class:`UnitError` naming the problem."""
+    is dimensionless), also as the product displays units (``'Ω·m'``, ``'kg·m⁻³'``,
+    ``'W/(m²·K)'``) and as datasheets write them (``'kΩ'`` with the ohm sign, ``'℃'``,
+    ``'psia'``, ``'J/(kg·°C)'``: see :func:`_normalise`, :func:`_pressure_references`,
+    :func:`_temperature_differences`). Raises :class:`UnitError` naming the problem."""
     _check_superscripts(text)
     t = _normalise(text)
     if not t:
