@@ -9,7 +9,10 @@ section 2).
 * A line the magic cannot turn into an engine call (a unit pint cannot read, bad syntax)
   is still recorded, as a refused ``set`` (``given``) or ``get`` (``show``) row.
 * On the first refused line the cell stops, the record closes with the refusal in it,
-  and :class:`CellOutcome.refused` says which line, so the magic can raise.
+  and :class:`CellOutcome.refused` says which line, so the magic can raise;
+  ``CellOutcome.not_run`` lists the later lines, which were not run.
+* A line whose first word is no keyword but close to one (``givn``, ``Show``) is refused
+  with a did-you-mean (issue 17).
 """
 
 from __future__ import annotations

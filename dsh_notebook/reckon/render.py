@@ -4,7 +4,7 @@ bundle (spec: reckoner.md section 2 "Rendering"; storage.md "What goes into the 
 * Each step shows the formula, the formula with the values substituted, and the result,
   in SI symbols (``Ω``, ``N``, ``Pa``) or the requested unit; ``s⁻¹`` is never written Hz.
 * A ``given`` shows in the unit it was written in; refused lines show in red with their
-  code and message.
+  code and message, followed by the lines of the cell that were not run (issue 17).
 * Visible output is deterministic (no ids, times or hashes); those go into the output's
   ``metadata.dsh`` so re-run notebooks compare equal under nbval.
 """
