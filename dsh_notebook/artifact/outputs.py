@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -40,7 +40,7 @@ from ..reckon.cell import (
     run_cell,
     split_lines,
 )
-from ..reckon.render import bundle
+from ..reckon.render import bundle, refusal_text
 from ..reckoner import MemoryEngine
 from ..reckoner.display import value_text
 from ..reckoner.errors import EngineError
@@ -56,6 +56,20 @@ _SET_ASIDE = re.compile(r"^  \((a record left open by an earlier kernel was set 
 
 #: What ``%%reckon`` prints for a cell without lines (``notebook.magics``).
 EMPTY_CELL = "%%reckon: the cell has no lines to run (nothing was recorded).\n\n" + USAGE + "\n"
+#: The same, as version 0.1.0 printed it before issue 17 added lines to the usage: a notebook it
+#: ran still verifies.
+_EARLIER_EMPTY_CELL = """%%reckon: the cell has no lines to run (nothing was recorded).
+
+%%reckon [--continue] [--quiet] [--digits N] [--export NAME] [TITLE]
+given NAME = VALUE [UNIT]        a number, 3+4j, [1, 2, 3] or py:VAR, with a pint unit
+NAME = FORMULA                   evaluate, e.g.  R = @rho*@L/@A
+show NAME [in UNIT] [digits N]   read a slot, optionally in a unit of the same dimension
+note TEXT  |  note! TEXT         an explanation (note! is for the article writer only)
+delete NAME                      remove a slot
+end [TEXT]                       close the record with a closing text
+# comment                        not recorded
+"""
+EMPTY_CELL_TEXTS = (EMPTY_CELL, _EARLIER_EMPTY_CELL)
 
 
 def reckon_cells(nb) -> tuple[list[tuple[int, str, str, dict | None, dict | None, int | None]], list[Finding],
@@ -83,7 +97,7 @@ def reckon_cells(nb) -> tuple[list[tuple[int, str, str, dict | None, dict | None
         shown: list[tuple[int, dict, dict]] = []
         bare = 0
         for n, o in enumerate(cell.get("outputs") or []):
-            if isinstance(o, dict) and o.get("output_type") == "stream" and o.get("text") != EMPTY_CELL:
+            if isinstance(o, dict) and o.get("output_type") == "stream" and o.get("text") not in EMPTY_CELL_TEXTS:
                 problems.append(Finding(CHECK, False, f"cell {i + 1}", "shows printed text that %%reckon never "
                                                                        "prints: nothing vouches for it"))
                 continue
@@ -239,11 +253,10 @@ def _check_chain(session: ReckonSession, chain, rec, result: OutputsCheck, sidec
         return
     result.replayed.add(rec.id)
     for i, outcome in outcomes:  # the error a refused cell shows must be its record's refusal
-        bad = outcome.refused
-        said = None if bad is None else (f"line {bad.line.lineno}: {bad.line.source}" if bad.line.lineno
-                                         else bad.line.source) + f" -> {bad.receipt.get('code')}: {bad.receipt.get('error')}"
+        said = refusal_text(outcome)
+        earlier = refusal_text(outcome, with_not_run=False)  # as the error said before issue 17
         for shown in shown_refusals.get(i, []):
-            if shown != said:
+            if shown not in (said, earlier):
                 result.findings.append(Finding(CHECK, False, f"cell {i + 1}", f"its error says {shown[:160]!r}, but "
                                                f"record {rec.id} gives {said[:160] if said else 'no refusal'!r}"))
     for (i, _h, _b, data, meta, n), (_, outcome) in zip(chain, outcomes):
@@ -454,6 +467,13 @@ def _check_display(i: int, data: dict, meta: dict, outcome: CellOutcome, rid: st
     if not differing:
         return [Finding(CHECK, True, where, f"its lines are record {rid}'s rows, and it shows what the record "
                                             f"renders (renderer {RENDERER_VERSION})")], True
+    if outcome.not_run and meta.get("renderer") == RENDERER_VERSION:
+        # the same renderer before issue 17 did not name the lines a refused line left unrun
+        earlier, _ = bundle(replace(outcome, not_run=[]), {})
+        if all(_same(data.get(m), earlier[m]) for m in earlier) and set(data) == set(earlier):
+            return [Finding(CHECK, True, where, f"its lines are record {rid}'s rows, and it shows what the record "
+                                                f"renders (renderer {RENDERER_VERSION}, before it named the lines "
+                                                "a refusal left unrun)")], True
     made_by = meta.get("renderer")
     if made_by == RENDERER_VERSION:
         mime = differing[0]

@@ -35,7 +35,15 @@ from ..llm import LLMError
 from ..llm.session import sessions_table
 from ..reckon import render
 from ..reckon import units as U
-from ..reckon.cell import USAGE, ReckonSession, ReckonUsageError, parse_options, run_cell
+from ..reckon.cell import (
+    DEFAULT_DIGITS,
+    DEFAULT_TITLE,
+    USAGE,
+    ReckonSession,
+    ReckonUsageError,
+    parse_options,
+    run_cell,
+)
 from ..reckoner import (
     Engine,
     close_set_aside,
@@ -46,6 +54,75 @@ from ..reckoner import (
 )
 from ..reckoner.records import UnreadableRecord
 from . import chat
+
+ARTICLE_USAGE = ("%reckon article ID [--format md|latex] [--compile] [--language auto|zh-CN|en] "
+                 "[--writer offline|model]")
+
+
+def _reckon_help() -> str:
+    """What ``%reckon?`` and ``%%reckon?`` show (IPython's inspector prints the docstring as
+    plain text): the cell usage (:data:`USAGE`, the one source), then the options, the line
+    forms, formulas, temperature units and the line magic's forms, in words."""
+    import textwrap
+
+    from ..reckoner.grammar import BINARY, BOUNDED, CONSTANTS, UNARY, WRITTEN
+
+    names = textwrap.fill(
+        f"$ names: the constants {' '.join('$' + c for c in CONSTANTS)}; the functions "
+        f"{' '.join('$' + f for f in UNARY)}; {', '.join(WRITTEN[f] for f in BINARY)}; "
+        f"{'; '.join(WRITTEN[f] for f in BOUNDED)}; e.g. $sqrt(@A), 2*$pi*@r, $sum_{{k=1}}^{{@N}}(1/k^2).",
+        width=100, initial_indent="  ", subsequent_indent="  ")
+    return f"""One %%reckon cell is one calculation record: each line is one call to the units-checked engine,
+and the cell shows every step with its values and units.
+
+{USAGE}
+
+Cell options (on the %%reckon line, in any order)
+  --continue      keep the record open: the next %%reckon cell appends to it
+  --quiet         show nothing unless a line is refused
+  --digits N      significant digits shown, 1 to 17 (default {DEFAULT_DIGITS})
+  --export NAME   the Python variable that maps slot names to pint Quantities in SI (default _reckon)
+  TITLE           the other words: the record's title (default "{DEFAULT_TITLE}")
+
+Lines (the first word decides; given, show, note, note!, delete and end are keywords unless '=' follows)
+  given NAME = VALUE [UNIT]
+      VALUE is a number (2.05, 1.68e-8, 3.3006×10⁻⁶, 3.3006e-6), a complex number without spaces
+      (3+4j, -31.83j), an array ([1, 2, 3]) or py:VAR (a Python variable holding a number, an array or a
+      pint Quantity). UNIT is a pint unit: ohm*m, kN*m, uF or µF, mg/(12 h), W/(m²·K), kg·m⁻³; no unit
+      means a plain number. Anything a result displays can be typed back here.
+  NAME = FORMULA
+      evaluate FORMULA and write the result into the slot NAME, e.g.  R = @rho*@L/@A
+  NAME = FORMULA in UNIT
+      the same, with a declared result unit: the result must have UNIT's dimension (refused otherwise)
+      and shows in UNIT, e.g.  P = @V*@I in kW
+  show NAME [in UNIT] [digits N]
+      show a slot, in UNIT if given (same dimension only), with N significant digits
+  note TEXT       an explanation, shown and recorded
+  note! TEXT      a note recorded for the article writer only, not shown
+  delete NAME     remove a slot
+  end [TEXT]      close the record, with a closing text; must be the last line
+  # comment       a line starting with # is not recorded
+  A refused line is recorded and shown in red; the cell stops there (the later lines are not run) and
+  raises ReckonRefused, so "run all" stops too.
+
+Formulas
+  @name reads a slot; numbers are written plainly (2, 0.5, 1.5e-3); + - * / and ^ for powers
+  (-2^2 is -4); parentheses group; @a[0] is an array's first element, @o.name an object's field.
+{names}
+  Every result's dimension is checked: adding metres to seconds is refused.
+
+Temperatures
+  degC, °C, ℃ and degF, °F, ℉ are points on a scale (20 degC is 293.15 K); delta_degC, Δ°C and
+  delta_degF are differences; K is either. Inside a compound unit a degree is a difference:
+  J/(kg*degC) is J/(kg*K). Gauge pressures (psig, barg) are refused: give absolute pressures (psia, bar).
+
+Line magic (%reckon without a cell body)
+  %reckon list                            the records this notebook shows
+  %reckon show ID                         one record, step by step
+  %reckon recover [close|discard] [ID]    a record a crashed or restarted kernel left open
+  {ARTICLE_USAGE}
+      write an article from a record (Markdown or LaTeX; --compile makes a PDF)
+"""
 
 
 class ReckonRefused(NotebookError):
@@ -121,9 +198,7 @@ class ReckonMagics(Magics):
 
     @line_cell_magic
     def reckon(self, line: str, cell: str | None = None):
-        """``%%reckon [--continue] [--quiet] [--digits N] [--export NAME] [TITLE]``: one
-        record per cell. ``%reckon list``, ``%reckon show ID``, ``%reckon recover
-        [close|discard] [ID]``."""
+        # The docstring, which %reckon? and %%reckon? show, is set below from _reckon_help().
         if cell is None:
             return self._line(line)
         self.refresh_location()
@@ -166,17 +241,17 @@ class ReckonMagics(Magics):
             data, md = render.bundle(out, meta)
             display(data, raw=True, metadata=md)
         if bad is not None:
-            where = f"line {bad.line.lineno}: {bad.line.source}" if bad.line.lineno else bad.line.source
-            raise ReckonRefused(f"{where} -> {bad.receipt.get('code')}: {bad.receipt.get('error')}",
-                                bad.receipt.get("code"))
+            raise ReckonRefused(render.refusal_text(out) or "", bad.receipt.get("code"))
         return None
+
+    reckon.__doc__ = _reckon_help()
 
     # ------------------------------------------------------------------ line forms
 
     def _line(self, line: str):
         words = line.split()
         if not words:
-            print(USAGE + "\n\n%reckon list | show ID | recover [close|discard] [ID]")
+            print(_reckon_help())
             return None
         cmd, args = words[0], words[1:]
         home = self.session.engine.home
@@ -205,7 +280,7 @@ class ReckonMagics(Magics):
         p.add_argument("--compile", action="store_true")
         p.add_argument("--language", choices=("auto", "zh-CN", "en"), default="auto")
         p.add_argument("--writer", choices=("offline", "model"), default="offline")
-        usage = "%reckon article ID [--format md|latex] [--compile] [--language auto|zh-CN|en] [--writer offline|model]"
+        usage = ARTICLE_USAGE
         try:
             a, extra = p.parse_known_args(args)
         except (argparse.ArgumentError, SystemExit) as exc:

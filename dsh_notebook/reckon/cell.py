@@ -9,7 +9,10 @@ section 2).
 * A line the magic cannot turn into an engine call (a unit pint cannot read, bad syntax)
   is still recorded, as a refused ``set`` (``given``) or ``get`` (``show``) row.
 * On the first refused line the cell stops, the record closes with the refusal in it,
-  and :class:`CellOutcome.refused` says which line, so the magic can raise.
+  and :class:`CellOutcome.refused` says which line, so the magic can raise;
+  ``CellOutcome.not_run`` lists the later lines, which were not run.
+* A line whose first word is no keyword but close to one (``givn``, ``Show``) is refused
+  with a did-you-mean (issue 17).
 * Temperatures (issue 17): a ``given`` in degC/degF is a point, in delta_degC a difference
   (the kind goes to the engine with the value); ``show X in degF`` of a difference and
   ``show X in delta_degF`` of a point are refused. ``NAME = FORMULA in UNIT`` declares the
@@ -19,6 +22,7 @@ section 2).
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from dataclasses import dataclass, field
@@ -41,8 +45,9 @@ KEYWORDS = ("given", "show", "note", "note!", "delete", "end")
 DEFAULT_DIGITS = 5
 DEFAULT_TITLE = "Untitled calculation"
 USAGE = """%%reckon [--continue] [--quiet] [--digits N] [--export NAME] [TITLE]
-given NAME = VALUE [UNIT]        a number, 3+4j, [1, 2, 3] or py:VAR, with a pint unit
+given NAME = VALUE [UNIT]        a number, 3+4j, [1, 2, 3], 3.3006×10⁻⁶ or py:VAR, with a pint unit
 NAME = FORMULA                   evaluate, e.g.  R = @rho*@L/@A
+NAME = FORMULA in UNIT           evaluate; the result must have UNIT's dimension and shows in UNIT
 show NAME [in UNIT] [digits N]   read a slot, optionally in a unit of the same dimension
 note TEXT  |  note! TEXT         an explanation (note! is for the article writer only)
 delete NAME                      remove a slot
@@ -163,9 +168,6 @@ def classify(lineno: int, s: str) -> Line:
 
 # --------------------------------------------------------------------------- values
 
-_REAL = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-_COMPLEX = re.compile(rf"(?:({_REAL})(?=[+-]))?([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)[jJ]")
-
 
 class GivenValueError(NotebookError, ValueError):
     """A ``given`` value the magic cannot read into an engine value (not a finite number, a
@@ -181,6 +183,10 @@ class GivenValueError(NotebookError, ValueError):
 
 
 def _number(tok: str, name: str):
+    """A ``given`` value or an array element: a number as ``%%reckon`` displays it or as people
+    type it (:func:`units.read_number`: ``2.05``, ``1.68e-8``, ``3.3006×10⁻⁶``, ``3.3006*10^-6``,
+    ``3+4j``, ``1.2×10³+4.5×10⁻²j``). Raises :class:`GivenValueError` for NaN, infinity, a
+    number that overflows or is too small for a double, or text that is no number."""
     tok = tok.replace("\u2212", "-")  # a typographic minus sign reads as '-'
     low = tok.lower().lstrip("+-")
     if low in ("nan", "inf", "infinity"):
@@ -188,30 +194,26 @@ def _number(tok: str, name: str):
             "ENGINE_INVALID_ARGS",
             f"{name} = {tok}: {tok} is not a finite number; the engine stores finite numbers only.",
         )
-    if re.fullmatch(_REAL, tok):
-        x = float(tok)
-        if not math.isfinite(x):
+    number = U.read_number(tok)
+    if number is not None:
+        x = number.value
+        if not (math.isfinite(x.real) and math.isfinite(x.imag)):
             raise GivenValueError("ENGINE_INVALID_ARGS", f"{name} = {tok}: the number overflows to infinity.")
-        if x == 0 and re.search(r"[1-9]", tok.lower().split("e")[0]):
+        if number.underflow and isinstance(x, complex):
+            raise GivenValueError("ENGINE_INVALID_ARGS", f"{name} = {tok}: a part of the number is too small for a "
+                                                     "double-precision number (below about 1e-308); rescale it.")
+        if number.underflow:
             raise GivenValueError("ENGINE_INVALID_ARGS", f"{name} = {tok}: the number is too small for a double-precision "
                                                      "number (below about 1e-308) and would be stored as 0; rescale it.")
         return x
-    m = _COMPLEX.fullmatch(tok)
-    if m:
-        re_part = float(m.group(1)) if m.group(1) else 0.0
-        im_txt = m.group(2)
-        im_part = float(im_txt + "1") if im_txt in ("", "+", "-") else float(im_txt)
-        z = complex(re_part, im_part)
-        if not (math.isfinite(z.real) and math.isfinite(z.imag)):
-            raise GivenValueError("ENGINE_INVALID_ARGS", f"{name} = {tok}: the number overflows to infinity.")
-        parts = [(m.group(1) or "0", z.real), (im_txt if im_txt not in ("", "+", "-") else "1", z.imag)]
-        if any(v == 0 and re.search(r"[1-9]", t.lower().split("e")[0]) for t, v in parts):
-            raise GivenValueError("ENGINE_INVALID_ARGS", f"{name} = {tok}: a part of the number is too small for a "
-                                                     "double-precision number (below about 1e-308); rescale it.")
-        return z
+    hint = ""
+    if re.fullmatch(r"[+-]?[0-9.]*[×xX*·⋅]10", tok):
+        hint = " (a power of ten needs its exponent: 3×10⁻⁶, 3×10^-6 or 3e-6)"
+    elif re.match(r"[×xX*·⋅]10", tok):
+        hint = " (a power of ten needs a number before it: 1×10⁻⁶)"
     raise GivenValueError(
         "ENGINE_INVALID_ARGS",
-        f"{name} = {tok}...: {tok!r} is not a number; write a number (2.05, 1.68e-8), a complex number "
+        f"{name} = {tok}...: {tok!r} is not a number{hint}; write a number (2.05, 1.68e-8), a complex number "
         "without spaces (3+4j), an array ([1, 2, 3]) or py:VAR, then the unit.",
     )
 
@@ -287,8 +289,9 @@ class Given:
 
     @property
     def digits(self) -> int:
-        """Significant digits as typed (``101.325`` -> 6), so a display never drops one."""
-        m = re.fullmatch(r"[+-]?(\d*)\.?(\d*)(?:[eE][+-]?\d+)?", self.value_text)
+        """Significant digits as typed (``101.325`` -> 6, ``3.3006×10⁻⁶`` -> 5), so a display
+        never drops one."""
+        m = re.fullmatch(r"[+-]?(\d*)\.?(\d*)(?:(?:[eE]|[×xX*·⋅]10)[^jJ]*)?", self.value_text)
         if not m:
             return 0
         digits = (m.group(1) + m.group(2)).lstrip("0")
@@ -486,6 +489,7 @@ class CellOutcome:
     slots: dict  # name -> Value, as they were when the record closed (or now, if open)
     digits: int
     notices: list[str] = field(default_factory=list)
+    not_run: list[int] = field(default_factory=list)  # the cell's lines after a refused one (not run)
 
     @property
     def refused(self) -> Step | None:
@@ -524,7 +528,8 @@ def run_cell(session: ReckonSession, opts: Options, cell: str, user_ns: dict) ->
         r = eng.record_start(opts.title)
         if not r["ok"]:
             step = Step(Line(0, f"%%reckon {opts.title}", "start"), "record_start", r)
-            return CellOutcome(opts.title, None, None, "refused", [step], {}, opts.digits)
+            return CellOutcome(opts.title, None, None, "refused", [step], {}, opts.digits,
+                               not_run=[ln.lineno for ln in lines])
         session.title = opts.title
     else:
         notices.append(f"continues the open record {session.title!r}")
@@ -532,7 +537,8 @@ def run_cell(session: ReckonSession, opts: Options, cell: str, user_ns: dict) ->
     steps: list[Step] = []
     closed_by_end = False
     snapshot = None
-    for ln in lines:
+    not_run: list[int] = []
+    for k, ln in enumerate(lines):
         if ln.form == "end":
             snapshot = {n: v for n, (v, _) in eng.slots().items()}
             text = ln.rest or None
@@ -557,6 +563,7 @@ def run_cell(session: ReckonSession, opts: Options, cell: str, user_ns: dict) ->
             st = Step(ln, tool, eng.refuse(tool, "ENGINE_UNKNOWN_ERROR", f"internal error: {type(exc).__name__}: {exc}"))
         steps.append(st)
         if not st.ok:
+            not_run = [later.lineno for later in lines[k + 1:]]
             break
     refused = any(not s.ok for s in steps)
     status = "closed"
@@ -590,7 +597,7 @@ def run_cell(session: ReckonSession, opts: Options, cell: str, user_ns: dict) ->
         status = "refused"
     session.continuing = status == "open"
     return CellOutcome(session.title or opts.title, rec["id"] if rec else None, path, status, steps, snapshot or {},
-                       opts.digits, notices)
+                       opts.digits, notices, not_run)
 
 
 def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) -> Step:
@@ -648,7 +655,7 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
         return Step(ln, "set", r)
     return Step(ln, "eval", eng.refuse(
         "eval", "ENGINE_INVALID_ARGS",
-        f"{ln.source!r} is not a %%reckon line; lines are 'given NAME = VALUE UNIT', "
+        _did_you_mean(ln.source) + f"{ln.source!r} is not a %%reckon line; lines are 'given NAME = VALUE UNIT', "
         "'NAME = FORMULA', 'show NAME [in UNIT]', 'note TEXT', 'delete NAME' or 'end [TEXT]'."))
 
 
@@ -708,6 +715,15 @@ def _kind_clash(name: str, temp: str, unit: U.UnitInfo) -> str | None:
                 "measures differences. Show it in degC, degF or K, or subtract a reference point first "
                 f"(@{name} - @T0).")
     return None
+
+
+def _did_you_mean(source: str) -> str:
+    """``givn T = 5 degC`` -> ``"'givn' is not a %%reckon keyword; did you mean 'given'? "``: the
+    keyword closest to a line's first word (difflib, as Python's own suggestions; ``Show`` is
+    ``show``), or ``''`` when none is close."""
+    word = source.split(maxsplit=1)[0] if source.split() else ""
+    close = difflib.get_close_matches(word.lower(), KEYWORDS, n=1, cutoff=0.6)
+    return f"{word!r} is not a %%reckon keyword; did you mean {close[0]!r}? " if close else ""
 
 
 def _show(session: ReckonSession, ln: Line) -> Step:

@@ -4,7 +4,7 @@ bundle (spec: reckoner.md section 2 "Rendering"; storage.md "What goes into the 
 * Each step shows the formula, the formula with the values substituted, and the result,
   in SI symbols (``Ω``, ``N``, ``Pa``) or the requested unit; ``s⁻¹`` is never written Hz.
 * A ``given`` shows in the unit it was written in; refused lines show in red with their
-  code and message.
+  code and message, followed by the lines of the cell that were not run (issue 17).
 * Visible output is deterministic (no ids, times or hashes); those go into the output's
   ``metadata.dsh`` so re-run notebooks compare equal under nbval.
 """
@@ -12,6 +12,7 @@ bundle (spec: reckoner.md section 2 "Rendering"; storage.md "What goes into the 
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 import numpy as np
@@ -55,10 +56,16 @@ def _given_display(st: Step, digits: int) -> tuple[str, str]:
 
 
 def _value_text_latex(t: str) -> str:
+    """A given value as typed, in LaTeX: a number as a number; one typed with a power of ten
+    (``3.3006×10⁻⁶``, ``2*10^3``, ``1.2×10³+4.5×10⁻²j``) as ``3.3006 \\times 10^{-6}``; other
+    text (``3+4j``) as text."""
     try:
         x = float(t)
         return num_latex(x, 12)
     except ValueError:
+        number = U.read_number(t) if re.search(r"[×xX*·⋅]10", t) else None
+        if number is not None:
+            return num_latex(number.value, 12)
         return r"\text{" + html.escape(t) + "}"
 
 
@@ -149,6 +156,31 @@ def _md_escape(s: str) -> str:
     return s
 
 
+def not_run_text(out: CellOutcome) -> str | None:
+    """``'lines 5-8 were not run: the cell stops at the first refused line'`` for a cell that
+    stopped at a refused line with lines after it (the first and last of them: blank and comment
+    lines between are not run either); ``None`` otherwise."""
+    if not out.not_run:
+        return None
+    first, last = out.not_run[0], out.not_run[-1]
+    which = f"line {first} was" if first == last else f"lines {first}-{last} were"
+    return f"{which} not run: the cell stops at the first refused line"
+
+
+def refusal_text(out: CellOutcome, with_not_run: bool = True) -> str | None:
+    """What the magic's ``ReckonRefused`` says for a refused cell (``verify`` compares a notebook's
+    error with it): the refused line, its code and message, and (unless *with_not_run* is False,
+    as versions before issue 17 said it) the lines that were not run; ``None`` for a cell that
+    was not refused."""
+    bad = out.refused
+    if bad is None:
+        return None
+    where = f"line {bad.line.lineno}: {bad.line.source}" if bad.line.lineno else bad.line.source
+    said = f"{where} -> {bad.receipt.get('code')}: {bad.receipt.get('error')}"
+    rest = not_run_text(out) if with_not_run else None
+    return f"{said}\n{rest[0].upper()}{rest[1:]}." if rest else said
+
+
 def bundle(out: CellOutcome, metadata: dict) -> tuple[dict, dict]:
     """``(data, metadata)`` for ``display``: text/plain, text/markdown, text/html,
     text/latex and the record mimetype (deterministic), with ``metadata.dsh`` volatile."""
@@ -190,6 +222,13 @@ def bundle(out: CellOutcome, metadata: dict) -> tuple[dict, dict]:
             md.append(f"{'*' if r['kind'] != 'end' else '**'}{_md_escape(label + r['text'])}{'*' if r['kind'] != 'end' else '**'}  ")
             htm.append(f'<tr{style}><td>{r["line"]}</td><td style="text-align:left" class="tex2jax_ignore mathjax_ignore"><i>{html.escape(label + r["text"])}</i></td></tr>')
             tex.append(r"&\text{" + _tex_text(label + r["text"]) + r"}\\")
+    stopped = not_run_text(out)
+    if stopped:
+        plain.append(f"  ({stopped})")
+        md.append(f"*({_md_escape(stopped)})*  ")
+        htm.append(f'<tr style="color:#c62828"><td colspan="2" style="text-align:left"><i>({html.escape(stopped)})'
+                   '</i></td></tr>')
+        tex.append(r"&\text{(" + _tex_text(stopped) + r")}\\")
     htm.append("</table></div>")
     tex.append(r"\end{align*}")
     record = {
@@ -200,6 +239,8 @@ def bundle(out: CellOutcome, metadata: dict) -> tuple[dict, dict]:
             for r in rows
         ],
     }
+    if out.not_run:
+        record["not_run"] = list(out.not_run)
     data = {
         "text/plain": "\n".join(plain),
         "text/markdown": "\n".join(md),

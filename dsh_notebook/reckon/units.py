@@ -15,10 +15,16 @@
 * Temperatures (issue 17): ``degC``, ``°C``, ``degF``, ``°F`` alone give a point on that scale;
   ``delta_degC``, ``Δ°C``, ``delta_degF``, ``ΔK`` a difference; ``K`` and ``degR`` a
   thermodynamic temperature (no kind: it acts as either). ``UnitInfo.temp`` says which.
+* What people paste (issue 17) reads back: a unit as the product displays it (``kg·m⁻³``),
+  the ohm sign U+2126, the micro sign and Greek mu, ``℃``/``℉``; ``psia``/``bara`` are absolute
+  pressures and a gauge pressure (``psig``, ``barg``) is refused naming the absolute unit; a
+  degree inside a compound unit (``J/(kg·°C)``) is a difference. :func:`read_number` is the
+  one reader of numbers, as displayed (``3.3006×10⁻⁶``) and as typed (``3.3006*10^-6``).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -67,9 +73,41 @@ class UnitInfo:
     temp: str = ""  # a temperature unit's kind: "degC"/"degF" (a point), "delta" (a difference), "" (K, degR, other)
 
 
+_FROM_SUPERS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+_SUPER_RUN = re.compile(r"[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+")
+
+#: Signs that look like the ones pint knows: the ohm sign U+2126 (datasheets) is the Greek
+#: capital omega U+03A9; the Greek mu U+03BC is the micro sign U+00B5 (both are micro: P05);
+#: the one-character degree signs U+2103 and U+2109 (on which pint raises AssertionError) are
+#: ``°C`` and ``°F``.
+_SIGNS = str.maketrans({"\u2126": "\u03a9", "\u03bc": "\u00b5", "\u2103": "°C", "\u2109": "°F"})
+
+
 def _normalise(text: str) -> str:
-    t = text.strip().replace("·", "*").replace("⋅", "*").replace("×", "*").replace("−", "-")
+    """A unit in pint's syntax: the product signs ``·``, ``⋅``, ``×`` as ``*``, the typographic
+    minus as ``-``, the look-alike signs of :data:`_SIGNS`, and superscript exponents as the
+    product displays them (``kg·m⁻³``) as ``^n`` (``kg*m^-3``); whitespace runs as one space."""
+    t = text.strip().replace("·", "*").replace("⋅", "*").replace("×", "*").replace("−", "-").translate(_SIGNS)
+    t = _SUPER_RUN.sub(lambda m: "^" + m.group().translate(_FROM_SUPERS), t)
     return re.sub(r"\s+", " ", t)
+
+
+def _check_superscripts(text: str) -> None:
+    """A superscript exponent is written as the product displays it: right after a unit name or
+    a ``)``, an optional ``⁻`` and digits (``m²``, ``s⁻¹``, ``(m·s)⁻¹``). Refused: an exponent
+    with no unit before it (``⁻¹``, ``s ⁻¹``), a ``⁻`` without digits (``s⁻``), a digit right
+    after it (``m²3``, which would read as m^23)."""
+    for m in _SUPER_RUN.finditer(text):
+        run = m.group()
+        before = text[m.start() - 1] if m.start() else ""
+        if not (before.isalnum() or before in ("_", "°", ")", "\u2103", "\u2109")):
+            raise _bad(text, f"has the exponent {run!r} with no unit right before it; write the exponent "
+                             "straight after the unit, e.g. 's⁻¹' or 'm²'.")
+        if not re.fullmatch("⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+", run):
+            raise _bad(text, f"has the exponent {run!r}, which is not a whole number; write e.g. 's⁻¹' or 's^-1'.")
+        if text[m.end(): m.end() + 1].isdigit() or text[m.end(): m.end() + 1] == ".":
+            raise _bad(text, f"has {text[m.end()]!r} right after the exponent {run!r}; write the whole exponent "
+                             "in superscripts (m²) or with '^' (m^2).")
 
 
 _TOKEN = re.compile(r"\s*(\*\*|[()*/^]|[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|[^\s()*/^]+)")
@@ -188,7 +226,8 @@ _SCALE_OF = {"degree_Celsius": "degC", "degree_Fahrenheit": "degF"}
 
 def parse_unit(text: str) -> UnitInfo:
     """Read a unit expression (``'ohm*m'``, ``'kN*m'``, ``'mg/(12 h)'``, ``'degC'``; ``''``
-    is dimensionless), with its temperature kind. Raises :class:`UnitError` naming the problem."""
+    is dimensionless), with its temperature kind (``UnitInfo.temp``). Raises :class:`UnitError`
+    naming the problem."""
     if _DELTA_K.fullmatch(text.strip()):  # how the working shows a K value used as a difference
         k = _parse_unit("K")
         return UnitInfo(text.strip(), k.dim, 0, False, 1.0, "delta")
@@ -223,11 +262,16 @@ def _single_unit_name(text: str) -> str | None:
 @lru_cache(maxsize=1024)
 def _parse_unit(text: str) -> UnitInfo:
     """Read a unit expression (``'ohm*m'``, ``'kN*m'``, ``'mg/(12 h)'``, ``'degC'``; ``''``
-    is dimensionless). Raises :class:`UnitError` naming the problem."""
+    is dimensionless), also as the product displays units (``'Ω·m'``, ``'kg·m⁻³'``,
+    ``'W/(m²·K)'``) and as datasheets write them (``'kΩ'`` with the ohm sign, ``'℃'``,
+    ``'psia'``, ``'J/(kg·°C)'``: see :func:`_normalise`, :func:`_pressure_references`,
+    :func:`_temperature_differences`). Raises :class:`UnitError` naming the problem."""
+    _check_superscripts(text)
     t = _normalise(text)
     if not t:
         return UnitInfo("", D.ZERO, 0, False, 1.0)
     ureg = registry()
+    t = _temperature_differences(_pressure_references(t, ureg), ureg)
     _check_syntax(t)
     try:
         q = ureg.parse_expression(t)
@@ -253,6 +297,94 @@ def _parse_unit(text: str) -> UnitInfo:
     radians = int(base.units._units.get("radian", 0))
     factor = float(q.magnitude) * float(base.magnitude)
     return UnitInfo(t, dim, radians, offset, factor)
+
+
+# ------------------------------------------------------------------ what engineers write
+
+_NAME = re.compile(r"(?<![\w°])(?:[^\W\d][\w°]*|°\w+)")
+#: A pressure unit's reference written after it: ``psig``, ``barg``, ``kPag``, ``bar_g``,
+#: ``bar(g)``, ``bar (g)``, ``psi_gauge`` (gauge), ``psia``, ``bara``, ``bar_a``, ``bar(a)``,
+#: ``psi_abs`` (absolute).
+_REFERENCED = re.compile(r"(?<![\w°])([^\W\d_][^\W_]*?)(?:(_?[gG]|_gauge|\s?\([gG]\))|(_?[aA]|_abs|\s?\([aA]\)))(?![\w(])")
+
+
+def _pressure_references(t: str, ureg) -> str:
+    """Gauge and absolute pressure units, which pint does not define (issue 17).
+
+    ``psia``, ``bara``, ``bar(a)`` are absolute pressures: read as ``psi``, ``bar``. A gauge
+    pressure (``psig``, ``barg``, ``kPag``, ``MPag``, ``bar(g)``, ``bar_g``) is measured from the
+    atmosphere's pressure, an offset the engine does not hold: refused with
+    ENGINE_INVALID_DIMENSION, naming the absolute unit and the offset to add. A suffix is read
+    only where the whole word is no unit pint knows and the word without it is a pressure."""
+
+    def one(m: re.Match) -> str:
+        base, gauge = m.group(1), m.group(2)
+        word = m.group(0)
+        try:
+            if re.fullmatch(r"\w+", word) and ureg.parse_unit_name(word):
+                return word  # a unit pint knows (kg, mg): never reinterpret one
+            unit = ureg.parse_units(base)
+        except Exception:
+            return word
+        if unit.dimensionality != ureg.pascal.dimensionality:
+            return word
+        if gauge is None:
+            return base
+        atm = _short_number(float(ureg.Quantity(1.0, "atm").to(unit).magnitude))
+        raise UnitError(
+            "ENGINE_INVALID_DIMENSION",
+            f"{word!r} is a gauge pressure, measured from the atmosphere's pressure (1 atm = {atm} {base}); the "
+            f"engine holds absolute pressures: give the absolute value in {base} (the gauge reading + {atm} {base} "
+            f"at standard atmosphere), or keep a pressure difference in {base}.",
+        )
+
+    return _REFERENCED.sub(one, t)
+
+
+def _short_number(x: float) -> str:
+    """*x* with the fewest significant digits (at most 6) that give it exactly, else 5
+    (``1.01325``, ``101.325``, ``14.696``)."""
+    for digits in range(1, 7):
+        text = f"{x:.{digits}g}"
+        if math.isclose(float(text), x, rel_tol=1e-12):
+            return text
+    return f"{x:.5g}"
+
+
+def _temperature_differences(t: str, ureg) -> str:
+    """In a compound unit, an offset temperature can only mean a difference of one degree:
+    ``J/(kg*degC)``, ``W/(m^2*°C)``, ``BTU/(lb*degF)``, ``1/degC`` (pint refuses them with
+    OffsetUnitCalculusError). There ``degC`` (``°C``, ``℃``, ``degree_Celsius``...) reads as
+    ``delta_degree_Celsius`` and Fahrenheit likewise. A temperature unit alone (``degC``,
+    ``(degC)``) stays a point on its scale."""
+    names = list(_NAME.finditer(t))
+    if len(names) == 1 and re.fullmatch(r"[\s()]*", t[: names[0].start()] + t[names[0].end():]):
+        return t
+
+    seen: dict[str, str] = {}
+
+    def one(m: re.Match) -> str:
+        word = m.group(0)
+        if word not in seen:
+            seen[word] = as_difference(word)
+        return seen[word]
+
+    def as_difference(word: str) -> str:
+        try:
+            found = ureg.parse_unit_name(word)
+        except Exception:
+            return word
+        if len(found) != 1 or found[0][0] or found[0][2]:
+            return word
+        unit = found[0][1]
+        defn = ureg._units.get(unit)
+        conv = getattr(defn, "converter", None)
+        if defn is None or defn.is_multiplicative or getattr(conv, "is_logarithmic", False):
+            return word
+        difference = f"delta_{unit}"
+        return difference if difference in ureg._units else word
+
+    return _NAME.sub(one, t)
 
 
 @lru_cache(maxsize=1)
@@ -472,10 +604,57 @@ def unit_pretty(text: str) -> str:
 
 # ------------------------------------------------------------------ reading a display back
 
-_FROM_SUPERS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
-_SUPER_RUN = re.compile(r"[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+")
-_SHOWN_REAL = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:(?:e[+-]?[0-9]+)|(?:×10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+))?"
-_SHOWN_NUMBER = re.compile(rf"(?:({_SHOWN_REAL})(?=[+-]))?({_SHOWN_REAL})?(j?)")
+_MANTISSA = r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+#: A power of ten after a mantissa: ``e-6``, ``E+3``; ``×10⁻⁶`` as the product displays it
+#: (``reckoner.display.num_text``); and as people type it: ``×10^-6``, ``x10^-6``, ``*10^-6``,
+#: ``*10**-6``, ``·10⁻⁶``, ``×10^{-6}``, ``×10^(-6)``. ``3×10`` (no exponent) is no number.
+_POWER = (r"(?:[eE][+-]?[0-9]+|[×xX*·⋅]10(?:⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|(?:\^|\*\*)(?:[+-]?[0-9]+|\{[+-]?[0-9]+\}"
+          r"|\([+-]?[0-9]+\))))")
+_REAL_TEXT = rf"[+-]?{_MANTISSA}{_POWER}?"
+_NUMBER_TEXT = re.compile(rf"(?:({_REAL_TEXT})(?=[+-]))?([+-]?(?:{_MANTISSA}{_POWER}?)?)([jJ]?)")
+
+
+@dataclass(frozen=True)
+class ReadNumber:
+    """A number read from its text: ``value`` (float or complex, possibly infinite when the
+    text overflows a double) and ``underflow`` (a part written with a non-zero digit came out
+    as 0: below about 1e-308, too small for a double)."""
+
+    value: float | complex
+    underflow: bool
+
+
+def read_number(text: str) -> ReadNumber | None:
+    """A number as ``%%reckon`` displays it or as people type it, without spaces: ``2.05``,
+    ``1.68e-8``, ``3.3006×10⁻⁶``, ``3.3006×10^-6``, ``3.3006*10^-6``, ``3.3006x10^-6``,
+    ``3.3006·10⁻⁶``; complex ``3+4j``, ``-31.83j``, ``1.2×10³+4.5×10⁻²j``, ``j``; the
+    typographic minus U+2212 as ``-``. ``None`` when *text* is none of these (``3×10``,
+    ``×10⁻⁶``, ``nan``, ``1,5``). The one reader of numbers for ``given`` values, array
+    elements and displays read back (:func:`shown_magnitude`)."""
+    m = _NUMBER_TEXT.fullmatch(text.strip().replace("\u2212", "-"))
+    if not m or not (m.group(1) or m.group(2) or m.group(3)):
+        return None
+    re_text, im_text, j = m.groups()
+    if not j:
+        if re_text or im_text in ("+", "-"):
+            return None  # '2-3' is a subtraction, not a number
+        parts = [im_text]
+    else:
+        im_text = im_text + "1" if im_text in ("", "+", "-") else im_text
+        parts = [re_text or "0", im_text]
+    values = [_real_value(p) for p in parts]
+    underflow = any(v == 0 and re.search(r"[1-9]", re.split(r"[eE×xX*·⋅]", p, maxsplit=1)[0])
+                    for p, v in zip(parts, values))
+    return ReadNumber(values[0] if not j else complex(values[0], values[1]), underflow)
+
+
+def _real_value(part: str) -> float:
+    """One real number's text matched by ``_REAL_TEXT`` as a float (correctly rounded:
+    ``3.3006×10⁻⁶`` is ``float('3.3006e-6')``)."""
+    pieces = re.split(r"[eE]|[×xX*·⋅]10", part, maxsplit=1)
+    if len(pieces) == 1:
+        return float(part)
+    return float(f"{pieces[0]}e{exponent_from_display(pieces[1])}")
 
 
 def unit_from_display(text: str) -> str:
@@ -485,13 +664,9 @@ def unit_from_display(text: str) -> str:
 
 
 def exponent_from_display(text: str) -> str:
-    """A power of ten's exponent as displayed (``⁻⁶``, ``^{-6}``, ``−6``) as plain digits (``-6``)."""
-    return re.sub(r"[\^{}]", "", text).replace("\u2212", "-").translate(_FROM_SUPERS)
-
-
-def _shown_real(text: str) -> float:
-    mantissa, _, exponent = text.partition("×10")
-    return float(mantissa + (f"e{exponent.translate(_FROM_SUPERS)}" if exponent else ""))
+    """A power of ten's exponent as displayed or typed (``⁻⁶``, ``^{-6}``, ``−6``, ``^(-6)``,
+    ``**-6``) as plain digits (``-6``)."""
+    return re.sub(r"^\*\*|[\^{}()]", "", text).replace("\u2212", "-").translate(_FROM_SUPERS)
 
 
 def shown_magnitude(text: str):
@@ -504,14 +679,8 @@ def shown_magnitude(text: str):
             return None
         items = [shown_magnitude(t) for t in re.split(r",\s*(?![^\[]*\])", text[1:-1])] if text[1:-1].strip() else []
         return None if any(i is None for i in items) else items
-    m = _SHOWN_NUMBER.fullmatch(text)
-    if not m or not (m.group(1) or m.group(2) or m.group(3)):
-        return None
-    if not m.group(3):
-        return None if m.group(1) else _shown_real(m.group(2))
-    im_text = m.group(2) or "1"
-    imag = _shown_real(im_text + "1" if im_text in ("+", "-") else im_text)
-    return complex(_shown_real(m.group(1)) if m.group(1) else 0.0, imag)
+    number = read_number(text)
+    return None if number is None else number.value
 
 
 def read_shown(text: str):
