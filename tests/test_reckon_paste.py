@@ -122,7 +122,8 @@ def test_one_character_degree_signs_read_as_degrees(sh):
     s = stored(sh)
     assert s["T"] == (pytest.approx(293.15), TEMPERATURE) and s["F"] == (pytest.approx(293.15), TEMPERATURE)
     out = text(cap)
-    assert "T = 20 °C = 293.15 K" in out and "F = 20 °C" in out
+    assert "T = 20 °C\n" in out and "F = 68 °F\n" in out and "F = 20 °C" in out
+    assert sh.ns["_reckon"].kind("T") == "point" and sh.ns["_reckon"].scale("F") == "degF"
 
 
 # --------------------------------------------------------------- gauge pressure

@@ -286,6 +286,10 @@ def test_a_notebook_written_before_kinds_still_reads_replays_and_verifies(tmp_pa
     path.write_text(path.read_text().replace('"num":282.75', '"num":283.75', 1))
     p = cli("verify", str(folder / "old-kinds.ipynb"))
     assert p.returncode != 0 and "FAIL" in p.stdout
+    # lines that version refused and this one reads (ohm sign, 3.3006×10⁻⁶, givn): taken from the record
+    p = cli("verify", str(folder / "old-paste.ipynb"))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.count("the refusal is taken from the record") == 3
 
 
 def test_articles_show_points_on_their_scale(tmp_path):

@@ -46,6 +46,7 @@ from ..reckoner.display import value_text
 from ..reckoner.errors import EngineError
 from ..reckoner.records import RECORDS_DIR, STALE_DIR, UNREADABLE_DIR
 from ..reckoner.values import parse_tagged
+from ..version import ENGINE_RULES as RULES
 from ..version import RENDERER_VERSION
 from .paths import sidecar_for
 from .seal import MIME_RECORD, Finding, _is_file_id
@@ -225,12 +226,13 @@ def _check_chain(session: ReckonSession, chain, rec, result: OutputsCheck, sidec
     session.continuing = False
     rules = (rec.row(0).get("content") or {}).get("rules", 1) if rec.row(0).get("tool") == "record_start" else 1
     eng.rules = rules if type(rules) is int and rules >= 1 else 1  # the engine rules the record was written under
-    recorded = _recorded_values(chain, rec)
+    recorded = _recorded_values(chain, rec, eng.rules)
     outcomes: list[tuple[int, CellOutcome]] = []
     labels: list[str] = []
     for i, head, body, _data, _meta, _n in chain:
         try:
             opts = parse_options(head)
+            recorded.cell = i
             outcome = run_cell(session, opts, body, recorded)
         except ReckonUsageError as exc:
             result.findings.append(Finding(CHECK, False, f"cell {i + 1}", f"its lines cannot run ({exc}), yet its "
@@ -264,6 +266,12 @@ def _check_chain(session: ReckonSession, chain, rec, result: OutputsCheck, sidec
             found, exact = _check_display(i, data, meta, outcome, rec.id, sidecar)
             if recorded.displayed:
                 found = [Finding(f.check, f.ok, f.subject, f"{f.detail}; {recorded.displayed_note()}") for f in found]
+            held = sorted(n for c, n in recorded.refusals if c == i)
+            if held:
+                note = (f"note: line {held[0] + 1} was refused when the record was written (reckoner-rules/"
+                        f"{eng.rules}); the refusal is taken from the record, since the current rules may read "
+                        "that line")
+                found = [Finding(f.check, f.ok, f.subject, f"{f.detail}; {note}") for f in found]
             result.findings.extend(found)
             if exact:
                 result.shown.add((i, n))
@@ -284,12 +292,13 @@ class _Values(RecordedValues):
                 "matches the record in SI, which holds no unit for it (nothing to do)")
 
 
-def _recorded_values(chain, rec) -> _Values:
+def _recorded_values(chain, rec, rules: int = RULES) -> _Values:
     """The value each ``given NAME = py:...`` line of the chain read, from the record's rows,
     lined up with the cells' lines (one row per line after the start row, a closing row at a
-    cell's end)."""
+    cell's end); for a record written under older engine rules, the front end's refusals of
+    ``given``, ``show`` and unreadable lines (``RecordedValues.refusals``)."""
     values = _Values()
-    if not any("py:" in body for _i, _head, body, _d, _m, _n in chain):
+    if rules >= RULES and not any("py:" in body for _i, _head, body, _d, _m, _n in chain):
         return values
     at = 1
     for _i, head, body, data, _meta, _n in chain:
@@ -315,6 +324,10 @@ def _recorded_values(chain, rec) -> _Values:
                 if held.display is not None:
                     values.displayed.append(f"{ln.name} = {held.display[0]}")
             if not row.get("ok", True):
+                tool = {"given": "set", "show": "get", "unknown": "eval"}.get(ln.form)
+                if rules < RULES and tool is not None and row.get("tool") == tool \
+                        and isinstance(row.get("content"), dict):
+                    values.refusals[(_i, ln.lineno)] = row["content"]
                 stop = "refused"
                 break
             if ln.form == "end":

@@ -312,7 +312,23 @@ class Recorded:
 class RecordedValues(dict):
     """The values ``py:`` lines read when a cell runs again without its kernel (``verify``,
     issue 15 check 7): ``{slot name: [Recorded, ...]}`` in the order the lines run; each
-    ``given NAME = py:...`` line takes the next one for NAME."""
+    ``given NAME = py:...`` line takes the next one for NAME.
+
+    ``refusals`` maps ``(cell, line number)`` to the refused row's content (``code``,
+    ``error``) of a ``given``, ``show`` or unreadable line that a record written under older
+    engine rules refused in the front end (a unit or number the magic could not read then,
+    and may read now: issue 17); such a line is refused again as recorded. ``cell`` names the
+    cell being run.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refusals: dict[tuple[int, int], dict] = {}
+        self.cell: int | None = None
+
+    def held_refusal(self, ln: Line) -> dict | None:
+        """The recorded refusal of line *ln* of the current cell, if the record's rules call for it."""
+        return self.refusals.get((self.cell, ln.lineno)) if self.cell is not None else None
 
     def take(self, name: str, text: str) -> Recorded:
         queue = self.get(name) or []
@@ -602,6 +618,10 @@ def run_cell(session: ReckonSession, opts: Options, cell: str, user_ns: dict) ->
 
 def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) -> Step:
     eng = session.engine
+    held = user_ns.held_refusal(ln) if isinstance(user_ns, RecordedValues) else None
+    if held is not None:  # refused by the front end under older rules: as the record holds it
+        tool = {"given": "set", "show": "get"}.get(ln.form, "eval")
+        return Step(ln, tool, eng.refuse(tool, str(held.get("code")), str(held.get("error"))))
     if ln.form == "given":
         if ln.name is None:
             return Step(ln, "set", eng.refuse("set", "ENGINE_INVALID_ARGS",

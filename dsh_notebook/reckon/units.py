@@ -549,9 +549,11 @@ def angle_mismatch(given_radians: int | None, target: UnitInfo, name: str, given
 
 @lru_cache(maxsize=1024)
 def unit_latex(text: str) -> str:
-    """A written unit as LaTeX via pint (``kN*m`` -> ``\\mathrm{kN} \\cdot \\mathrm{m}``)."""
+    """A written unit as LaTeX via pint (``kN*m`` -> ``\\mathrm{kN} \\cdot \\mathrm{m}``); degrees as
+    ``{}^{\\circ}\\mathrm{C}`` (and ``\\Delta{}^{\\circ}\\mathrm{C}``), as values on a scale are shown."""
     try:
-        return format(registry().Unit(text), "~L")
+        tex = format(registry().Unit(text), "~L")
+        return tex.replace(r"\mathrm{Δ°", r"\Delta{}^{\circ}\mathrm{").replace(r"\mathrm{°", r"{}^{\circ}\mathrm{")
     except Exception:
         return r"\text{" + text.replace("\\", "").replace("{", "").replace("}", "") + "}"
 
