@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -256,7 +256,8 @@ def _check_chain(session: ReckonSession, chain, rec, result: OutputsCheck, sidec
     result.replayed.add(rec.id)
     for i, outcome in outcomes:  # the error a refused cell shows must be its record's refusal
         said = refusal_text(outcome)
-        earlier = refusal_text(outcome, with_not_run=False)  # as the error said before issue 17
+        # a record written before issue 17 (rules 1): its error did not name the lines left unrun
+        earlier = refusal_text(outcome, with_not_run=False) if eng.rules < RULES else said
         for shown in shown_refusals.get(i, []):
             if shown not in (said, earlier):
                 result.findings.append(Finding(CHECK, False, f"cell {i + 1}", f"its error says {shown[:160]!r}, but "
@@ -480,13 +481,6 @@ def _check_display(i: int, data: dict, meta: dict, outcome: CellOutcome, rid: st
     if not differing:
         return [Finding(CHECK, True, where, f"its lines are record {rid}'s rows, and it shows what the record "
                                             f"renders (renderer {RENDERER_VERSION})")], True
-    if outcome.not_run and meta.get("renderer") == RENDERER_VERSION:
-        # the same renderer before issue 17 did not name the lines a refused line left unrun
-        earlier, _ = bundle(replace(outcome, not_run=[]), {})
-        if all(_same(data.get(m), earlier[m]) for m in earlier) and set(data) == set(earlier):
-            return [Finding(CHECK, True, where, f"its lines are record {rid}'s rows, and it shows what the record "
-                                                f"renders (renderer {RENDERER_VERSION}, before it named the lines "
-                                                "a refusal left unrun)")], True
     made_by = meta.get("renderer")
     if made_by == RENDERER_VERSION:
         mime = differing[0]
