@@ -24,7 +24,7 @@ EVERY_FORM = [
     "NAME = FORMULA", "NAME = FORMULA in UNIT", "show NAME [in UNIT] [digits N]",
     "note TEXT", "note! TEXT", "delete NAME", "end [TEXT]", "# comment",
     "@name", "$sqrt", "$pi", "$sum_{k=", "^ for powers",
-    "degC", "°C", "℃", "degF", "delta_degC", "Δ°C", "K is either",
+    "degC", "°C", "℃", "degF", "delta_degC", "Δ°C", "K and degR are either",
     "%reckon list", "%reckon show ID", "%reckon recover [close|discard] [ID]",
     "%reckon article ID [--format md|latex] [--compile] [--language auto|zh-CN|en] [--writer offline|model]",
 ]

@@ -67,10 +67,15 @@ def _reckon_help() -> str:
 
     from ..reckoner.grammar import BINARY, BOUNDED, CONSTANTS, UNARY, WRITTEN
 
+    EVALUATED = ("sum", "prod", "seq")  # the bounded forms the engine computes; the others are refused
+
     names = textwrap.fill(
         f"$ names: the constants {' '.join('$' + c for c in CONSTANTS)}; the functions "
         f"{' '.join('$' + f for f in UNARY)}; {', '.join(WRITTEN[f] for f in BINARY)}; "
-        f"{'; '.join(WRITTEN[f] for f in BOUNDED)}; e.g. $sqrt(@A), 2*$pi*@r, $sum_{{k=1}}^{{@N}}(1/k^2).",
+        f"{'; '.join(WRITTEN[f] for f in BOUNDED if f in EVALUATED)}; e.g. $sqrt(@A), 2*$pi*@r, "
+        f"$sum_{{k=1}}^{{@N}}(1/k^2). {', '.join('$' + f for f in BOUNDED if f not in EVALUATED)} are read but "
+        "refused: write the closed form. A formula holds numbers and @slots, no units: give a quantity with a unit "
+        "on its own given line.",
         width=100, initial_indent="  ", subsequent_indent="  ")
     return f"""One %%reckon cell is one calculation record: each line is one call to the units-checked engine,
 and the cell shows every step with its values and units.
@@ -112,8 +117,9 @@ Formulas
   Every result's dimension is checked: adding metres to seconds is refused.
 
 Temperatures
-  degC, °C, ℃ and degF, °F, ℉ are points on a scale (20 degC is 293.15 K); delta_degC, Δ°C and
-  delta_degF are differences; K is either. Inside a compound unit a degree is a difference:
+  degC, °C, ℃ and degF, °F, ℉ are points on a scale (20 degC is 293.15 K); delta_degC, Δ°C,
+  delta_degF, Δ°F and ΔK are differences; K and degR are either. point - point is a difference,
+  point + difference a point; two points never add, and a point is never scaled by a plain number. Inside a compound unit a degree is a difference:
   J/(kg*degC) is J/(kg*K). Gauge pressures (psig, barg) are refused: give absolute pressures (psia, bar).
 
 Line magic (%reckon without a cell body)
