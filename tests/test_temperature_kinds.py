@@ -331,3 +331,113 @@ def test_a_notebook_with_kinds_and_declared_units_verifies_and_an_edit_is_named(
     nb.write_text(text.replace("= 185 °F", "= 186 °F"), encoding="utf-8")
     p = cli("verify", str(nb))
     assert p.returncode != 0 and "cell 2" in p.stdout
+
+
+def test_records_naming_rules_this_engine_does_not_apply_are_unreadable(tmp_path):
+    from dsh_notebook.reckoner.records import UnreadableRecord
+
+    e = Engine(tmp_path / "home")
+    e.record_start("rules")
+    e.set("T", {"num": 20, "dim": "degC"})
+    e.record_end()
+    lines = [json.loads(x) for x in e.last_closed.read_text().splitlines()]
+    for bad in (3, "2", 0, None, 2.0):
+        lines[1]["content"]["rules"] = bad
+        path = tmp_path / f"r{bad}.jsonl"
+        path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+        if bad is None:
+            continue  # null reads as absent: rules 1
+        with pytest.raises(UnreadableRecord, match="engine rules"):
+            read_record(path)
+
+
+# ------------------------------------------------------------------ found by trying to break it
+
+
+def test_a_mixing_temperature_is_a_point_and_its_difference_with_a_point_a_difference(sh):
+    r, cap = sh.reckon("given T1 = 20 degC\ngiven T2 = 80 degC\ngiven m1 = 1 kg\ngiven m2 = 1 kg\n"
+                       "Tmix = (@m1*@T1 + @m2*@T2)/(@m1 + @m2)\nrise = @Tmix - @T1\ndrop = @T1 - @Tmix\n"
+                       "show Tmix in degC")
+    assert r.error_in_exec is None, r.error_in_exec
+    s = sh.ns["_reckon"]
+    assert s.kind("Tmix") == "point" and s.kind("rise") == "difference" and s.kind("drop") == "difference"
+    assert s["drop"].to("K").magnitude == pytest.approx(-30) and "Tmix = 50 °C" in text(cap)
+    assert "two temperature points" in refused(sh.reckon(
+        "given T1 = 20 degC\ngiven m = 1 kg\nTm = @m*@T1/@m\nx = @Tm + @T1")[0])
+
+
+@pytest.mark.parametrize("formula", ["@a^1 + @a", "@a/@p*@p + @a", "$prod_{k=1}^{1}(@a) + @a", "$sqrt(@a^2) + @a",
+                                     "$sum_{k=1}^{2}(@a^(k-k+1))"])
+def test_a_point_computed_from_a_point_is_still_a_point(sh, formula):
+    msg = refused(sh.reckon(f"given a = 20 degC\ngiven p = 3 m\nx = {formula}")[0])
+    assert "temperature points" in msg
+
+
+def test_a_point_below_absolute_zero_is_refused(sh):
+    msg = refused(sh.reckon("given Tk = 300 K\ngiven T = 20 degC\nd = @Tk - @T\ne = @T - @Tk")[0])
+    assert "below absolute zero (-280 °C)" in msg and sh.ns["_reckon"]["d"].to("K").magnitude == pytest.approx(6.85)
+    for line in ("given T = -300 degC", "given F = -500 degF", "given Ts = [10, -290] degC"):
+        assert "below absolute zero" in refused(sh.reckon(line)[0])
+    assert "below absolute zero" in refused(sh.reckon("given T0 = 20 degC\ngiven d = 400 delta_degC\nx = @T0 - @d")[0])
+
+
+def test_isentropic_compression_with_a_celsius_inlet(sh):
+    r, cap = sh.reckon("given T1 = 15 degC\ngiven p1 = 1 bar\ngiven p2 = 10 bar\ngiven g = 1.4\n"
+                       "T2 = @T1*(@p2/@p1)^((@g-1)/@g)\nshow T2 in degC")
+    assert r.error_in_exec is None, r.error_in_exec
+    assert sh.ns["_reckon"]["T2"].to("K").magnitude == pytest.approx(288.15 * 10 ** (0.4 / 1.4))
+    assert sh.ns["_reckon"].kind("T2") == "point" and "(288.15 K)" in text(cap)
+
+
+def test_a_difference_keeps_its_kind_through_a_power_of_one_and_a_ratio(sh):
+    r, cap = sh.reckon("given d = 30 delta_degC\ngiven a = 2 m\nx = @d^1\ny = @d*@a/@a\nshow y in delta_degF")
+    assert r.error_in_exec is None and "y = 54 Δ°F" in text(cap)
+    assert sh.ns["_reckon"].kind("x") == "difference" and sh.ns["_reckon"].kind("y") == "difference"
+    assert "temperature difference" in refused(sh.reckon("given d = 30 delta_degC\nx = @d^1\nshow x in degF")[0])
+
+
+def test_what_the_product_shows_for_rankine_permille_and_typeset_powers_reads_back(sh):
+    r, _ = sh.reckon("given x = 3.7 °R\ngiven p = 3.7 ‰\ngiven A = 3.3006 × 10⁻⁶ m²")
+    assert r.error_in_exec is None, r.error_in_exec
+    s = sh.ns["_reckon"]
+    assert s["x"].to("K").magnitude == pytest.approx(3.7 / 1.8) and s["p"].magnitude == pytest.approx(0.0037)
+    assert s["A"].to("m^2").magnitude == pytest.approx(3.3006e-6)
+
+
+def test_a_compound_unit_that_is_a_temperature_is_refused_not_read_as_a_difference(sh):
+    for unit in ("degC^1", "degC**1", "degC*m/m", "degF*K/K"):
+        assert "alone" in refused(sh.reckon(f"given T = 20 {unit}")[0]), unit
+
+
+def test_a_declared_unit_may_contain_in(sh):
+    r, cap = sh.reckon("given F = 100 lbf\ngiven A = 2 in^2\np = @F/@A in lbf / in ^ 2")
+    assert r.error_in_exec is None, r.error_in_exec
+    assert "= 50 lbf/in²" in text(cap)
+
+
+def test_pint_quantities_given_with_py_verify(tmp_path):
+    from test_verify import cli, ran_notebook
+
+    folder = ran_notebook(tmp_path, [
+        "%load_ext dsh_notebook",
+        "import pint\nQ_ = pint.get_application_registry().Quantity\n"
+        "q1, q2, q3, q4, q5 = Q_(20, 'degC'), Q_(68, 'degF'), Q_(20, 'kelvin'), Q_(3, 'm'), Q_(2, 'mm')",
+        "%%reckon py\ngiven a = py:q1\ngiven b = py:q2\ngiven c = py:q3\ngiven d = py:q4\ngiven e = py:q5",
+    ])
+    p = cli("verify", str(folder / "report.ipynb"))
+    assert p.returncode == 0, p.stdout
+
+
+def test_checking_a_formula_never_holds_the_kernel(tmp_path):
+    e = Engine(tmp_path)
+    e.record_start("traps")
+    e.set("x", {"num": 2, "dim": "metre"})
+    e.set("T", {"num": 20, "dim": "degC"})
+    e.set("T0", {"num": 10, "dim": "degC"})
+    nested = "$sum_{a=1}^{200}($sum_{i=1}^{200}($sum_{k=1}^{200}(@x^(k-i-a)/@x^(k-i-a))))"
+    wide = "$sum_{k=1}^{2000}(" + "+".join(["(@T-@T0)*@x^(k-k)/@x^(k-k)"] * 64) + ")"
+    for formula in (nested, wide):
+        r = e.eval(formula, "o")
+        assert r["code"] == "ENGINE_INVALID_INDEX" and "steps" in r["error"]
+    assert e.eval("$sum_{k=1}^{3}(@x^k/@x^k)", "o")["ok"]
+    e.close()

@@ -32,7 +32,15 @@ def shift(point, kelvins, sign):
 
 
 def model(op, a, b=None, c=None):
-    """The affine model: points stay readings on their scale; ``REFUSED`` where the rules refuse."""
+    """The affine model: points stay readings on their scale; ``REFUSED`` where the rules refuse,
+    and for a point below absolute zero (a K value taken as a difference where it was a point)."""
+    out = _model(op, a, b, c)
+    if out != REFUSED and out[0] == "P" and kelvin(out) < 0:
+        return REFUSED
+    return out
+
+
+def _model(op, a, b=None, c=None):
     if REFUSED in (a, b):
         return REFUSED
     if op == "neg":

@@ -34,10 +34,11 @@ import numpy as np
 from ..errors import NotebookError
 from ..reckoner import Engine
 from ..reckoner import records as R
+from ..reckoner.display import value_text
 from ..reckoner.errors import EngineError
 from ..reckoner.evaluate import compile_formula
 from ..reckoner.grammar import parse
-from ..reckoner.values import DELTA, POINT_SCALES, Value, kind_keys
+from ..reckoner.values import DELTA, POINT_SCALES, Value, kind_keys, parse_tagged
 from . import units as U
 
 NAME_RE = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -337,7 +338,7 @@ class RecordedValues(dict):
         return queue.pop(0)
 
 
-def read_given(name: str, text: str, user_ns: dict) -> Given:
+def read_given(name: str, text: str, user_ns: dict, digits: int = DEFAULT_DIGITS) -> Given:
     """Turn ``VALUE [UNIT]`` into a tagged SI value. Raises ``GivenValueError`` or ``UnitError``.
     With :class:`RecordedValues` as *user_ns*, a ``py:`` line reads the value its record holds."""
     text = text.strip()
@@ -361,12 +362,14 @@ def read_given(name: str, text: str, user_ns: dict) -> Given:
                 raise GivenValueError("ENGINE_INVALID_ARGS", f"given {name} = {text}: {m.group(1)!r} has no attribute {attr!r}.")
             obj = getattr(obj, attr)
         rest = text[m.end():].strip()
-        return _from_python(name, obj, rest, m.group(1))
+        return _from_python(name, obj, rest, m.group(1), digits)
     if text.startswith("["):
         nested, rest = _array_literal(text, name)
         value = _as_array(nested, name)
         value_text = text[: len(text) - len(rest)].strip() if rest else text
     else:
+        # a power of ten as a typeset view shows it (3.3006 × 10⁻⁶) reads as the product prints it
+        text = re.sub(r"(?<=[0-9.])\s*([×·])\s*10(?=\^|[⁻⁰¹²³⁴⁵⁶⁷⁸⁹])", r"\g<1>10", text)
         tok, _, rest = text.partition(" ")
         value = _number(tok, name)
         value_text = tok
@@ -399,7 +402,7 @@ def _as_array(nested, name):
     return np.array(nested, dtype=complex if has_c(nested) else float)
 
 
-def _from_python(name: str, obj, rest: str, var: str) -> Given:
+def _from_python(name: str, obj, rest: str, var: str, digits: int = DEFAULT_DIGITS) -> Given:
     if hasattr(obj, "magnitude") and hasattr(obj, "units") and hasattr(obj, "dimensionality"):
         if rest:
             raise GivenValueError(
@@ -423,12 +426,19 @@ def _from_python(name: str, obj, rest: str, var: str) -> Given:
         _finite(mag, name, var)
         si = U.to_si(mag, info)
         display = None
+        tagged = _tagged(si, info.dim, info.temp)
         if not isinstance(mag, np.ndarray):
             try:
                 display = (f"{obj:~P}", f"{obj:~L}")
             except Exception:  # a Quantity from another library's registry without these formats
                 display = None
-        return Given(_tagged(si, info.dim, info.temp), f"py:{var}", None, info.radians, display)
+            try:  # shown as the engine shows the value anyway (3 m, 20 °C): the engine's rendering, which
+                # verify derives from the record alone (issue 17)
+                if display is not None and display[0] == value_text(parse_tagged(tagged), digits):
+                    display = None
+            except EngineError:
+                pass
+        return Given(tagged, f"py:{var}", None, info.radians, display)
     if isinstance(obj, bool) or not isinstance(obj, (int, float, complex, np.number, np.ndarray, list)):
         raise GivenValueError(
             "ENGINE_INVALID_ARGS",
@@ -627,7 +637,7 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
             return Step(ln, "set", eng.refuse("set", "ENGINE_INVALID_ARGS",
                         "a given line is 'given NAME = VALUE [UNIT]', e.g. given L = 25 m."))
         try:
-            g = read_given(ln.name, ln.rest, user_ns)
+            g = read_given(ln.name, ln.rest, user_ns, opts.digits)
         except (GivenValueError, U.UnitError) as exc:
             return Step(ln, "set", eng.refuse("set", exc.code, exc.message))
         r = eng.set(ln.name, g.tagged)
@@ -683,17 +693,14 @@ _IN = re.compile(r"\s+in\s+")
 
 
 def split_declared(rest: str) -> tuple[str, str | None]:
-    """``FORMULA in UNIT`` -> ``(FORMULA, UNIT)``: the last `` in `` outside brackets splits;
-    ``(rest, None)`` when there is none."""
-    cut = None
+    """``FORMULA in UNIT`` -> ``(FORMULA, UNIT)``: the first `` in `` outside brackets splits (a
+    formula never holds one; a unit may: ``lbf / in ^ 2``); ``(rest, None)`` when there is none."""
     for m in _IN.finditer(rest):
         head = rest[: m.start()]
         depth = sum(head.count(o) - head.count(c) for o, c in ("()", "[]", "{}"))
         if depth == 0 and head.strip() and rest[m.end():].strip():
-            cut = m
-    if cut is None:
-        return rest, None
-    return rest[: cut.start()].strip(), rest[cut.end():].strip()
+            return head.strip(), rest[m.end():].strip()
+    return rest, None
 
 
 def _declared_unit(eng: Engine, ln: Line) -> U.UnitInfo | dict:

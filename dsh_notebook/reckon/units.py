@@ -113,7 +113,7 @@ def _check_superscripts(text: str) -> None:
 _TOKEN = re.compile(r"\s*(\*\*|[()*/^]|[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|[^\s()*/^]+)")
 
 
-_SYNTAX = re.compile(r"\s*(\*\*|[()*/^]|-|[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|%|[^\W\d][\w°]*|°\w+|\S)")
+_SYNTAX = re.compile(r"\s*(\*\*|[()*/^]|-|[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|[%‰]|[^\W\d][\w°]*|°\w+|\S)")
 
 
 def _bad(text: str, why: str) -> UnitError:
@@ -179,7 +179,7 @@ def _check_syntax(text: str) -> None:
                 raise _bad(text, f"has the number {t!r} outside parentheses; the value goes before the unit, and a "
                                  "number inside a unit needs parentheses, e.g. 'mg/(12 h)'.")
             i += 1
-        elif t == "%" or re.fullmatch(r"[^\W\d][\w°]*|°\w+", t):
+        elif t in ("%", "‰") or re.fullmatch(r"[^\W\d][\w°]*|°\w+", t):
             i += 1
         else:
             hint = " (comments start only at the beginning of a line)" if t == "#" else ""
@@ -271,7 +271,8 @@ def _parse_unit(text: str) -> UnitInfo:
     if not t:
         return UnitInfo("", D.ZERO, 0, False, 1.0)
     ureg = registry()
-    t = _temperature_differences(_pressure_references(t, ureg), ureg)
+    written = _pressure_references(t, ureg)
+    t = _temperature_differences(written, ureg)
     _check_syntax(t)
     try:
         q = ureg.parse_expression(t)
@@ -288,6 +289,12 @@ def _parse_unit(text: str) -> UnitInfo:
         )
     _check_units(t, q, ureg)
     dim = _dim_of(t, q)
+    if t != written and tuple(dim) == (0, 0, 0, 0, 1, 0, 0):  # degC^1, degC*m/m: neither a point nor plainly a difference
+        raise UnitError(
+            "ENGINE_INVALID_DIMENSION",
+            f"{written!r} puts a temperature scale into a compound unit that is itself a temperature; write degC "
+            "(or degF) alone for a reading on the scale, or delta_degC for a difference.",
+        )
     offset = not getattr(q, "_is_multiplicative", True)
     if offset:
         if q.magnitude != 1:
@@ -411,7 +418,7 @@ def _check_constants(t: str, ureg) -> None:
     """``1 pi m`` or ``1 m*e`` would multiply by pi or the elementary charge: refuse constants
     written as units (mathematical ones always; physical ones spelt as a single letter)."""
     consts = _pint_constants()
-    for m in re.finditer(r"[^\W\d][\w°]*", t):
+    for m in re.finditer(r"°?[^\W\d][\w°]*", t):  # °R is a unit (Rankine), never the gas constant R
         tok = m.group(0)
         for _, unit, _ in ureg.parse_unit_name(tok):
             if unit in _MATH_CONSTANTS or (len(tok) == 1 and unit in consts):

@@ -284,8 +284,9 @@ def _num_tex(x: object) -> str:
 
 def _value(stored: dict[str, Any]) -> tuple[str, str]:
     """A stored value as (plain text, LaTeX) with its SI unit, numbers cut."""
-    try:
-        v = parse_tagged(cut_value(stored))
+    try:  # a temperature point is cut on its own scale, after conversion (68 °F, never 67.9999 °F)
+        point = isinstance(stored, dict) and stored.get("kind") == "point"
+        v = parse_tagged(stored if point else cut_value(stored))
     except Exception:  # noqa: BLE001 - a malformed row: show it raw rather than fail the article
         return str(stored), r"\text{" + tex_escape(str(stored)) + "}"
     if v.sig.kind == "object":
@@ -629,8 +630,8 @@ def result_numbers(f: ArticleFacts) -> list[str]:
         if isinstance(item, Step):
             def walk(v: object) -> None:
                 if isinstance(v, dict) and v.get("kind") == "point" and v.get("scale") in ("degC", "degF"):
-                    try:  # a temperature point is printed as its reading on its scale
-                        point = parse_tagged(cut_value(v))
+                    try:  # a temperature point is printed as its reading on its scale, cut after conversion
+                        point = parse_tagged(v)
                     except EngineError:
                         pass
                     else:
@@ -901,7 +902,8 @@ def _shown(stored: object, out: list[float]) -> None:
             return
         items = mag.ravel().tolist() if hasattr(mag, "ravel") else [mag]
         if sig.temp in ("degC", "degF"):  # a point is also written as its reading on its scale
-            items += [cut(x) for x in np.ravel(display.on_scale(mag, sig.temp)).tolist()]
+            exact = parse_tagged(stored).mag if isinstance(stored, dict) and "object" not in stored else mag
+            items += [cut(x) for x in np.ravel(display.on_scale(exact, sig.temp)).tolist()]
         for x in items:
             for part in ((x.real, x.imag) if isinstance(x, complex) else (x,)):
                 if math.isfinite(part):

@@ -53,8 +53,9 @@ from .errors import (
 )
 from .evaluate import BoundVars, Compiled, compile_formula
 from .grammar import Formula, parse
-from .kinds import RULES
+from .kinds import RULES, below_absolute_zero
 from .values import (
+    DELTA,
     OBJECT,
     DimOut,
     Form,
@@ -426,6 +427,12 @@ class Engine:
         value = Value(mag, compiled.sig)
         if not is_finite_fast(mag):
             check_finite(value, f"the result of {formula!r}")
+        temp = compiled.sig.temp
+        if temp and temp != DELTA:  # a point (issue 17): never below absolute zero
+            low = float(np.min(np.real(mag))) if type(mag) is np.ndarray and mag.size else \
+                (mag.real if type(mag) is complex else mag) if type(mag) is not np.ndarray else 0.0
+            if low < 0:
+                raise below_absolute_zero(low, temp, f"the result of {formula!r}")
         return value, f
 
     def _compiled(self, f: Formula) -> Compiled:

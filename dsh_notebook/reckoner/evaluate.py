@@ -92,7 +92,7 @@ class _NeedBound(Exception):
 
 
 class _Ctx:
-    __slots__ = ("bound", "mags", "roles", "sigs", "text", "value_dependent")
+    __slots__ = ("bound", "checked", "mags", "roles", "sigs", "text", "value_dependent")
 
     def __init__(self, text: str, sigs: dict[str, Sig], mags: SlotMags) -> None:
         self.text = text
@@ -101,6 +101,7 @@ class _Ctx:
         self.bound: dict[str, Any] = {}  # var -> None (unknown) or known float
         self.value_dependent = False
         self.roles: dict[int, str] = {}
+        self.checked = 0  # nodes checked so far: folds unrolled per term count each time
 
 
 def compile_formula(formula: G.Formula, sigs: dict[str, Sig], mags: SlotMags) -> Compiled:
@@ -111,6 +112,8 @@ def compile_formula(formula: G.Formula, sigs: dict[str, Sig], mags: SlotMags) ->
     """
     ctx = _Ctx(formula.text, sigs, mags)
     c = _compile(formula.tree, ctx)
+    if c.sig.temp == K.TAINT:  # "computed from a point" lives within one formula only
+        c = C(replace(c.sig, temp=""), c.fn, c.const, c.bvars)
     arrays = c.sig.kind == ARRAY or any(sigs[n].kind == ARRAY for n in formula.slots) or "$seq" in formula.text
     return Compiled(c.sig, c.fn, not ctx.value_dependent, arrays, tuple(sorted(ctx.roles.items())))
 
@@ -199,7 +202,21 @@ def _scalarize(m: Magnitude) -> Magnitude:
 # ---------------------------------------------------------------- compile
 
 
+#: at most this many nodes checked for one formula (a fold whose body's dimension changes with its
+#: variable is checked once per term; nested, they multiply): beyond it the check would hold the
+#: kernel for seconds
+MAX_CHECKED_NODES = 100_000
+
+
 def _compile(node: G.Node, ctx: _Ctx) -> C:
+    ctx.checked += 1
+    if ctx.checked > MAX_CHECKED_NODES:
+        raise EngineError(
+            INVALID_INDEX,
+            f"checking {ctx.text[:60]!r}{'...' if len(ctx.text) > 60 else ''} takes more than "
+            f"{MAX_CHECKED_NODES:,} steps: a $sum/$prod/$seq whose terms change dimension is checked term by term, "
+            "and nested or long ones multiply; use fewer terms, a term of one dimension, or several formulas.",
+        )
     # the node classes are siblings (none subclasses another), so isinstance picks exactly one
     if isinstance(node, G.Num):
         return _const_c(SCALAR_ZERO, node.value)
@@ -265,7 +282,7 @@ def _bound(node: G.Bound, ctx: _Ctx) -> C:
 def _neg(node: G.Unary, ctx: _Ctx) -> C:
     x = _compile(node.x, ctx)
     if x.sig.temp:
-        K.neg(x.sig.temp, _src(ctx, node.x))
+        K.neg(x.sig.temp, lambda: _src(ctx, node.x))
     return _negate(x)
 
 
@@ -295,7 +312,7 @@ def _addsub(node: G.Binary, ctx: _Ctx) -> C:
         )
     temp = ""
     if l.sig.temp or r.sig.temp:
-        temp, side = K.addsub(op, l.sig.temp, r.sig.temp, _src(ctx, node.left), _src(ctx, node.right))
+        temp, side = K.addsub(op, l.sig.temp, r.sig.temp, lambda: _src(ctx, node.left), lambda: _src(ctx, node.right))
         acting = node.left if side == "left" else node.right if side == "right" else None
         if isinstance(acting, G.Slot):
             ctx.roles[acting.pos] = "delta"
@@ -327,13 +344,38 @@ def _muldiv(node: G.Binary, ctx: _Ctx) -> C:
     factors: list[tuple[C, G.Node]] = []
     c = _muldiv_part(node, ctx, factors)
     if any(f.sig.temp for f, _ in factors):
-        dimensional = [(f.sig.temp, _src(ctx, n)) for f, n in factors if f.sig.dim != D.ZERO]
-        temp = K.chain(tuple(c.sig.dim) == TEMPERATURE, dimensional, repr(_src(ctx, node)))
+        judged: list[tuple[str, bool, K.Src]] = [
+            (f.sig.temp, f.sig.dim != D.ZERO or _reads_dimension(n, ctx), _lazy_src(ctx, n)) for f, n in factors]
+        temp = K.chain(tuple(c.sig.dim) == TEMPERATURE, judged, lambda: repr(_src(ctx, node)))
         if temp:
             c = C(replace(c.sig, temp=temp), c.fn, c.const, c.bvars)
         for f, n in factors:  # a point that passed the chain counts by its thermodynamic value
             _by_kelvin(ctx, n, f.sig)
     return c
+
+
+def _lazy_src(ctx: _Ctx, node: G.Node) -> K.Src:
+    return lambda: _src(ctx, node)
+
+
+def _reads_dimension(node: G.Node, ctx: _Ctx) -> bool:
+    """Whether a sub-expression reads a slot that has a dimension (``(@p2/@p1)^0.286`` does, though
+    it is dimensionless itself): such a factor is a physical quantity, not a plain number."""
+    if isinstance(node, G.Slot):
+        sig = ctx.sigs.get(node.name)
+        return sig is not None and (sig.dim != D.ZERO or sig.kind == OBJECT)
+    children: tuple[G.Node, ...] = ()
+    if isinstance(node, (G.Unary, G.Field)):
+        children = (node.x,)
+    elif isinstance(node, G.Binary):
+        children = (node.left, node.right)
+    elif isinstance(node, G.Index):
+        children = (node.x, node.index)
+    elif isinstance(node, G.Call):
+        children = node.args
+    elif isinstance(node, G.Fold):
+        children = (node.lo, node.hi, node.body)
+    return any(_reads_dimension(n, ctx) for n in children)
 
 
 def _by_kelvin(ctx: _Ctx, node: G.Node, sig: Sig) -> None:
@@ -487,7 +529,8 @@ def _pow(node: G.Binary, ctx: _Ctx) -> C:
                 "complex; only a dimensionless base may have a complex exponent: divide the base by its unit first.",
             )
         dim = D.scale(base.sig.dim, p)
-    sig = _combine(base.sig, ex.sig, dim)
+    temp = K.power(base.sig.temp, tuple(dim) == TEMPERATURE) if base.sig.temp else ""
+    sig = _combine(base.sig, ex.sig, dim, temp)
     bf, ef = base.fn, ex.fn
     bv = base.bvars | ex.bvars
     if sig.kind == ARRAY:
@@ -782,10 +825,11 @@ def _unary_call(node: G.Call, ctx: _Ctx) -> C:
     if rule == "same":
         dim = x.sig.dim
         if x.sig.temp:
-            temp = K.same_function(name, x.sig.temp, _src(ctx, node.args[0]))
+            temp = K.same_function(name, x.sig.temp, lambda: _src(ctx, node.args[0]))
     elif rule == "half":
         dim = D.scale(x.sig.dim, D.Fraction(1, 2))
         _by_kelvin(ctx, node.args[0], x.sig)
+        temp = K.power(x.sig.temp, tuple(dim) == TEMPERATURE) if x.sig.temp else ""
     else:
         dim = D.ZERO
         _by_kelvin(ctx, node.args[0], x.sig)
@@ -842,11 +886,11 @@ def _binary_call(node: G.Call, ctx: _Ctx) -> C:
         _by_kelvin(ctx, node.args[1], b.sig)
     if (a.sig.temp or b.sig.temp) and name != "atan2":
         if name == "mod":
-            K.same_function(name, a.sig.temp, _src(ctx, node.args[0]))
-            K.same_function(name, b.sig.temp, _src(ctx, node.args[1]))
+            K.same_function(name, a.sig.temp, lambda: _src(ctx, node.args[0]))
+            K.same_function(name, b.sig.temp, lambda: _src(ctx, node.args[1]))
             temp = DELTA if a.sig.temp == DELTA else ""
         else:
-            temp = K.minmax(name, a.sig.temp, b.sig.temp, _src(ctx, node))
+            temp = K.minmax(name, a.sig.temp, b.sig.temp, lambda: _src(ctx, node))
     sig = _combine(a.sig, b.sig, dim, temp)
     sf, af = _BINARY[name]
     fa, fb = a.fn, b.fn
@@ -912,7 +956,7 @@ def _fold(node: G.Fold, ctx: _Ctx) -> C:
     if name == "sum":
         sig = body.sig
         if body.sig.temp:
-            K.fold_sum(body.sig.temp, repr(_src(ctx, node)))
+            K.fold_sum(body.sig.temp, lambda: repr(_src(ctx, node)))
     elif name == "prod":
         _by_kelvin(ctx, node.body, body.sig)
         if body.sig.dim == D.ZERO:
@@ -920,7 +964,9 @@ def _fold(node: G.Fold, ctx: _Ctx) -> C:
         else:
             a = _as_int(_eval_now(lo, ctx), "lower bound", node.lo)
             z = _as_int(_eval_now(hi, ctx), "upper bound", node.hi)
-            sig = Sig(body.sig.kind, D.scale(body.sig.dim, max(z - a + 1, 1)), body.sig.ndim)
+            pdim = D.scale(body.sig.dim, max(z - a + 1, 1))
+            temp = K.power(body.sig.temp, tuple(pdim) == TEMPERATURE) if body.sig.temp else ""
+            sig = Sig(body.sig.kind, pdim, body.sig.ndim, temp=temp)
     else:
         sig = Sig(ARRAY, body.sig.dim, body.sig.ndim + 1, temp=body.sig.temp)
     lf, hf, bf = lo.fn, hi.fn, body.fn
@@ -1042,13 +1088,14 @@ def _fold_unrolled(node: G.Fold, ctx: _Ctx, lo: C, hi: C) -> C:
         if node.name == "sum":
             for t in temps:
                 if t:
-                    K.fold_sum(t, repr(_src(ctx, node)))
+                    K.fold_sum(t, lambda: repr(_src(ctx, node)))
         sig = replace(first, temp=temp) if node.name == "sum" else Sig(ARRAY, first.dim, first.ndim + 1, temp=temp)
     else:
         dim = D.ZERO
         for c in bodies:
             dim = D.add(dim, c.sig.dim)
-        sig = Sig(first.kind, dim, first.ndim)
+        temp = K.power(first.temp, tuple(dim) == TEMPERATURE) if first.temp else ""
+        sig = Sig(first.kind, dim, first.ndim, temp=temp)
     fns = [c.fn for c in bodies]
     name = node.name
 

@@ -4,17 +4,24 @@ mp-units' quantity points with origins).
 
 The 7-integer vector cannot tell 20 °C (a point on a scale) from 20 K of warming (a
 difference). A value's ``Sig.temp`` says which: ``"degC"``/``"degF"`` (a point, and the scale
-it was given in), ``"delta"`` (a difference), or ``""`` (no kind: any non-temperature value,
-or a thermodynamic temperature in K or degR, which acts as either: its origin is absolute
-zero). Magnitudes are always in SI (K from absolute zero for points), so the rules decide
-only what a result *is* and what is refused; they never change a number.
+it was given in), ``"K"`` (a point on the thermodynamic scale, computed from a point:
+``@p/(@rho*@R)``, ``@T^1``), ``"delta"`` (a difference), or ``""`` (no kind: any
+non-temperature value, or a temperature given in K or degR, which acts as either: its origin
+is absolute zero). Magnitudes are always in SI (K from absolute zero for points), so the rules
+decide only what a result *is* and what is refused; they never change a number. Within one
+formula ``"~"`` marks a non-temperature value computed from a point (``@m*@T``), so that
+``(@m1*@T1 + @m2*@T2)/(@m1 + @m2)`` is a point again; it is never stored.
 
 * ``+``/``-``: point - point = difference; point ± difference = point; difference ±
   difference = difference; point + point is refused. A K operand beside a point acts as a
   difference (``80 degC - 5 K`` is 75 °C), except ``K - point``, where it is the point.
 * A product or quotient chain is judged as a whole: a Celsius or Fahrenheit point scaled
-  only by dimensionless factors (``2*@T``, ``@T/2``, ``-@T``) is refused; with any other
-  dimensional factor (``@p/(@R*@T)``) the point counts by its thermodynamic value.
+  only by plain numbers (``2*@T``, ``@T/2``, ``-@T``, ``@T*@k`` with ``k`` dimensionless) is
+  refused; beside any factor that reads a dimensional slot (``@p/(@R*@T)``,
+  ``@T*(@p2/@p1)^0.286``) the point counts by its thermodynamic value, and a temperature result
+  is a point in K.
+* A point result below absolute zero is refused (a K value of unknown kind taken as a
+  difference where it was a point: ``20 degC - 323.15 K``).
 * Powers, roots and other functions use thermodynamic values; ``$min``/``$max`` keep a
   shared kind; ``$abs``, ``$re``, ``$im``, ``$conj``, ``$mod`` of a Celsius point are
   refused (they would act on the scale's number, not the temperature); ``$sum`` of points
@@ -23,17 +30,32 @@ only what a result *is* and what is refused; they never change a number.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..version import ENGINE_RULES
 from .errors import INCOMPATIBLE_DIMENSION, EngineError
 from .values import DELTA, POINT_SCALES
 
 RULES = ENGINE_RULES  #: the engine-rules version that tracks temperature kinds (1: records written before them)
 
-_SCALE_NAME = {"degC": "°C", "degF": "°F"}
+POINTS = (*POINT_SCALES, "K")  #: the kinds that are points (a reading on a scale)
+TAINT = "~"  #: a non-temperature value computed from a point, within one formula (never stored)
+_SCALE_NAME = {"degC": "°C", "degF": "°F", "K": "K"}
+#: an operand's source text for a message, computed only when a message is written
+Src = str | Callable[[], str]
+
+
+def _s(src: Src) -> str:
+    return src() if callable(src) else src
 
 
 def is_point(temp: str) -> bool:
-    """A point on the Celsius or Fahrenheit scale."""
+    """A point on the Celsius, Fahrenheit or thermodynamic scale."""
+    return temp in POINTS
+
+
+def is_offset_point(temp: str) -> bool:
+    """A point on a scale whose zero is not absolute zero (Celsius, Fahrenheit)."""
     return temp in POINT_SCALES
 
 
@@ -46,17 +68,19 @@ def describe(temp: str) -> str:
     return "a thermodynamic temperature (K)"
 
 
-def addsub(op: str, left: str, right: str, lsrc: str, rsrc: str) -> tuple[str, str | None]:
-    """The kind of ``left op right`` for two temperatures: ``(temp, side)`` where *side* is
+def addsub(op: str, left: str, right: str, lsrc: Src, rsrc: Src) -> tuple[str, str | None]:
+    """The kind of ``left op right`` for two values of one vector: ``(temp, side)`` where *side* is
     ``"left"``/``"right"`` when that operand, a K value without kind, acts as a difference (the
     working says so), else ``None``. Raises ``ENGINE_INCOMPATIBLE_DIMENSION`` for point + point
     and difference - point."""
+    if TAINT in (left, right):
+        return TAINT, None
     lp, rp = is_point(left), is_point(right)
     if op == "+":
         if lp and rp:
             raise EngineError(
                 INCOMPATIBLE_DIMENSION,
-                f"'+' adds two temperature points ({lsrc} and {rsrc}); readings on a scale do not add (20 °C + 20 °C "
+                f"'+' adds two temperature points ({_s(lsrc)} and {_s(rsrc)}); readings on a scale do not add (20 °C + 20 °C "
                 "is not 40 °C). Add a difference to a point instead, e.g. @T1 + (@T2 - @T1), or for a mean "
                 "write @T1 + (@T2 - @T1)/2.",
             )
@@ -76,7 +100,7 @@ def addsub(op: str, left: str, right: str, lsrc: str, rsrc: str) -> tuple[str, s
         if left == DELTA:
             raise EngineError(
                 INCOMPATIBLE_DIMENSION,
-                f"'-' subtracts the temperature point {rsrc} from the difference {lsrc}; that is not a temperature. "
+                f"'-' subtracts the temperature point {_s(rsrc)} from the difference {_s(lsrc)}; that is not a temperature. "
                 "Write the point first: point - difference is a point.",
             )
         return DELTA, None  # a K value minus a point: the K value is the other point
@@ -87,49 +111,67 @@ def addsub(op: str, left: str, right: str, lsrc: str, rsrc: str) -> tuple[str, s
     return "", None
 
 
-def chain(result_dim_is_temperature: bool, dimensional: list[tuple[str, str]], src: str) -> str:
-    """The kind of a product/quotient chain: *dimensional* lists ``(temp, source)`` of its factors
-    that carry a dimension. Raises for a Celsius or Fahrenheit point scaled only by
-    dimensionless factors."""
-    if len(dimensional) != 1:
-        return ""  # several dimensional factors: thermodynamic values, no kind
-    temp, fsrc = dimensional[0]
-    if is_point(temp):
-        if result_dim_is_temperature:
+def chain(result_is_temperature: bool, factors: list[tuple[str, bool, Src]], src: Src) -> str:
+    """The kind of a product/quotient chain. *factors* lists ``(temp, physical, source)`` of its
+    factors, *physical* when the factor reads a dimensional slot (``@p``, ``(@p2/@p1)^k``) or
+    has a dimension. Raises for a Celsius or Fahrenheit point scaled only by plain numbers."""
+    physical = [(t, s) for t, p, s in factors if p]
+    points = [t for t, _ in physical if is_point(t) or t == TAINT]
+    if not result_is_temperature:
+        return TAINT if points else ""
+    if len(physical) == 1:
+        temp, fsrc = physical[0]
+        if is_offset_point(temp):
             raise EngineError(
                 INCOMPATIBLE_DIMENSION,
-                f"{src} scales the temperature point {fsrc} ({_SCALE_NAME[temp]}) by a plain number; that multiplies "
+                f"{_s(src)} scales the temperature point {_s(fsrc)} ({_SCALE_NAME[temp]}) by a plain number; that multiplies "
                 f"the scale's reading, which depends on where the scale starts (2 × 10 °C is not 20 °C). Scale a "
                 f"difference instead (e.g. 2*(@T - @T0)); for the thermodynamic temperature, give the value in K.",
             )
-        return ""  # 1/@T: the reciprocal of the thermodynamic temperature
-    if temp == DELTA and result_dim_is_temperature:
+        return "K" if temp in ("K", TAINT) else temp  # a K point stays one; a difference stays one
+    deltas = [t for t, _ in physical if t == DELTA]
+    if points and not deltas:
+        return "K"  # a point by its thermodynamic value, beside other quantities: a point in K
+    if deltas and not points:
         return DELTA
     return ""
 
 
-def same_function(name: str, temp: str, src: str) -> str:
-    """``$abs``, ``$re``, ``$im``, ``$conj``, ``$mod``: a difference stays one; a point is refused."""
-    if is_point(temp):
+def power(base: str, result_is_temperature: bool) -> str:
+    """``x^p``, ``$sqrt``, ``$prod``: a point or a value computed from one gives a point in K when
+    the result is a temperature (``@T^1``, ``$sqrt(@T^2)``), else a value computed from a point."""
+    if is_point(base) or base == TAINT:
+        return "K" if result_is_temperature else TAINT
+    if base == DELTA and result_is_temperature:
+        return DELTA
+    return ""
+
+
+def same_function(name: str, temp: str, src: Src) -> str:
+    """``$abs``, ``$re``, ``$im``, ``$conj``, ``$mod``: a difference stays one; a Celsius or
+    Fahrenheit point is refused."""
+    if is_offset_point(temp):
         raise EngineError(
             INCOMPATIBLE_DIMENSION,
-            f"${name} of the temperature point {src} would act on the {_SCALE_NAME[temp]} reading, whose zero is "
+            f"${name} of the temperature point {_s(src)} would act on the {_SCALE_NAME[temp]} reading, whose zero is "
             f"arbitrary; apply it to a difference (e.g. ${name}(@T - @T0)) or to a temperature in K.",
         )
     return temp
 
 
-def minmax(name: str, a: str, b: str, src: str) -> str:
+def minmax(name: str, a: str, b: str, src: Src) -> str:
     """``$min``/``$max`` keep a shared kind; a point beside a K value is a point; a point beside a
     difference is refused."""
     if a == b:
         return a
+    if TAINT in (a, b):
+        return TAINT
     if is_point(a) and is_point(b):
         return a
     if (is_point(a) and b == DELTA) or (is_point(b) and a == DELTA):
         raise EngineError(
             INCOMPATIBLE_DIMENSION,
-            f"${name} in {src} compares a temperature point with a temperature difference; compare two points or "
+            f"${name} in {_s(src)} compares a temperature point with a temperature difference; compare two points or "
             "two differences.",
         )
     if is_point(a) or is_point(b):
@@ -137,23 +179,35 @@ def minmax(name: str, a: str, b: str, src: str) -> str:
     return ""
 
 
-def fold_sum(temp: str, src: str) -> str:
+def fold_sum(temp: str, src: Src) -> str:
     """``$sum`` of points is refused (point + point); of differences, a difference."""
     if is_point(temp):
         raise EngineError(
             INCOMPATIBLE_DIMENSION,
-            f"{src} sums temperature points; readings on a scale do not add. Sum differences, or for a mean of "
+            f"{_s(src)} sums temperature points; readings on a scale do not add. Sum differences, or for a mean of "
             "points add the mean of their differences to one point.",
         )
     return temp
 
 
-def neg(temp: str, src: str) -> str:
+def neg(temp: str, src: Src) -> str:
     """``-x``: a point negated is refused (it is scaled by -1); a difference stays one."""
     if is_point(temp):
         raise EngineError(
             INCOMPATIBLE_DIMENSION,
-            f"-{src} negates the temperature point {src}; the negative of a reading on a scale is not a temperature. "
+            f"-{_s(src)} negates the temperature point {_s(src)}; the negative of a reading on a scale is not a temperature. "
             "Negate a difference instead (e.g. -(@T - @T0)).",
         )
     return temp
+
+
+def below_absolute_zero(kelvin: float, temp: str, src: str) -> EngineError:
+    """The refusal of a point result below absolute zero (*kelvin* < 0)."""
+    shown = f"{kelvin - 273.15:.6g} °C" if temp == "degC" else f"{kelvin * 1.8 - 459.67:.6g} °F" \
+        if temp == "degF" else f"{kelvin:.6g} K"
+    return EngineError(
+        INCOMPATIBLE_DIMENSION,
+        f"{src} is a temperature point below absolute zero ({shown}); no temperature is. A K value without kind "
+        "beside a point is taken as a difference: if it is a temperature point, give it in degC (or compute it "
+        "from one), and point - point is then a difference.",
+    )

@@ -9,7 +9,8 @@
   is either resumed by replay (the engine's default, as upstream) or set aside into
   ``<home>/stale/`` for the person to close or discard (the notebook's choice).
 * Readers apply the version gate: a file whose first line is not a header, or whose
-  version is not one this engine writes, is unreadable and never served or replayed.
+  version is not one this engine writes, or whose start row names engine rules this engine
+  does not apply (``"rules": 3``), is unreadable and never served or replayed.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..storage import JsonlWriter, atomic_rename, lock_if_free, read_jsonl
+from ..version import ENGINE_RULES
 from .errors import ReckonerError
 
 VERSION = 1
@@ -146,6 +148,12 @@ def read_record(path: str | os.PathLike[str]) -> Record:
     if start is None or not isinstance(title, str) or not title or not isinstance(rid, str) or not rid:
         why = "".join(f"; line {p.line}: {p.reason}" for p in data.problems[:3])
         raise UnreadableRecord(f"{path.name}: no accepted record_start row with a title and a record id{why}")
+    rules = content.get("rules", 1)
+    if rules is not None and (type(rules) is not int or not 1 <= rules <= ENGINE_RULES):
+        raise UnreadableRecord(
+            f"{path.name}: written under engine rules {rules!r}; this engine applies rules 1 to {ENGINE_RULES}, so it "
+            "cannot replay or check the record (a newer dsh-notebook can)"
+        )
     ended = None
     closed = False
     for r in body:
@@ -164,13 +172,8 @@ def read_record(path: str | os.PathLike[str]) -> Record:
         opened=start.get("at"),
         ended=ended,
         closed=closed,
-        rules=_rules_of(content),
+        rules=rules if type(rules) is int else 1,
     )
-
-
-def _rules_of(content: dict[str, Any]) -> int:
-    rules = content.get("rules", 1)
-    return rules if type(rules) is int and rules >= 1 else 1
 
 
 def list_records(home: str | os.PathLike[str]) -> dict[str, Any]:

@@ -41,9 +41,9 @@ from .errors import (
 
 SCALAR, ARRAY, OBJECT = "scalar", "array", "object"
 TAG_KEYS = ("num", "re", "im", "mag", "ang", "array", "object", "dim", "kind", "scale")
-#: ``Sig.temp``: "" (no kind: any other value, or a thermodynamic temperature in K), a point's
-#: scale ("degC", "degF") or DELTA (a temperature difference)
-POINT_SCALES = ("degC", "degF")
+#: ``Sig.temp``: "" (no kind: any other value, or a temperature given in K, which acts as either), a
+#: point's scale ("degC", "degF"; "K" for a point on the thermodynamic scale) or DELTA (a difference)
+POINT_SCALES = ("degC", "degF")  # the scales whose zero is not absolute zero: values show on them
 DELTA = "delta"
 TEMPERATURE: D.Dim = (0, 0, 0, 0, 1, 0, 0)
 _NAME_FIRST = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
@@ -210,9 +210,9 @@ def _temp_of(value: dict[str, Any], vec: D.Dim, offset: float, where: str, kinds
             raise EngineError(INVALID_ARGS, f"{where} is a point without its scale; give scale 'degC' or 'degF' "
                                             "(a thermodynamic temperature in K needs no kind).")
         scale = named
-    if scale not in POINT_SCALES:
-        raise EngineError(INVALID_ARGS, f"{where}.scale is {short(scale)}; a point's scale is 'degC' or 'degF' "
-                                        "(a temperature in K or degR needs no kind).")
+    if scale not in (*POINT_SCALES, "K"):
+        raise EngineError(INVALID_ARGS, f"{where}.scale is {short(scale)}; a point's scale is 'degC', 'degF' or "
+                                        "'K' (a temperature in K without kind acts as a point or a difference).")
     if named is not None and scale != named:
         raise EngineError(INVALID_ARGS, f"{where} gives dim 'degC' with scale {scale!r}; give one scale.")
     return scale, offset
@@ -268,6 +268,8 @@ def _parse_tagged(value: object, where: str, kinds: bool = True) -> Value:
     temp, offset = _temp_of(value, vec, offset, where, kinds)
     if tag == "num":
         x = _finite_number(value["num"], f"{where}.num") * factor + offset
+        if temp and temp != DELTA and x < 0:
+            raise _below_zero(where, x)
         return Value(x, Sig(SCALAR, vec, temp=temp))
     if tag in ("re/im", "mag/ang"):
         a, b = ("re", "im") if tag == "re/im" else ("mag", "ang")
@@ -280,7 +282,14 @@ def _parse_tagged(value: object, where: str, kinds: bool = True) -> Value:
     if factor != 1.0 or offset != 0.0:
         # Deliberate difference 2: every element is converted (upstream stores them unconverted).
         arr = arr * factor + offset if arr.dtype.kind != "c" else (arr.real * factor + offset) + 1j * (arr.imag * factor)
+    if temp and temp != DELTA and arr.size and float(np.min(arr.real)) < 0:
+        raise _below_zero(where, float(np.min(arr.real)))
     return Value(arr, Sig(ARRAY, vec if arr.size else D.ZERO, arr.ndim, temp=temp if arr.size else ""))
+
+
+def _below_zero(where: str, kelvin: float) -> EngineError:
+    return EngineError(INVALID_ARGS, f"{where} is a temperature point below absolute zero ({kelvin:.6g} K); no "
+                                     "temperature is. A difference is given with kind 'difference' (delta_degC).")
 
 
 def _parse_elements(items: list[Any], where: str) -> Array:
@@ -367,7 +376,7 @@ def dim_json(dim: D.Dim) -> str:
 
 
 _KIND_JSON = {"": "}", DELTA: ',"kind":"difference"}', "degC": ',"kind":"point","scale":"degC"}',
-              "degF": ',"kind":"point","scale":"degF"}'}
+              "degF": ',"kind":"point","scale":"degF"}', "K": ',"kind":"point","scale":"K"}'}
 
 
 def kind_keys(temp: str) -> dict[str, str]:
