@@ -441,3 +441,26 @@ def test_checking_a_formula_never_holds_the_kernel(tmp_path):
         assert r["code"] == "ENGINE_INVALID_INDEX" and "steps" in r["error"]
     assert e.eval("$sum_{k=1}^{3}(@x^k/@x^k)", "o")["ok"]
     e.close()
+
+
+def test_differences_computed_through_other_quantities_stay_differences(tmp_path):
+    e = Engine(tmp_path)
+    e.record_start("taint")
+    e.set("T1", {"num": 80, "dim": "degC"})
+    e.set("T2", {"num": 60, "dim": "degC"})
+    e.set("m", {"num": 2, "dim": "kilogram"})
+    e.set("cp", {"num": 4186, "dim": [2, 0, -2, 0, -1, 0, 0]})
+    e.set("p", {"num": 1e5, "dim": "pascal"})
+    e.set("d", {"num": 5, "dim": "kelvin", "kind": "difference"})
+    e.set("Ta", {"array": [80, 90], "dim": "degC"})
+    e.set("Tb", {"array": [60, 70], "dim": "degC"})
+    for formula, want in [("(@m*@T1 - @m*@T2)/@m", 20), ("(@m*@T2 - @m*@T1)/@m", -20),
+                          ("@m*@cp*(@T1 - @T2)/(@m*@cp)", 20), ("$sqrt(@d^2)", 5), ("$sqrt(@d*@d)", 5)]:
+        assert e.eval(formula, "o")["ok"], formula
+        assert e.get("o")["value"] == {"num": pytest.approx(want), "dim": "kelvin", "kind": "difference"}, formula
+    assert e.eval("(@m*@Ta - @m*@Tb)/@m", "o")["ok"] and e.get("o")["value"]["kind"] == "difference"
+    r = e.eval("@T2 - (-@T1)*(@p/@p)", "o")  # a negated point inside a product is still refused
+    assert r["code"] == "ENGINE_INCOMPATIBLE_DIMENSION" and "negates the temperature point" in r["error"]
+    assert "group it: @T + (@T1 - @T2)" in e.eval("@T1 + @T2 - @T1", "o")["error"]
+    assert "below absolute zero" in e.set("z", {"re": -400, "im": 0, "dim": "degC"})["error"]
+    e.close()

@@ -112,7 +112,7 @@ def compile_formula(formula: G.Formula, sigs: dict[str, Sig], mags: SlotMags) ->
     """
     ctx = _Ctx(formula.text, sigs, mags)
     c = _compile(formula.tree, ctx)
-    if c.sig.temp == K.TAINT:  # "computed from a point" lives within one formula only
+    if c.sig.temp in (K.TAINT, K.TAINT_DELTA):  # "computed from a point" lives within one formula only
         c = C(replace(c.sig, temp=""), c.fn, c.const, c.bvars)
     arrays = c.sig.kind == ARRAY or any(sigs[n].kind == ARRAY for n in formula.slots) or "$seq" in formula.text
     return Compiled(c.sig, c.fn, not ctx.value_dependent, arrays, tuple(sorted(ctx.roles.items())))
@@ -389,7 +389,10 @@ def _chain_operand(n: G.Node, ctx: _Ctx, factors: list[tuple[C, G.Node]]) -> C:
     if isinstance(n, G.Binary) and n.op in "*/":
         return _muldiv_part(n, ctx, factors)
     if isinstance(n, G.Unary):
-        return _negate(_chain_operand(n.x, ctx, factors))
+        x = _chain_operand(n.x, ctx, factors)
+        if factors and factors[-1][1] is n.x and K.is_point(x.sig.temp):
+            K.neg(x.sig.temp, lambda: _src(ctx, n.x))  # -@T inside a product is still a negated point
+        return _negate(x)
     c = _compile(n, ctx)
     factors.append((c, n))
     return c

@@ -40,6 +40,7 @@ RULES = ENGINE_RULES  #: the engine-rules version that tracks temperature kinds 
 
 POINTS = (*POINT_SCALES, "K")  #: the kinds that are points (a reading on a scale)
 TAINT = "~"  #: a non-temperature value computed from a point, within one formula (never stored)
+TAINT_DELTA = "~d"  #: the same computed from a difference (``@m*@T1 - @m*@T2``, ``@m*@cp*@dT``)
 _SCALE_NAME = {"degC": "°C", "degF": "°F", "K": "K"}
 #: an operand's source text for a message, computed only when a message is written
 Src = str | Callable[[], str]
@@ -73,8 +74,15 @@ def addsub(op: str, left: str, right: str, lsrc: Src, rsrc: Src) -> tuple[str, s
     ``"left"``/``"right"`` when that operand, a K value without kind, acts as a difference (the
     working says so), else ``None``. Raises ``ENGINE_INCOMPATIBLE_DIMENSION`` for point + point
     and difference - point."""
-    if TAINT in (left, right):
-        return TAINT, None
+    if left in (TAINT, TAINT_DELTA) or right in (TAINT, TAINT_DELTA):
+        # non-temperature values computed from points (weight 1) or differences (weight 0):
+        # ~ - ~ is computed from a difference, ~ ± ~d from a point
+        w = {TAINT: 1, TAINT_DELTA: 0}
+        lw, rw = w.get(left), w.get(right)
+        if lw is None or rw is None:
+            return "", None
+        total = lw + rw if op == "+" else lw - rw
+        return {1: TAINT, 0: TAINT_DELTA}.get(total, TAINT), None
     lp, rp = is_point(left), is_point(right)
     if op == "+":
         if lp and rp:
@@ -82,7 +90,7 @@ def addsub(op: str, left: str, right: str, lsrc: Src, rsrc: Src) -> tuple[str, s
                 INCOMPATIBLE_DIMENSION,
                 f"'+' adds two temperature points ({_s(lsrc)} and {_s(rsrc)}); readings on a scale do not add (20 °C + 20 °C "
                 "is not 40 °C). Add a difference to a point instead, e.g. @T1 + (@T2 - @T1), or for a mean "
-                "write @T1 + (@T2 - @T1)/2.",
+                "write @T1 + (@T2 - @T1)/2; where a difference follows, group it: @T + (@T1 - @T2).",
             )
         if lp or rp:
             other = right if lp else left
@@ -117,8 +125,9 @@ def chain(result_is_temperature: bool, factors: list[tuple[str, bool, Src]], src
     has a dimension. Raises for a Celsius or Fahrenheit point scaled only by plain numbers."""
     physical = [(t, s) for t, p, s in factors if p]
     points = [t for t, _ in physical if is_point(t) or t == TAINT]
+    deltas = [t for t, _ in physical if t in (DELTA, TAINT_DELTA)]
     if not result_is_temperature:
-        return TAINT if points else ""
+        return TAINT if points and not deltas else TAINT_DELTA if deltas and not points else ""
     if len(physical) == 1:
         temp, fsrc = physical[0]
         if is_offset_point(temp):
@@ -128,8 +137,9 @@ def chain(result_is_temperature: bool, factors: list[tuple[str, bool, Src]], src
                 f"the scale's reading, which depends on where the scale starts (2 × 10 °C is not 20 °C). Scale a "
                 f"difference instead (e.g. 2*(@T - @T0)); for the thermodynamic temperature, give the value in K.",
             )
-        return "K" if temp in ("K", TAINT) else temp  # a K point stays one; a difference stays one
-    deltas = [t for t, _ in physical if t == DELTA]
+        if temp in ("K", TAINT):
+            return "K"  # a K point stays one
+        return DELTA if temp in (DELTA, TAINT_DELTA) else temp
     if points and not deltas:
         return "K"  # a point by its thermodynamic value, beside other quantities: a point in K
     if deltas and not points:
@@ -142,8 +152,8 @@ def power(base: str, result_is_temperature: bool) -> str:
     the result is a temperature (``@T^1``, ``$sqrt(@T^2)``), else a value computed from a point."""
     if is_point(base) or base == TAINT:
         return "K" if result_is_temperature else TAINT
-    if base == DELTA and result_is_temperature:
-        return DELTA
+    if base in (DELTA, TAINT_DELTA):
+        return DELTA if result_is_temperature else TAINT_DELTA  # $sqrt(@d^2): a difference again
     return ""
 
 

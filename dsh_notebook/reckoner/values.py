@@ -274,6 +274,8 @@ def _parse_tagged(value: object, where: str, kinds: bool = True) -> Value:
     if tag in ("re/im", "mag/ang"):
         a, b = ("re", "im") if tag == "re/im" else ("mag", "ang")
         z = _pair(value, a, b, where)
+        if temp and temp != DELTA and z.real * factor + offset < 0:
+            raise _below_zero(where, z.real * factor + offset)
         return Value(complex(z.real * factor + offset, z.imag * factor), Sig(SCALAR, vec, temp=temp))
     items = value["array"]
     if not isinstance(items, list):
