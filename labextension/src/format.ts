@@ -105,13 +105,36 @@ function complexText(re: number, im: number): string {
   return `${numText(re)} ${sign} ${numText(Math.abs(im))}j`;
 }
 
-/** A tagged value as text: `26.45 Ω`, `[1, 2, 3] m`, `{a: 1 m, b: 2 s}`. */
+/** A temperature point's scale (issue 17): the kelvins of a stored value read on it. */
+const SCALES: Record<string, [string, (k: number) => number]> = {
+  degC: ['°C', k => k - 273.15],
+  degF: ['°F', k => k * 1.8 - 459.67]
+};
+
+function onScale(x: any, to: (k: number) => number): any {
+  if (typeof x === 'number') {
+    return to(x);
+  }
+  if (Array.isArray(x)) {
+    return x.map(e => onScale(e, to));
+  }
+  return x;
+}
+
+/** A tagged value as text: `26.45 Ω`, `[1, 2, 3] m`, `{a: 1 m, b: 2 s}`; a temperature point on
+ * the scale it was given in (`14.2 °C`), as the notebook shows it. */
 export function valueText(v: any): string {
   if (v === null || v === undefined) {
     return '(deleted)';
   }
   if (typeof v !== 'object') {
     return String(v);
+  }
+  const scale = v.kind === 'point' ? SCALES[v.scale] : undefined;
+  if (scale && ('num' in v || 'array' in v)) {
+    const [symbol, to] = scale;
+    const mag = 'num' in v ? numText(to(v.num)) : bare(onScale(v.array, to));
+    return `${mag} ${symbol}`;
   }
   const unit = unitText(v.dim);
   const u = unit ? ' ' + unit : '';
