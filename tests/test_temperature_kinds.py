@@ -464,3 +464,34 @@ def test_differences_computed_through_other_quantities_stay_differences(tmp_path
     assert "group it: @T + (@T1 - @T2)" in e.eval("@T1 + @T2 - @T1", "o")["error"]
     assert "below absolute zero" in e.set("z", {"re": -400, "im": 0, "dim": "degC"})["error"]
     e.close()
+
+
+def test_a_declared_unit_gives_a_computed_temperature_its_kind(sh, tmp_path):
+    body = ("given p = 101325 Pa\ngiven rho = 1.2 kg/m^3\ngiven R = 287.05 J/(kg*K)\ngiven T1 = 80 degC\n"
+            "Tg = @p/(@rho*@R) in degC\nd = @T1 - @Tg\ngiven Q = 41.8 kJ\ngiven m = 1 kg\ngiven c = 4180 J/(kg*K)\n"
+            "dT = @Q/(@m*@c) in delta_degC\nshow dT in delta_degF")
+    r, cap = sh.reckon(body)
+    assert r.error_in_exec is None, r.error_in_exec
+    s = sh.ns["_reckon"]
+    assert s.kind("Tg") == "point" and s.scale("Tg") == "degC" and s.kind("d") == "difference"
+    assert s["d"].to("K").magnitude == pytest.approx(353.15 - 101325 / (1.2 * 287.05))
+    assert s.kind("dT") == "difference" and "dT = 18 Δ°F" in text(cap)
+    assert "temperature difference" in refused(sh.reckon(body + "\nshow dT in degF")[0])
+    [*_, path] = sh.records()
+    assert replay(path)["differences"] == [] and rerun(path)["differences"] == []
+    # the engine's own argument, as the model calls it
+    e = Engine(tmp_path / "model")
+    e.record_start("declared")
+    e.set("E", {"num": 4e-21, "dim": "joule"})
+    e.set("kB", {"num": 1.380649e-23, "dim": [2, 1, -2, 0, -1, 0, 0]})
+    assert e.call("eval", {"formula": "@E/@kB", "target": "T", "kind": "point", "scale": "K"})["ok"]
+    assert e.get("T")["value"]["kind"] == "point"
+    e.set("d", {"num": 5, "dim": "kelvin", "kind": "difference"})
+    for args, code in [({"kind": "point", "scale": "degC"}, "ENGINE_INCOMPATIBLE_DIMENSION"),
+                       ({"kind": "warm"}, "ENGINE_INVALID_ARGS"), ({"kind": "point"}, "ENGINE_INVALID_ARGS")]:
+        got = e.call("eval", {"formula": "@d*2", "target": "x", **args})
+        assert got["code"] == code, (args, got)
+    assert e.call("eval", {"formula": "@E", "target": "x", "kind": "difference"})["code"] == \
+        "ENGINE_INCOMPATIBLE_DIMENSION"
+    assert "x" not in e.slots()
+    e.close()

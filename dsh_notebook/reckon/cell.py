@@ -17,7 +17,8 @@ section 2).
   (the kind goes to the engine with the value); ``show X in degF`` of a difference and
   ``show X in delta_degF`` of a point are refused. ``NAME = FORMULA in UNIT`` declares the
   result's unit: a result of another dimension (or kind) is refused before anything is
-  written, and the result shows in UNIT.
+  written, and the result shows in UNIT; a temperature declared ``in degC`` is stored as a
+  point, ``in delta_degC`` as a difference (the eval declares the kind).
 """
 
 from __future__ import annotations
@@ -660,7 +661,11 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
             inputs = {n: slots[n][0] for n in f.slots if n in slots}
         except EngineError:
             f, inputs = None, {}
-        r = eng.eval(ln.rest, ln.name)
+        if isinstance(declared, U.UnitInfo) and declared.temp:  # `in degC` makes a point, `in delta_degC` a difference
+            point = declared.temp != DELTA
+            r = eng.eval(ln.rest, ln.name, "point" if point else "difference", declared.temp if point else None)
+        else:
+            r = eng.eval(ln.rest, ln.name)
         typed = {n: session.given_units[n][3] for n in inputs if n in session.given_units}
         st = Step(ln, "eval", r, inputs=inputs, formula=f, input_digits=typed)
         if r["ok"]:

@@ -53,7 +53,7 @@ from .errors import (
 )
 from .evaluate import BoundVars, Compiled, compile_formula
 from .grammar import Formula, parse
-from .kinds import RULES, below_absolute_zero
+from .kinds import RULES, below_absolute_zero, declare
 from .values import (
     DELTA,
     OBJECT,
@@ -357,8 +357,13 @@ class Engine:
             out = render(slot.value, form, digits, "name")
         return {"ok": True, "name": name, "value": out}, {"name": name, "value": out}
 
-    def eval(self, formula: str, target: str | None) -> Receipt:
+    def eval(self, formula: str, target: str | None, kind: str | None = None, scale: str | None = None) -> Receipt:
         """Evaluate ``formula`` and write the result into slot ``target``: ``{"ok": True, "target", "rev"}``.
+
+        ``kind`` (``"point"`` with ``scale`` ``"degC"``/``"degF"``/``"K"``, or ``"difference"``)
+        declares a temperature result's kind (issue 17): a temperature computed without one
+        (``@p/(@rho*@R)``) becomes that kind; a result of another kind, or not a temperature, is
+        refused. The row names the declared kind, and replay applies it.
 
         The value is not returned (read it with :meth:`get`). Refusals: the grammar codes,
         ``ENGINE_SLOT_NOT_FOUND``, ``ENGINE_INCOMPATIBLE_DIMENSION`` (including a
@@ -366,9 +371,9 @@ class Engine:
         non-finite result: deliberate difference 3), ``ENGINE_INVALID_ARGS`` (a formula that is not a
         string, no target), and the others of ``ERROR_CODES``.
         """
-        return self._guard("eval", self._eval, formula, target)
+        return self._guard("eval", self._eval, formula, target, kind, scale)
 
-    def _eval(self, formula: str, target: str | None) -> _Outcome:
+    def _eval(self, formula: str, target: str | None, kind: str | None = None, scale: str | None = None) -> _Outcome:
         o = self._need_open()
         if type(formula) is not str:
             raise _fail(INVALID_ARGS, f"formula is {short(formula)}; it must be a string holding one expression.")
@@ -377,6 +382,11 @@ class Engine:
         if type(target) is not str or target not in self._slots:  # an unhashable target must not reach the dict
             check_name(target, "target")
         value, f = self.evaluate(formula)
+        declared = ""
+        if kind is not None or scale is not None:
+            value = declare(value, kind, scale)
+            self._check_point(value, formula)
+            declared = ',"kind":' + _json.dumps(kind) + (',"scale":' + _json.dumps(scale) if scale is not None else "")
         slots = self._slots
         vars_json = ",".join(['"' + n + '":' + slots[n].json for n in f.slots])  # values read, before the write
         result_json = stored_json(value)  # anything that can fail happens before the write
@@ -386,7 +396,8 @@ class Engine:
         rev = slot.rev
         line = (
             '{"seq":' + str(o.seq + 1) + ',"at":' + str(R.now_ms()) + ',"tool":"eval","ok":true,"content":{"formula":'
-            + _formula_json(formula) + ',"target":"' + target + '","rev":' + str(rev) + ',"vars":{' + vars_json
+            + _formula_json(formula) + ',"target":"' + target + '"' + declared + ',"rev":' + str(rev) + ',"vars":{'
+            + vars_json
             + '},"result":' + result_json + "}}\n"
         )
         try:
@@ -427,13 +438,18 @@ class Engine:
         value = Value(mag, compiled.sig)
         if not is_finite_fast(mag):
             check_finite(value, f"the result of {formula!r}")
-        temp = compiled.sig.temp
-        if temp and temp != DELTA:  # a point (issue 17): never below absolute zero
+        self._check_point(value, formula)
+        return value, f
+
+    @staticmethod
+    def _check_point(value: Value, formula: str) -> None:
+        """A point (issue 17) is never below absolute zero."""
+        temp, mag = value.sig.temp, value.mag
+        if temp and temp != DELTA:
             low = float(np.min(np.real(mag))) if type(mag) is np.ndarray and mag.size else \
                 (mag.real if type(mag) is complex else mag) if type(mag) is not np.ndarray else 0.0
             if low < 0:
                 raise below_absolute_zero(low, temp, f"the result of {formula!r}")
-        return value, f
 
     def _compiled(self, f: Formula) -> Compiled:
         sigs = self._sigs
@@ -798,7 +814,7 @@ def _check_integral(sig: Sig, formula: str, path: str = "") -> None:
 _ARG_SPEC: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "set": (("name", "value"), ()),
     "get": (("name",), ("form", "digits", "dim")),
-    "eval": (("formula", "target"), ()),
+    "eval": (("formula", "target"), ("kind", "scale")),
     "record_start": (("title",), ()),
     "record_message": (("text",), ("hide",)),
     "record_end": ((), ("text",)),
@@ -830,6 +846,8 @@ def replay(path: str | os.PathLike[str] | R.Record) -> dict[str, Any]:
                 scratch._write(check_name(name, "slot name"), parse_tagged(val, kinds))
             formula = c.get("formula")
             value, _ = scratch.evaluate(formula if isinstance(formula, str) else "")
+            if "kind" in c or "scale" in c:  # the kind the eval declared (issue 17)
+                value = declare(value, c.get("kind"), c.get("scale"))
             got = stored(value)
         except EngineError as exc:
             got = {"code": exc.code, "error": exc.message}
@@ -876,6 +894,8 @@ def rerun(path: str | os.PathLike[str] | R.Record) -> dict[str, Any]:
                                       {"code": "ENGINE_SLOT_NOT_FOUND", "error": f"no slot {name} at this point"}})
                 try:
                     value, _ = eng.evaluate(formula if isinstance(formula, str) else "")
+                    if "kind" in c or "scale" in c:  # the kind the eval declared (issue 17)
+                        value = declare(value, c.get("kind"), c.get("scale"))
                     got = stored(value)
                 except EngineError as exc:
                     got = {"code": exc.code, "error": exc.message}

@@ -34,7 +34,7 @@ from collections.abc import Callable
 
 from ..version import ENGINE_RULES
 from .errors import INCOMPATIBLE_DIMENSION, EngineError
-from .values import DELTA, POINT_SCALES
+from .values import DELTA, OBJECT, POINT_SCALES, TEMPERATURE, Value, short
 
 RULES = ENGINE_RULES  #: the engine-rules version that tracks temperature kinds (1: records written before them)
 
@@ -209,6 +209,34 @@ def neg(temp: str, src: Src) -> str:
             "Negate a difference instead (e.g. -(@T - @T0)).",
         )
     return temp
+
+
+def declare(value: Value, kind: object, scale: object) -> Value:
+    """*value* with the kind its ``eval`` declared (``kind`` ``"point"`` with ``scale`` degC, degF or
+    K, or ``"difference"``): how a temperature computed without a kind (``@p/(@rho*@R)``,
+    ``@Q/(@m*@c)``) is told to be a point or a difference. A result that already has a kind must
+    agree (a point may change its display scale). Raises :class:`EngineError`."""
+    from dataclasses import replace
+
+    from .errors import INVALID_ARGS
+
+    if kind not in ("point", "difference"):
+        raise EngineError(INVALID_ARGS, f"kind {short(kind)} is not a temperature's kind; give 'point' (with scale) "
+                                        "or 'difference', or leave it out.")
+    if kind == "difference" and scale is not None:
+        raise EngineError(INVALID_ARGS, f"scale {short(scale)} goes with kind 'point'; a difference has no scale.")
+    if kind == "point" and scale not in POINTS:
+        raise EngineError(INVALID_ARGS, f"scale {short(scale)}: a point's scale is 'degC', 'degF' or 'K'.")
+    if value.sig.kind == OBJECT or tuple(value.sig.dim) != TEMPERATURE:
+        raise EngineError(INCOMPATIBLE_DIMENSION, "kind is declared for a result that is not a temperature "
+                                                  "[0,0,0,0,1,0,0]; only a temperature is a point or a difference.")
+    want = DELTA if kind == "difference" else str(scale)
+    have = value.sig.temp
+    if have and (have == DELTA) != (want == DELTA):
+        raise EngineError(INCOMPATIBLE_DIMENSION, f"the result is {describe(have)}, but it is declared "
+                                                  f"{'a difference' if want == DELTA else 'a point'}; nothing was "
+                                                  "written.")
+    return Value(value.mag, replace(value.sig, temp=want))
 
 
 def below_absolute_zero(kelvin: float, temp: str, src: str) -> EngineError:

@@ -96,7 +96,13 @@ TOOL_SCHEMAS: dict[str, dict] = {
             "Evaluate one formula over slots (@name), numbers and $ notation ($pi, $sqrt(x), $sum_{k=1}^{n}(body), ...) "
             "and write the result into target. Dimensions are checked; the value is not returned." + _IO
         ),
-        "parameters": _obj({"formula": {"type": "string"}, "target": _NAME}, ["formula", "target"]),
+        "parameters": _obj({"formula": {"type": "string"}, "target": _NAME,
+                            "kind": {"type": "string", "enum": ["point", "difference"],
+                                     "description": "Optional: declares a temperature result a point (with scale) or a "
+                                                    "difference, e.g. for @p/(@rho*@R), which has no kind of its own."},
+                            "scale": {"type": "string", "enum": ["degC", "degF", "K"],
+                                      "description": "The scale of a declared point."}},
+                           ["formula", "target"]),
     },
     "record_start": {
         "name": "record_start",
