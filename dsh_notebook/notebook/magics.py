@@ -99,7 +99,8 @@ Lines (the first word decides; given, show, note, note!, delete and end are keyw
       evaluate FORMULA and write the result into the slot NAME, e.g.  R = @rho*@L/@A
   NAME = FORMULA in UNIT
       the same, with a declared result unit: the result must have UNIT's dimension (refused otherwise)
-      and shows in UNIT, e.g.  P = @V*@I in kW
+      and shows in UNIT, e.g.  P = @V*@I in kW; a temperature declared in degC is stored as a point,
+      in delta_degC as a difference
   show NAME [in UNIT] [digits N]
       show a slot, in UNIT if given (same dimension only), with N significant digits
   note TEXT       an explanation, shown and recorded
