@@ -243,16 +243,21 @@ def build_cases() -> list[Case]:
 
 # -------------------------------------------------------------------- timing
 
-def best_time(stmt, ns: dict, target: float, repeat: int) -> float:
-    """Seconds per call: best of ``repeat`` repeats of N loops, each repeat ~``target`` s."""
-    t = timeit.Timer(stmt, globals=ns)
+def loop_count(t: timeit.Timer, target: float) -> int:
+    """N loops of *t* that take about ``target`` seconds together."""
     n = 1
     while True:
         dt = t.timeit(n)
         if dt >= target / 5:
             break
         n = n * 10 if dt < target / 100 else n * 2
-    number = max(1, round(n * target / dt))
+    return max(1, round(n * target / dt))
+
+
+def best_time(stmt, ns: dict, target: float, repeat: int) -> float:
+    """Seconds per call: best of ``repeat`` repeats of N loops, each repeat ~``target`` s."""
+    t = timeit.Timer(stmt, globals=ns)
+    number = loop_count(t, target)
     return min(t.repeat(repeat=repeat, number=number)) / number
 
 
@@ -260,13 +265,7 @@ def paired_times(stmt, ns_a: dict, ns_b: dict, target: float, repeat: int) -> tu
     """Seconds per call of *stmt* in two namespaces, timed alternately (a, b, a, b, ...) with one
     loop count, best of ``repeat`` each: a load that comes and goes hits both alike."""
     ta, tb = timeit.Timer(stmt, globals=ns_a), timeit.Timer(stmt, globals=ns_b)
-    n = 1
-    while True:
-        dt = ta.timeit(n)
-        if dt >= target / 5:
-            break
-        n = n * 10 if dt < target / 100 else n * 2
-    number = max(1, round(n * target / dt))
+    number = loop_count(ta, target)
     best_a = best_b = math.inf
     for _ in range(repeat):
         best_a = min(best_a, ta.timeit(number))

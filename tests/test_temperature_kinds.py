@@ -345,8 +345,9 @@ def test_records_naming_rules_this_engine_does_not_apply_are_unreadable(tmp_path
         lines[1]["content"]["rules"] = bad
         path = tmp_path / f"r{bad}.jsonl"
         path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-        if bad is None:
-            continue  # null reads as absent: rules 1
+        if bad is None:  # null reads as absent: rules 1
+            assert read_record(path).rules == 1
+            continue
         with pytest.raises(UnreadableRecord, match="engine rules"):
             read_record(path)
 

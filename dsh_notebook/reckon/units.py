@@ -224,6 +224,7 @@ _DELTA_K = re.compile(r"(?:Δ|delta_)\s*(?:K|kelvin)")
 _SCALE_OF = {"degree_Celsius": "degC", "degree_Fahrenheit": "degF"}
 
 
+@lru_cache(maxsize=1024)
 def parse_unit(text: str) -> UnitInfo:
     """Read a unit expression (``'ohm*m'``, ``'kN*m'``, ``'mg/(12 h)'``, ``'degC'``; ``''``
     is dimensionless), with its temperature kind (``UnitInfo.temp``). Raises :class:`UnitError`

@@ -31,9 +31,10 @@ formula ``"~"`` marks a non-temperature value computed from a point (``@m*@T``),
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from ..version import ENGINE_RULES
-from .errors import INCOMPATIBLE_DIMENSION, EngineError
+from .errors import INCOMPATIBLE_DIMENSION, INVALID_ARGS, EngineError
 from .values import DELTA, OBJECT, POINT_SCALES, TEMPERATURE, Value, short
 
 RULES = ENGINE_RULES  #: the engine-rules version that tracks temperature kinds (1: records written before them)
@@ -216,10 +217,6 @@ def declare(value: Value, kind: object, scale: object) -> Value:
     K, or ``"difference"``): how a temperature computed without a kind (``@p/(@rho*@R)``,
     ``@Q/(@m*@c)``) is told to be a point or a difference. A result that already has a kind must
     agree (a point may change its display scale). Raises :class:`EngineError`."""
-    from dataclasses import replace
-
-    from .errors import INVALID_ARGS
-
     if kind not in ("point", "difference"):
         raise EngineError(INVALID_ARGS, f"kind {short(kind)} is not a temperature's kind; give 'point' (with scale) "
                                         "or 'difference', or leave it out.")
