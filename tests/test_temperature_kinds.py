@@ -345,9 +345,6 @@ def test_records_naming_rules_this_engine_does_not_apply_are_unreadable(tmp_path
         lines[1]["content"]["rules"] = bad
         path = tmp_path / f"r{bad}.jsonl"
         path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-        if bad is None:  # null reads as absent: rules 1
-            assert read_record(path).rules == 1
-            continue
         with pytest.raises(UnreadableRecord, match="engine rules"):
             read_record(path)
 
@@ -496,3 +493,33 @@ def test_a_declared_unit_gives_a_computed_temperature_its_kind(sh, tmp_path):
         "ENGINE_INCOMPATIBLE_DIMENSION"
     assert "x" not in e.slots()
     e.close()
+
+
+def test_a_resumed_rules_1_record_takes_no_kinds_and_replay_checks_declared_points(tmp_path):
+    home = tmp_path / "home"
+    e = Engine(home)
+    e.record_start("old")
+    e.close()
+    path = home / "open-record.jsonl"
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    del lines[1]["content"]["rules"]  # as a record started before kinds
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    e = Engine(home)
+    assert e.rules == 1
+    e.set("K", {"num": 293.15, "dim": "kelvin"})
+    assert e.eval("@K", "P", "point", "degC")["code"] == "ENGINE_INVALID_ARGS" and "P" not in e.slots()
+    assert e.eval("@K - @K", "d")["ok"]
+    e.record_end()
+    assert replay(e.last_closed)["differences"] == [] and rerun(e.last_closed)["differences"] == []
+    # a declared point edited below absolute zero is a difference for replay too
+    e = Engine(tmp_path / "new")
+    e.record_start("declared")
+    e.set("K", {"num": 5, "dim": "kelvin"})
+    assert e.eval("@K", "P", "point", "degC")["ok"]
+    e.record_end()
+    text = e.last_closed.read_text()
+    e.last_closed.chmod(0o644)
+    e.last_closed.write_text(text.replace('"K":{"num":5.0', '"K":{"num":-5.0').replace(
+        '"result":{"num":5.0', '"result":{"num":-5.0'))
+    [diff] = replay(e.last_closed)["differences"]
+    assert "below absolute zero" in diff["replayed"]["error"]

@@ -120,8 +120,10 @@ Formulas
 Temperatures
   degC, °C, ℃ and degF, °F, ℉ are points on a scale (20 degC is 293.15 K); delta_degC, Δ°C,
   delta_degF, Δ°F and ΔK are differences; K and degR are either. point - point is a difference,
-  point + difference a point; two points never add, and a point is never scaled by a plain number. Inside a compound unit a degree is a difference:
-  J/(kg*degC) is J/(kg*K). Gauge pressures (psig, barg) are refused: give absolute pressures (psia, bar).
+  point + difference a point; two points never add; a point is never scaled by a plain number alone,
+  and beside a dimensional factor (@p/(@R*@T)) it counts in K. Inside a compound unit a degree is a
+  difference: J/(kg*degC) is J/(kg*K). Gauge pressures (psig, barg) are refused: give absolute
+  pressures (psia, bar).
 
 Line magic (%reckon without a cell body)
   %reckon list                            the records this notebook shows

@@ -384,6 +384,9 @@ class Engine:
         value, f = self.evaluate(formula)
         declared = ""
         if kind is not None or scale is not None:
+            if self.rules < 2:  # a record started before kinds continues without them: it replays as written
+                raise _fail(INVALID_ARGS, f"this record was started under engine rules {self.rules}, which have no "
+                                          "temperature kinds; leave kind and scale out, or start a new record.")
             value = declare(value, kind, scale)
             self._check_point(value, formula)
             declared = ',"kind":' + _json.dumps(kind) + (',"scale":' + _json.dumps(scale) if scale is not None else "")
@@ -848,6 +851,7 @@ def replay(path: str | os.PathLike[str] | R.Record) -> dict[str, Any]:
             value, _ = scratch.evaluate(formula if isinstance(formula, str) else "")
             if "kind" in c or "scale" in c:  # the kind the eval declared (issue 17)
                 value = declare(value, c.get("kind"), c.get("scale"))
+                Engine._check_point(value, formula if isinstance(formula, str) else "")
             got = stored(value)
         except EngineError as exc:
             got = {"code": exc.code, "error": exc.message}
@@ -896,6 +900,7 @@ def rerun(path: str | os.PathLike[str] | R.Record) -> dict[str, Any]:
                     value, _ = eng.evaluate(formula if isinstance(formula, str) else "")
                     if "kind" in c or "scale" in c:  # the kind the eval declared (issue 17)
                         value = declare(value, c.get("kind"), c.get("scale"))
+                        Engine._check_point(value, formula if isinstance(formula, str) else "")
                     got = stored(value)
                 except EngineError as exc:
                     got = {"code": exc.code, "error": exc.message}

@@ -148,8 +148,8 @@ def read_record(path: str | os.PathLike[str]) -> Record:
     if start is None or not isinstance(title, str) or not title or not isinstance(rid, str) or not rid:
         why = "".join(f"; line {p.line}: {p.reason}" for p in data.problems[:3])
         raise UnreadableRecord(f"{path.name}: no accepted record_start row with a title and a record id{why}")
-    rules = content.get("rules", 1)
-    if rules is not None and (type(rules) is not int or not 1 <= rules <= ENGINE_RULES):
+    rules = content.get("rules", 1)  # absent: written before the field (rules 1)
+    if type(rules) is not int or not 1 <= rules <= ENGINE_RULES:
         raise UnreadableRecord(
             f"{path.name}: written under engine rules {rules!r}; this engine applies rules 1 to {ENGINE_RULES}, so it "
             "cannot replay or check the record (a newer dsh-notebook can)"
