@@ -235,7 +235,8 @@ def bundle(out: CellOutcome, metadata: dict) -> tuple[dict, dict]:
         "title": out.title,
         "status": out.status,
         "steps": [
-            {k: v for k, v in r.items() if k in ("line", "source", "kind", "ok", "text", "code", "error")}
+            {k: v for k, v in r.items() if k in ("line", "source", "kind", "ok", "text", "latex", "code", "error")
+             and not (k == "latex" and v is None)}
             for r in rows
         ],
     }
