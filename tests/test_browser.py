@@ -12,6 +12,15 @@
   Records tab lists exactly the notebook's records and that the academic toggle changes
   ``$DSH_NOTEBOOK_HOME/academic.json`` (and back). Screenshots go to ``test-artifacts/``
   (``DSH_TEST_ARTIFACTS`` overrides), kept after the run.
+* The record output typeset (issue 18): in rc-circuit (its saved outputs) and in a notebook the
+  test writes and runs with ``dsh-notebook run`` (subscripted and Greek slot names, a hidden note,
+  one refused line), every line that carries LaTeX shows its source line as written and beneath it
+  one MathJax element (``mjx-container``) whose assistive MathML holds the slot name as a symbol
+  and, in order, the numbers and unit symbols of the line's plain ``text`` (read from the notebook
+  file); no raw LaTeX is left; the refused line is shown in the theme's error colour with its code
+  and message; "show all" reveals the hidden note and the math is typeset again; in a narrow window
+  a wide formula scrolls sideways inside its block. A copy of rc-circuit without the ``latex``
+  keys (a notebook saved before them) is drawn from the plain ``text``, with no math element.
 * The ledger explorer widget as a person uses it (spec: research.md "The explorer"): a notebook
   written into the server root builds a ledger up to ``human-approval-requested`` (the event
   sequence of ``tests/test_ledger_explorer.py``'s ``build``) with the plain Python API in its
@@ -34,6 +43,7 @@ import socket
 import subprocess
 import sys
 import time
+import unicodedata
 import urllib.request
 from pathlib import Path
 
@@ -113,7 +123,8 @@ def lab(chromium, tmp_path_factory):
                     log.flush()
                     pytest.fail(f"jupyter lab did not start:\n{(base / 'lab.log').read_text()[-3000:]}")
                 time.sleep(0.3)
-        yield {"url": url, "root": root, "home": home, "notebook": root / NOTEBOOK, "log": base / "lab.log"}
+        yield {"url": url, "root": root, "home": home, "notebook": root / NOTEBOOK, "log": base / "lab.log",
+               "env": env}
     finally:
         proc.terminate()
         try:
@@ -190,6 +201,205 @@ def test_the_panel_lists_the_records_and_switches_academic_mode(lab, page):
     toggle.click()
     page.wait_for_selector(f"[data-testid=dsh-academic-toggle][data-enabled={str(before).lower()}]")
     assert _academic_enabled(lab["home"]) is before
+
+
+# ----------------------------------------------------------------------------- typeset record output (issue 18)
+
+MIME_RECORD = "application/vnd.dsh.record+json"
+TYPESET_NOTEBOOK = "typeset-refused.ipynb"
+TYPESET_CELL = """\
+%%reckon Inlet air, one line refused on purpose
+given T_in = 20 degC
+given rho = 1.204 kg/m^3
+given delta = 2 mm
+note! For the article writer: the last line is refused on purpose.
+m_A = @rho*@delta
+x = @rho + @delta"""
+# slot names the renderer shows as Greek letters (the rest as written, a `_` starting a subscript)
+GREEK = {"tau": "τ", "rho": "ρ", "delta": "δ"}
+# the MathML of one math block, whitespace removed (MathJax 3's assistive MathML, what a screen reader reads)
+_MATHML = "e => { const m = e.querySelector('mjx-assistive-mml'); return m ? m.textContent.replace(/\\s+/g, '') : null; }"
+# [head, subscript] of each subscript in a math block's MathML
+_SUBSCRIPTS = "e => Array.from(e.querySelectorAll('mjx-assistive-mml msub')).map(s => Array.from(s.children).map(c => c.textContent))"
+# the element's colour and the theme's error colour, both as the browser computes them
+_COLOURS = """e => {
+  const probe = document.createElement('span');
+  probe.style.color = 'var(--jp-error-color1)';
+  document.body.appendChild(probe);
+  const theme = getComputedStyle(probe).color;
+  probe.remove();
+  return {shown: getComputedStyle(e).color, theme,
+          defined: getComputedStyle(document.body).getPropertyValue('--jp-error-color1').trim() !== ''};
+}"""
+
+
+def _record_steps(path: Path) -> list[dict]:
+    """The steps of the notebook file's one record output."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    found = [o["data"][MIME_RECORD]["steps"] for c in nb["cells"] if c["cell_type"] == "code"
+             for o in c.get("outputs", []) if MIME_RECORD in o.get("data", {})]
+    assert len(found) == 1, f"{path.name}: {len(found)} record outputs"
+    return found[0]
+
+
+def _tokens(text: str) -> list[str]:
+    """The numbers and unit symbols (letter runs: Ω, µF, kg) of a plain-text value, compatibility
+    forms folded (``m⁻³`` reads ``m−3``, as the MathML's superscript does)."""
+    return re.findall(r"\d+(?:\.\d+)?|[^\W\d_]+", unicodedata.normalize("NFKC", text))
+
+
+def _in_order(tokens: list[str], math: str) -> bool:
+    math = unicodedata.normalize("NFKC", math)
+    at = 0
+    for t in tokens:
+        at = math.find(t, at)
+        if at < 0:
+            return False
+        at += len(t)
+    return True
+
+
+def _check_typeset(output, steps: list[dict]) -> int:
+    """Every step with LaTeX in the record output: its source line in monospace beside one typeset
+    math element that carries the slot's symbol and the values of the step's ``text``. Returns how
+    many steps were checked."""
+    from playwright.sync_api import expect
+
+    typeset = [s for s in steps if s["ok"] and s.get("latex") and s["kind"] != "note!"]
+    assert typeset, "the notebook's record output carries no LaTeX (written before issue 18?)"
+    expect(output.locator("[data-testid=dsh-math] mjx-container")).to_have_count(len(typeset), timeout=30_000)
+    assert not any("\\" in t for t in output.locator("[data-testid=dsh-math]").all_text_contents()), \
+        "raw LaTeX left in a math block"
+    for s in typeset:
+        block = output.locator(f"[data-testid=dsh-math][data-line='{s['line']}']")
+        expect(block).to_have_count(1)
+        assert block.locator("mjx-container").count() == 1
+        # the source line as written (the `@` form), in monospace, above the math
+        beside = block.locator("xpath=..")
+        assert s["source"] in [" ".join(t.split()) for t in beside.locator("code").all_text_contents()], \
+            f"line {s['line']}: the source line {s['source']!r} is not shown beside its math"
+        math = block.evaluate(_MATHML)
+        assert math, f"line {s['line']}: no assistive MathML in {block.inner_html()[:300]}"
+        parts, mparts = s["text"].split(" = "), math.split("=")
+        assert len(mparts) == len(parts), f"line {s['line']}: {math!r} against {s['text']!r}"
+        name = parts[0]
+        head, _, sub = name.partition("_")
+        assert mparts[0] == GREEK.get(head, head) + GREEK.get(sub, sub), f"line {s['line']}: name {mparts[0]!r}"
+        if sub:
+            assert [GREEK.get(head, head), GREEK.get(sub, sub)] in block.evaluate(_SUBSCRIPTS), \
+                f"line {s['line']}: {name} is not a subscripted symbol"
+        # the values: after the formula for an eval line (its symbols differ from the `@` form)
+        first = 2 if s["kind"] == "eval" else 1
+        for shown, drawn in zip(parts[first:], mparts[first:], strict=True):
+            assert _tokens(shown), f"line {s['line']}: no value in {shown!r}"
+            assert _in_order(_tokens(shown), drawn), \
+                f"line {s['line']}: {drawn!r} lacks the numbers and units of {shown!r} ({_tokens(shown)})"
+    return len(typeset)
+
+
+def test_the_record_output_is_typeset_with_its_values(lab, page):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import expect
+
+    steps = _record_steps(lab["notebook"])
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.goto(f"{lab['url']}/lab/workspaces/typeset/tree/{NOTEBOOK}?token={TOKEN}")
+    page.wait_for_selector(".jp-Notebook", timeout=60_000)
+    output = page.locator(".jp-OutputArea-output").filter(has=page.locator("[data-testid=dsh-record-output]"))
+    expect(output).to_have_count(1)
+    checked = _check_typeset(output, steps)
+    assert any(s["kind"] == "eval" and "@" in s["source"] for s in steps if s.get("latex"))
+    tau = next(s for s in steps if s["kind"] == "eval" and s["text"].startswith("tau = "))
+    assert output.locator(f"[data-testid=dsh-math][data-line='{tau['line']}']").evaluate(_MATHML).startswith("τ=")
+    assert checked == len([s for s in steps if s.get("latex")])
+    page.set_viewport_size({"width": 1400, "height": 2200})  # the whole output in one picture
+    output.screenshot(path=str(ARTIFACTS / "browser-record-typeset.png"))
+
+    # a narrow window: the widest formula scrolls sideways inside its block, the cell does not widen
+    page.set_viewport_size({"width": 560, "height": 900})
+    blocks = output.locator("[data-testid=dsh-math]")
+    try:
+        page.wait_for_function(
+            "els => els.some(e => e.scrollWidth > e.clientWidth + 1)", arg=blocks.element_handles(), timeout=10_000)
+    except PlaywrightTimeout:
+        widths = blocks.evaluate_all("bs => bs.map(e => [e.scrollWidth, e.clientWidth])")
+        pytest.fail(f"no formula is wider than its block in a 560 px window (scroll, client widths: {widths})")
+    for i in range(blocks.count()):
+        if blocks.nth(i).evaluate("e => e.scrollWidth > e.clientWidth + 1"):
+            assert blocks.nth(i).evaluate("e => getComputedStyle(e).overflowX") == "auto"
+            _holds(page, blocks.nth(i).locator("mjx-container"), _REACHABLE, "cut off without a scrollbar")
+    assert output.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), "the record output widens its cell"
+    output.screenshot(path=str(ARTIFACTS / "browser-record-typeset-narrow.png"))
+    page.set_viewport_size({"width": 1400, "height": 900})
+
+
+def test_a_refused_line_is_red_with_its_code_beside_typeset_math(lab, page):
+    import nbformat
+    from playwright.sync_api import expect
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("%load_ext dsh_notebook"),
+                                         nbformat.v4.new_code_cell(TYPESET_CELL)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    path = lab["root"] / TYPESET_NOTEBOOK
+    nbformat.write(nb, path)
+    # run and saved as a person would (the refused cell makes the run exit 1; its outputs are saved)
+    run = subprocess.run([sys.executable, "-m", "dsh_notebook.cli", "run", TYPESET_NOTEBOOK], cwd=lab["root"],
+                         env=lab["env"], capture_output=True, text=True, timeout=300, check=False)
+    steps = _record_steps(path)
+    refused = [s for s in steps if not s["ok"]]
+    assert len(refused) == 1 and refused[0]["code"], f"{run.stdout}\n{run.stderr}"
+    bad = refused[0]
+    hidden = next(s for s in steps if s["kind"] == "note!")
+
+    page.goto(f"{lab['url']}/lab/workspaces/typeset-refused/tree/{TYPESET_NOTEBOOK}?token={TOKEN}")
+    page.wait_for_selector(".jp-Notebook", timeout=60_000)
+    output = page.locator(".jp-OutputArea-output").filter(has=page.locator("[data-testid=dsh-record-output]"))
+    expect(output).to_have_count(1)
+    _check_typeset(output, steps)
+    assert any("_" in s["source"].split("=")[0] for s in steps if s.get("latex"))  # a subscript was checked
+
+    # the refused line: its source, code and message, in the theme's error colour
+    row = output.locator("[data-testid=dsh-refused-row]")
+    expect(row).to_have_count(1)
+    expect(row).to_contain_text(f"L{bad['line']}")
+    expect(row).to_contain_text(bad["source"])
+    expect(row.locator("b")).to_have_text(bad["code"])
+    expect(row).to_contain_text(" ".join(bad["error"].split()))
+    colours = row.evaluate(_COLOURS)
+    assert colours["defined"], "the theme defines no --jp-error-color1"
+    assert colours["shown"] == colours["theme"], colours
+    r, g, b = (int(x) for x in re.findall(r"\d+", colours["shown"])[:3])
+    assert r > 2 * g and r > 2 * b, f"the refused line is not red: {colours['shown']}"
+    output.screenshot(path=str(ARTIFACTS / "browser-record-refused.png"))
+
+    # "show all" reveals the hidden note; the redrawn math is typeset again
+    expect(output).not_to_contain_text(hidden["text"])
+    output.locator("input.dsh-show-all").check()
+    expect(output).to_contain_text(hidden["text"])
+    _check_typeset(output, steps)
+
+
+def test_an_output_written_before_latex_keeps_its_plain_lines(lab, page):
+    """A notebook saved before the record output carried LaTeX: the lines are drawn from ``text``."""
+    from playwright.sync_api import expect
+
+    nb = json.loads(lab["notebook"].read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            for step in out.get("data", {}).get(MIME_RECORD, {}).get("steps", []):
+                step.pop("latex", None)
+    old = lab["root"] / "before-latex.ipynb"
+    old.write_text(json.dumps(nb), encoding="utf-8")
+    steps = _record_steps(old)
+    page.goto(f"{lab['url']}/lab/workspaces/before-latex/tree/{old.name}?token={TOKEN}")
+    page.wait_for_selector(".jp-Notebook", timeout=60_000)
+    output = page.locator(".jp-OutputArea-output").filter(has=page.locator("[data-testid=dsh-record-output]"))
+    expect(output).to_have_count(1)
+    given = next(s for s in steps if s["kind"] == "given")
+    expect(output.locator("code", has_text=given["text"])).to_have_count(1)
+    result = next(s for s in steps if s["kind"] == "eval")["text"].split(" = ")[-1]
+    expect(output.locator(".dsh-result b", has_text=result).first).to_be_visible()
+    assert output.locator("[data-testid=dsh-math], mjx-container").count() == 0
 
 
 # ----------------------------------------------------------------------------- the ledger explorer

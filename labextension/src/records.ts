@@ -18,6 +18,10 @@
  *   per line of the cell) is drawn with the same cards: consecutive `given` lines as "Writes",
  *   shown values as "Reads", refused lines as red "Failed attempts", each formula its own card
  *   (formula, values substituted, result), notes and the end as accent-striped cards.
+ * - With `typeset` (the renderer has a LaTeX typesetter), a step that carries `latex` shows its
+ *   source line as written (`@` form, monospace) and beneath it a display-math block holding
+ *   `\[latex\]` as text, for the typesetter to replace (mime.ts); without it, or for a step of
+ *   an older output without `latex`, the plain `text` as before.
  * - Counts name what they count: the list's "N formulas evaluated" (the route's `steps`,
  *   accepted evaluations) and "M refused", the timeline's rows, the output's lines.
  */
@@ -445,6 +449,8 @@ export interface IRecordStep {
   kind?: string;
   ok?: boolean;
   text?: string;
+  /** the line as LaTeX (given, eval and show lines; absent in outputs written before it) */
+  latex?: string | null;
   code?: string | null;
   error?: string | null;
 }
@@ -490,8 +496,28 @@ function splitEval(text: string): { name: string; formula: string; values: strin
   };
 }
 
-function stepCard(s: IRecordStep): HTMLElement {
+/**
+ * A step's LaTeX as display math: `\[latex\]` as the block's text (never as HTML), which the
+ * page's LaTeX typesetter finds and replaces, as JupyterLab's own `text/latex` rendering does.
+ */
+function mathBlock(s: IRecordStep): HTMLElement {
+  return h(
+    'div',
+    { class: 'dsh-math', 'data-testid': 'dsh-math', 'data-line': s.line ?? '' },
+    `\\[${s.latex}\\]`
+  );
+}
+
+/** Whether a step is drawn as its source line and typeset math. */
+function typesets(s: IRecordStep, typeset: boolean): boolean {
+  return typeset && s.ok === true && typeof s.latex === 'string' && s.latex !== '';
+}
+
+function stepCard(s: IRecordStep, typeset: boolean): HTMLElement {
   const text = s.text ?? '';
+  if (typesets(s, typeset)) {
+    return card(s.kind === 'eval' ? 'dsh-card-eval' : '', [lineChip(s), ' ', code(s.source ?? '')], mathBlock(s));
+  }
   switch (s.kind) {
     case 'eval': {
       const e = splitEval(text);
@@ -518,9 +544,11 @@ function stepCard(s: IRecordStep): HTMLElement {
 
 /**
  * A `%%reckon` output as the timeline's cards; hidden notes (`note!`) only with `showAll`.
- * The header counts the cell's lines (the bundle's steps), not the record's rows.
+ * The header counts the cell's lines (the bundle's steps), not the record's rows. With
+ * `typeset`, steps with `latex` get their source line and a `.dsh-math` block each, which the
+ * caller hands to its LaTeX typesetter.
  */
-export function recordOutput(data: IRecordBundle, showAll: boolean): HTMLElement {
+export function recordOutput(data: IRecordBundle, showAll: boolean, typeset = false): HTMLElement {
   const steps = Array.isArray(data.steps) ? data.steps.filter(s => s && typeof s === 'object') : [];
   const refused = steps.filter(s => !s.ok).length;
   const root = h('div', { class: 'dsh-record-output', 'data-testid': 'dsh-record-output' });
@@ -563,7 +591,11 @@ export function recordOutput(data: IRecordBundle, showAll: boolean): HTMLElement
           h(
             'ul',
             { class: 'dsh-kv' },
-            g.steps.map(s => h('li', { title: s.source ?? '' }, lineChip(s), ' ', code(s.text ?? '')))
+            g.steps.map(s =>
+              typesets(s, typeset)
+                ? h('li', { title: s.text ?? '' }, lineChip(s), ' ', code(s.source ?? ''), mathBlock(s))
+                : h('li', { title: s.source ?? '' }, lineChip(s), ' ', code(s.text ?? ''))
+            )
           )
         )
       );
@@ -590,7 +622,7 @@ export function recordOutput(data: IRecordBundle, showAll: boolean): HTMLElement
       );
     } else {
       for (const s of g.steps) {
-        root.appendChild(stepCard(s));
+        root.appendChild(stepCard(s, typeset));
       }
     }
   }
