@@ -304,7 +304,13 @@ def test_reckoner_preset_tool_calls_make_the_same_record_as_a_reckon_cell(sh, se
     records = sorted((sh.sidecar / "records").glob("*.jsonl"))
     assert len(records) == 2
     chat_record = next(p for p in records if p != cell_record)
-    assert rows_without_volatile(chat_record) == rows_without_volatile(cell_record)
+    # the same rows, but for the display units the cell's given lines were written in (issue 18):
+    # the model's tool calls give SI values, shown in SI
+    cell_rows = rows_without_volatile(cell_record)
+    assert [r["content"].pop("unit", None) for r in cell_rows] == [
+        None, [["V", 1, 1.0, [2, 1, -3, -1, 0, 0, 0]]], [["Ω", 1, 1.0, [2, 1, -3, -2, 0, 0, 0]]], None,
+        [["A", 1, 1.0, [0, 0, 0, 1, 0, 0, 0]]], None]  # V/Ω composes to a unit that hides the simpler A
+    assert rows_without_volatile(chat_record) == cell_rows
     out = answer(cap)
     assert out.data[MIME]["records"] == [{"title": "Current through a resistor", "status": "closed", "steps": 1}]
     assert out.metadata["dsh"]["records"] == [chat_record.stem]

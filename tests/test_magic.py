@@ -88,7 +88,9 @@ def test_copper_example_values_and_record(sh):
     assert str(R.dimensionality) == str(R._REGISTRY.ohm.dimensionality)
     out = text(cap)
     assert "R = 127.25 mΩ" in out
-    assert "A = $pi*(@d/2)^2 = π·((0.00205 m)/2)^2 = 3.3006×10⁻⁶ m²" in out
+    # the values in the units the person gave them, results composed from them (issue 18)
+    assert "A = $pi*(@d/2)^2 = π·((2.05 mm)/2)^2 = 3.3006 mm²" in out
+    assert "R = @rho*@L/@A = (1.68×10⁻⁸ Ω·m)·(25 m)/(3.3006 mm²) = 0.12725 Ω" in out
     [path] = sh.records()
     rows = sh.rows(path)
     assert rows[0] == {"seq": 0, "version": 1}

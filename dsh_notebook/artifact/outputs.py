@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -321,6 +321,8 @@ def _recorded_values(chain, rec, rules: int = RULES) -> _Values:
                 step = shown.get(ln.lineno)
                 held = _with_display(ln.name, tagged, step.get("text") if isinstance(step, dict) else None,
                                      opts.digits)
+                if "unit" in row["content"]:  # the display unit a pint Quantity gave it (issue 18)
+                    held = replace(held, unit=row["content"]["unit"])
                 values.setdefault(ln.name, []).append(held)
                 if held.display is not None:
                     values.displayed.append(f"{ln.name} = {held.display[0]}")

@@ -35,7 +35,8 @@ import numpy as np
 from ..errors import NotebookError
 from ..reckoner import Engine
 from ..reckoner import records as R
-from ..reckoner.display import value_text
+from ..reckoner import shown_units as SU
+from ..reckoner.display import SI_SYMBOL_DIMS, value_text
 from ..reckoner.errors import EngineError
 from ..reckoner.evaluate import compile_formula
 from ..reckoner.grammar import parse
@@ -281,13 +282,15 @@ def _tagged(mag, dim, temp: str = "") -> dict:
 
 @dataclass
 class Given:
-    """What a ``given`` line read: SI magnitude, vector, the unit as written."""
+    """What a ``given`` line read: SI magnitude, vector, the unit as written, and the display unit
+    results compose from (``atoms``; ``None``: none, as for a temperature point)."""
 
     tagged: dict
     value_text: str
     unit: U.UnitInfo | None
     radians: int | None
     display: tuple | None = None  # (text, latex) for a py: Quantity, shown in its own unit
+    atoms: SU.Unit | None = None
 
     @property
     def digits(self) -> int:
@@ -309,6 +312,7 @@ class Recorded:
     tagged: dict
     display: tuple[str, str] | None = None
     radians: int = 0
+    unit: Any = None  # the set row's display unit (issue 18), as the row holds it
 
 
 class RecordedValues(dict):
@@ -353,7 +357,9 @@ def read_given(name: str, text: str, user_ns: dict, digits: int = DEFAULT_DIGITS
             held = user_ns.take(name, text)
             rest = text[m.end():].strip()
             info = U.parse_unit(rest) if rest else None
-            return Given(held.tagged, f"py:{m.group(1)}", info, info.radians if info else held.radians, held.display)
+            atoms = U.unit_atoms(rest) if rest else SU.from_json(held.unit)
+            return Given(held.tagged, f"py:{m.group(1)}", info, info.radians if info else held.radians, held.display,
+                         atoms)
         path = m.group(1).split(".")
         if path[0] not in user_ns:
             raise GivenValueError("ENGINE_INVALID_ARGS", f"given {name} = {text}: there is no Python variable {path[0]!r} in the notebook.")
@@ -377,7 +383,8 @@ def read_given(name: str, text: str, user_ns: dict, digits: int = DEFAULT_DIGITS
         rest = rest.strip()
     info = U.parse_unit(rest)
     si = U.to_si(value, info)
-    return Given(_tagged(si, info.dim, info.temp), value_text, info if rest else None, info.radians if rest else 0)
+    return Given(_tagged(si, info.dim, info.temp), value_text, info if rest else None, info.radians if rest else 0,
+                 atoms=U.unit_atoms(rest))
 
 
 def _as_array(nested, name):
@@ -439,7 +446,7 @@ def _from_python(name: str, obj, rest: str, var: str, digits: int = DEFAULT_DIGI
                     display = None
             except EngineError:
                 pass
-        return Given(tagged, f"py:{var}", None, info.radians, display)
+        return Given(tagged, f"py:{var}", None, info.radians, display, U.unit_atoms(info.text))
     if isinstance(obj, bool) or not isinstance(obj, (int, float, complex, np.number, np.ndarray, list)):
         raise GivenValueError(
             "ENGINE_INVALID_ARGS",
@@ -472,7 +479,7 @@ def _from_python(name: str, obj, rest: str, var: str, digits: int = DEFAULT_DIGI
     info = U.parse_unit(rest)
     si = U.to_si(obj, info)
     return Given(_tagged(si, info.dim, info.temp), f"py:{var}", info if rest else None,
-                 info.radians if rest else 0)
+                 info.radians if rest else 0, atoms=U.unit_atoms(rest))
 
 
 def _finite(mag, name, var):
@@ -500,6 +507,8 @@ class Step:
     shown_unit: str | None = None
     formula: Any = None
     roles: dict = field(default_factory=dict)  # eval: @slot position -> "delta" / "kelvin" (how the working shows it)
+    unit: SU.Unit | None = None  # the display unit of result (issue 18); None: SI, or a point's scale
+    input_units: dict = field(default_factory=dict)  # eval: slot -> display unit of the value read
 
     @property
     def ok(self) -> bool:
@@ -525,12 +534,38 @@ class CellOutcome:
 
 @dataclass
 class ReckonSession:
-    """The kernel's reckoner state: its engine and what ``given`` lines were written in."""
+    """The kernel's reckoner state: its engine, what ``given`` lines were written in, and the
+    display units of the open record (issue 18): ``units`` (slot -> display unit), ``known``
+    (units the person wrote whole: givens, shows, declared units, in order) and ``prefs`` (the
+    notebook's preferred units, ``%reckon units``; kept across records)."""
 
     engine: Engine
     given_units: dict = field(default_factory=dict)  # slot -> (UnitInfo | None, value_text, radians, digits)
     continuing: bool = False
     title: str | None = None
+    units: dict = field(default_factory=dict)
+    known: list = field(default_factory=list)
+    prefs: SU.Preferences = field(default_factory=SU.Preferences)
+
+    def learn(self, unit: SU.Unit | None) -> None:
+        """A unit the person wrote whole in this record (not a point, not dimensionless)."""
+        if unit and unit not in self.known:
+            self.known.append(unit)
+
+    def allowed(self) -> frozenset[str]:
+        """The named SI units (N, Pa, J...) a result may be named with when nothing composes: those
+        whose vector the person wrote a unit for in this record."""
+        dims = {a.dim for u in (*self.known, *self.units.values(), *(p for _, p in self.prefs.units)) if u
+                for a, _ in u}
+        return frozenset(sym for sym, d in SI_SYMBOL_DIMS.items() if d in dims)
+
+    def display_unit(self, name: str, v: Value) -> SU.Unit | None:
+        """The unit slot *name* shows in: its own, or (written before display units, or by a tool
+        call) its SI name; ``None`` for a point (its scale) and an object."""
+        if v.sig.kind == "object" or v.sig.temp in POINT_SCALES or v.sig.temp == "K":
+            return None
+        u = self.units.get(name)
+        return u if u is not None else (SU.si_unit(v.sig.dim) if any(v.sig.dim) else ())
 
 
 def run_cell(session: ReckonSession, opts: Options, cell: str, user_ns: dict) -> CellOutcome | None:
@@ -552,7 +587,10 @@ def run_cell(session: ReckonSession, opts: Options, cell: str, user_ns: dict) ->
         if eng.open_record is not None:  # left over (should not happen): close it so nothing blocks
             eng.record_end()
         session.given_units.clear()
-        r = eng.record_start(opts.title)
+        session.units.clear()
+        session.known.clear()
+        prefs = session.prefs.to_json() if session.prefs and eng.rules >= 3 else None
+        r = eng.record_start(opts.title, prefs) if prefs else eng.record_start(opts.title)
         if not r["ok"]:
             step = Step(Line(0, f"%%reckon {opts.title}", "start"), "record_start", r)
             return CellOutcome(opts.title, None, None, "refused", [step], {}, opts.digits,
@@ -641,10 +679,15 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
             g = read_given(ln.name, ln.rest, user_ns, opts.digits)
         except (GivenValueError, U.UnitError) as exc:
             return Step(ln, "set", eng.refuse("set", exc.code, exc.message))
-        r = eng.set(ln.name, g.tagged)
+        shows = eng.rules >= 3 and bool(g.atoms)
+        r = eng.set(ln.name, g.tagged, SU.to_json(g.atoms)) if shows and g.atoms else eng.set(ln.name, g.tagged)
         if r["ok"]:
             session.given_units[ln.name] = (g.unit, g.value_text, g.radians, g.digits)
-            return Step(ln, "set", r, given=g, result=eng.slots()[ln.name][0])
+            session.units.pop(ln.name, None)
+            if shows:
+                session.units[ln.name] = g.atoms
+                session.learn(g.atoms)
+            return Step(ln, "set", r, given=g, result=eng.slots()[ln.name][0], unit=g.atoms if shows else None)
         return Step(ln, "set", r, given=g)
     if ln.form == "eval":
         declared = None
@@ -661,19 +704,33 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
             inputs = {n: slots[n][0] for n in f.slots if n in slots}
         except EngineError:
             f, inputs = None, {}
+        roles: dict = {}
+        if f is not None and any(v.sig.temp for v in inputs.values()):
+            try:
+                roles = dict(compile_formula(f, {n: v.sig for n, v in inputs.items()},
+                                             {n: v.mag for n, v in inputs.items()}).roles)
+            except EngineError:
+                roles = {}  # eval refuses it with its own reason
+        unit = _result_unit(session, ln, f, inputs, roles, declared) if eng.rules >= 3 else None
+        kind: tuple = ()
         if isinstance(declared, U.UnitInfo) and declared.temp:  # `in degC` makes a point, `in delta_degC` a difference
             point = declared.temp != DELTA
-            r = eng.eval(ln.rest, ln.name, "point" if point else "difference", declared.temp if point else None)
+            kind = ("point" if point else "difference", declared.temp if point else None)
+        if unit:
+            r = eng.eval(ln.rest, ln.name, *(kind or (None, None)), SU.to_json(unit))
         else:
-            r = eng.eval(ln.rest, ln.name)
+            r = eng.eval(ln.rest, ln.name, *kind)
         typed = {n: session.given_units[n][3] for n in inputs if n in session.given_units}
-        st = Step(ln, "eval", r, inputs=inputs, formula=f, input_digits=typed)
+        st = Step(ln, "eval", r, inputs=inputs, formula=f, input_digits=typed, roles=roles)
+        if eng.rules >= 3:
+            st.input_units = {n: session.display_unit(n, v) for n, v in inputs.items()}
         if r["ok"]:
             st.result = eng.slots()[ln.name][0]
             session.given_units.pop(ln.name, None)
-            if f is not None and any(v.sig.temp for v in inputs.values()):
-                st.roles = dict(compile_formula(f, {n: v.sig for n, v in inputs.items()},
-                                                {n: v.mag for n, v in inputs.items()}).roles)
+            session.units.pop(ln.name, None)
+            if unit is not None:
+                session.units[ln.name] = unit
+                st.unit = unit
             if isinstance(declared, U.UnitInfo) and st.result.sig.kind != "object":
                 st.shown = U.from_si(st.result.mag, declared)
                 st.shown_unit = declared.text
@@ -687,11 +744,35 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
             "set", "ENGINE_INVALID_ARGS", "delete needs a slot name, e.g. delete x.")
         if r.get("ok"):
             session.given_units.pop(ln.name, None)
+            session.units.pop(ln.name, None)
         return Step(ln, "set", r)
     return Step(ln, "eval", eng.refuse(
         "eval", "ENGINE_INVALID_ARGS",
         _did_you_mean(ln.source) + f"{ln.source!r} is not a %%reckon line; lines are 'given NAME = VALUE UNIT', "
         "'NAME = FORMULA', 'show NAME [in UNIT]', 'note TEXT', 'delete NAME' or 'end [TEXT]'."))
+
+
+def _result_unit(session: ReckonSession, ln: Line, f, inputs: dict, roles: dict, declared) -> SU.Unit | None:
+    """The display unit of an eval's result (issue 18): the declared unit (``in UNIT``), else the
+    unit composed from its inputs' units (:mod:`..reckoner.shown_units`); ``None`` for a point,
+    an object, a refused formula and a record with no units written."""
+    if isinstance(declared, U.UnitInfo):
+        atoms = U.unit_atoms(declared.text)
+        session.learn(atoms)
+        return atoms or None
+    if f is None:
+        return None
+    try:
+        value, _ = session.engine.evaluate(ln.rest)
+    except EngineError:
+        return None  # eval refuses it with its own reason
+    if value.sig.kind == "object" or value.sig.temp in POINT_SCALES or value.sig.temp == "K":
+        return None
+    units = {n: session.display_unit(n, v) for n, v in inputs.items()}
+    temps = {n: v.sig.temp for n, v in inputs.items()}
+    composed = SU.compose(f.tree, {n: u for n, u in units.items() if u is not None}, temps, roles)
+    allowed = session.allowed()
+    return SU.settle(composed, value.sig.dim, session.known, session.prefs, allowed if allowed else None) or None
 
 
 _IN = re.compile(r"\s+in\s+")
@@ -785,9 +866,17 @@ def _show(session: ReckonSession, ln: Line) -> Step:
                 f"show it in a unit of the same dimension (in SI: {U.si_text(have) or 'a plain number'})"
                 + (", or convert it in a formula first." if any(have) else ".")
             )))
-        r = eng.get(ln.name, dim=list(unit.dim))
+        atoms = U.unit_atoms(unit.text) if eng.rules >= 3 and slot is not None and slot[0].sig.kind != "object" \
+            else None
+        if atoms:
+            session.learn(atoms)
+            r = eng.get(ln.name, dim=list(unit.dim), unit=SU.to_json(atoms))
+        else:
+            r = eng.get(ln.name, dim=list(unit.dim))
     else:
-        r = eng.get(ln.name)
+        slot = eng.slots().get(ln.name)
+        atoms = session.display_unit(ln.name, slot[0]) if eng.rules >= 3 and slot is not None else None
+        r = eng.get(ln.name, unit=SU.to_json(atoms)) if atoms and session.units.get(ln.name) else eng.get(ln.name)
     st = Step(ln, "get", r)
     if r["ok"]:
         v = eng.slots()[ln.name][0]
@@ -795,4 +884,6 @@ def _show(session: ReckonSession, ln: Line) -> Step:
         if unit is not None and v.sig.kind != "object":
             st.shown = U.from_si(v.mag, unit)
             st.shown_unit = unit.text
+        elif atoms and session.units.get(ln.name):
+            st.unit = atoms
     return st

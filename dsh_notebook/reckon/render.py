@@ -111,11 +111,11 @@ def step_rows(out: CellOutcome) -> list[dict]:
             row["latex"] = latex
         elif ln.form == "eval":
             f = st.formula
-            res, res_latex = _shown(st, d) if st.shown is not None else (value_text(st.result, d),
-                                                                         value_latex(st.result, d))
+            res, res_latex = _shown(st, d) if st.shown is not None else (value_text(st.result, d, st.unit),
+                                                                         value_latex(st.result, d, st.unit))
             if f is not None:
                 sym = _symbolic_latex(ln.rest, f.tree)
-                sub = formula_latex(f.tree, st.inputs, d, st.input_digits, st.roles)
+                sub = formula_latex(f.tree, st.inputs, d, st.input_digits, st.roles, st.input_units)
                 latex = rf"{name_latex(ln.name)} = {sym}"
                 if st.inputs:
                     latex += rf" = {sub}"
@@ -123,7 +123,7 @@ def step_rows(out: CellOutcome) -> list[dict]:
                 row["latex"] = latex
                 plain = f"{ln.name} = {ln.rest}"
                 if st.inputs:
-                    plain += f" = {formula_text(f.tree, st.inputs, d, st.input_digits, st.roles)}"
+                    plain += f" = {formula_text(f.tree, st.inputs, d, st.input_digits, st.roles, st.input_units)}"
                 row["text"] = f"{plain} = {res}"
             else:
                 row["text"] = f"{ln.name} = {ln.rest} = {res}"
@@ -134,8 +134,8 @@ def step_rows(out: CellOutcome) -> list[dict]:
                 row["text"] = f"{ln.name} = {text}"
                 row["latex"] = rf"{name_latex(ln.name)} = {latex}"
             else:
-                row["text"] = f"{ln.name} = {value_text(st.result, digits)}"
-                row["latex"] = rf"{name_latex(ln.name)} = {value_latex(st.result, digits)}"
+                row["text"] = f"{ln.name} = {value_text(st.result, digits, st.unit)}"
+                row["latex"] = rf"{name_latex(ln.name)} = {value_latex(st.result, digits, st.unit)}"
         elif ln.form in ("note", "note!"):
             row["text"] = ln.rest
         elif ln.form == "delete":

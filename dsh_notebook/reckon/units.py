@@ -36,6 +36,8 @@ import numpy as np
 from ..errors import NotebookError
 from ..reckoner import dims as D
 from ..reckoner.display import describe_dim, si_latex, si_parts, si_text  # noqa: F401 - re-exported
+from ..reckoner.shown_units import KELVIN, Atom, Unit
+from ..reckoner.values import POINT_SCALES
 
 _SI_DIMS = ("[length]", "[mass]", "[time]", "[current]", "[temperature]", "[substance]", "[luminosity]")
 _BASE_OK = {"meter", "kilogram", "second", "ampere", "kelvin", "mole", "candela", "radian"}
@@ -551,6 +553,59 @@ def angle_mismatch(given_radians: int | None, target: UnitInfo, name: str, given
     return (
         f"{name} was given in {given_text} and {target.text!r} has a different angle content; convert explicitly in a formula."
     )
+
+
+# ------------------------------------------------------------------ display units (issue 18)
+
+
+@lru_cache(maxsize=1024)
+def unit_atoms(text: str) -> Unit | None:
+    """The display atoms of a unit as written (``kN*m`` -> kN, m; ``W/(m^2*K)`` -> W, m⁻², K⁻¹;
+    ``J/(kg*degC)`` -> J, kg⁻¹, Δ°C⁻¹), each with pint's symbol (the person's spelling kept where
+    only the case differs: ``L``), SI factor and vector, for results composed from them.
+    ``None`` for a temperature point (its scale shows it) and for a unit with a number in it
+    (``mg/(12 h)``). Raises :class:`UnitError` as :func:`parse_unit` does."""
+    info = parse_unit(text)
+    if info.offset or info.temp in POINT_SCALES:
+        return None
+    if not info.text:
+        return ()
+    if _DELTA_K.fullmatch(text.strip()):
+        return ((KELVIN, 1),)
+    ureg = registry()
+    try:
+        q = ureg.parse_expression(info.text)
+    except Exception:  # parse_unit read it; a text it rewrote reads the same
+        return None
+    if getattr(q, "magnitude", None) != 1:
+        return None
+    written: dict[str, str] = {}
+    for m in _NAME.finditer(info.text):
+        try:
+            names = list(ureg.parse_units(m.group(0))._units)
+        except Exception:
+            continue
+        if len(names) == 1:
+            written.setdefault(names[0], m.group(0))
+    out = []
+    for name, e in q._units.items():
+        if float(e) != int(e):
+            return None
+        out.append((_atom(name, written.get(name, "")), int(e)))
+    return tuple(out)
+
+
+@lru_cache(maxsize=1024)
+def _atom(name: str, token: str) -> Atom:
+    """One pint unit as a display atom (``kilonewton`` -> ``kN``, 1000.0, force)."""
+    ureg = registry()
+    sym = format(ureg.Unit(name), "~P") or name
+    if token and token.lower() == sym.lower():
+        sym = token
+    one = ureg.Quantity(1.0, name)
+    base = one.to_base_units()
+    angle = bool(base.units._units.get("radian", 0)) or name.endswith("hertz")
+    return Atom(sym, float(f"{float(base.magnitude):.15g}"), _dim_of(name, one), angle)  # 0.3048, not 0.30479999999999996
 
 
 # ------------------------------------------------------------------ display names

@@ -23,6 +23,7 @@ import numpy as np
 
 from . import dims as D
 from . import grammar as G
+from . import shown_units as SU
 from .values import POINT_SCALES, Array, Scalar, Value
 
 _SYMBOL = {
@@ -44,15 +45,25 @@ _LATEX_SYMBOL = {"Ω": r"\Omega"}
 _SUP = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
+#: every symbol :func:`si_parts` writes, with its vector
+SI_SYMBOL_DIMS: dict[str, tuple[int, ...]] = {
+    **{sym: vec for vec, sym in _SYMBOL.items()},
+    **{sym: tuple(int(k == i) for k in range(7)) for i, sym in enumerate(D.BASE_SYMBOLS)},
+}
+
+
 @lru_cache(maxsize=512)
-def si_parts(dim: tuple[SupportsInt, ...]) -> tuple[tuple[str, int], ...]:
+def si_parts(dim: tuple[SupportsInt, ...], allowed: frozenset[str] | None = None) -> tuple[tuple[str, int], ...]:
     """A vector (7 whole exponents) as ``((symbol, exponent), ...)``: a named SI unit (N, Pa,
-    Ω, ...) times the fewest base units, else base units (``s⁻¹``, never Hz)."""
+    Ω, ...) times the fewest base units, else base units (``s⁻¹``, never Hz). *allowed* limits
+    the named units to those it holds (issue 18: never a derived name the person did not use)."""
     vec7 = tuple(int(x) for x in dim)
     if vec7 == D.ZERO:
         return ()
     best: tuple[tuple[int, int], str, tuple[int, ...]] | None = None
     for vec, sym in _SYMBOL.items():
+        if allowed is not None and sym not in allowed:
+            continue
         if any(d == 0 and v != 0 for d, v in zip(vec7, vec)):
             continue  # never name a unit by introducing a base it does not have (no N·kg⁻¹ for m·s⁻²)
         resid = tuple(a - b for a, b in zip(vec7, vec))
@@ -177,39 +188,44 @@ def on_scale(mag: Any, scale: str) -> Any:
     return to(mag)
 
 
-def shown_in(v: Value) -> tuple[Any, str, str]:
-    """``(magnitude, unit text, unit LaTeX)`` a scalar or array value is shown in: its SI unit, or a
-    temperature point's scale (``(14.2, "°C", ...)`` for 287.35 K given in degC)."""
+def shown_in(v: Value, unit: SU.Unit | None = None) -> tuple[Any, str, str]:
+    """``(magnitude, unit text, unit LaTeX)`` a scalar or array value is shown in: its display
+    *unit* (issue 18: ``(2.25, "kN·m", ...)``), else its SI unit, or a temperature point's scale
+    (``(14.2, "°C", ...)`` for 287.35 K given in degC). A *unit* of another vector is ignored."""
     if v.sig.temp in POINT_SCALES:
         sym, tex, _ = _SCALES[v.sig.temp]
         return on_scale(v.mag, v.sig.temp), sym, tex
+    if unit is not None and SU.unit_dim(unit) == tuple(int(x) for x in v.sig.dim):
+        return SU.convert(v.mag, unit), SU.text(unit), SU.latex(unit)
     return v.mag, si_text(v.sig.dim), si_latex(v.sig.dim)
 
 
-def value_text(v: Value, digits: int) -> str:
-    """A value with its SI unit as plain text (``4.7 Ω``, ``[1, 2, 3] m``, ``{a: 1 m, b: 2 s}``);
-    a temperature point on its scale (``14.2 °C``)."""
+def value_text(v: Value, digits: int, unit: SU.Unit | None = None) -> str:
+    """A value with its display *unit* (issue 18), else its SI unit, as plain text (``4.7 Ω``,
+    ``2.25 kN·m``, ``[1, 2, 3] m``, ``{a: 1 m, b: 2 s}``); a temperature point on its scale
+    (``14.2 °C``)."""
     if v.sig.kind == "object":
         return "{" + ", ".join(f"{n}: {value_text(Value(v.mag[n], s), digits)}" for n, s in v.sig.fields) + "}"
-    mag, unit, _ = shown_in(v)
+    mag, unit_text, _ = shown_in(v, unit)
     if isinstance(mag, np.ndarray):
         body = array_items(mag, num_text, digits)
     else:
         body = num_text(mag, digits)
-    return f"{body} {unit}".strip()
+    return f"{body} {unit_text}".strip()
 
 
-def value_latex(v: Value, digits: int) -> str:
-    """A value with its SI unit as LaTeX (objects as ``\\left\\{...\\right\\}``); a point on its scale."""
+def value_latex(v: Value, digits: int, unit: SU.Unit | None = None) -> str:
+    """A value with its display *unit*, else its SI unit, as LaTeX (objects as
+    ``\\left\\{...\\right\\}``); a point on its scale."""
     if v.sig.kind == "object":
         return r"\left\{" + r",\ ".join(
             rf"\mathrm{{{n}}}: {value_latex(Value(v.mag[n], s), digits)}" for n, s in v.sig.fields) + r"\right\}"
-    mag, _, unit = shown_in(v)
+    mag, _, unit_tex = shown_in(v, unit)
     if isinstance(mag, np.ndarray):
         body = array_latex(mag, digits)
     else:
         body = num_latex(mag, digits)
-    return f"{body}\\,{unit}" if unit else body
+    return f"{body}\\,{unit_tex}" if unit_tex else body
 
 
 def array_latex(a: Array, digits: int, limit: int = 6) -> str:
@@ -246,6 +262,15 @@ def _in_role(v: Value, pos: int, roles: Mapping[int, str] | None) -> Value:
     return v
 
 
+def _unit_of(n: G.Slot, v: Value, roles: Mapping[int, str] | None,
+             units: Mapping[str, SU.Unit | None] | None) -> SU.Unit | None:
+    """The unit a substituted slot shows in: the person's (issue 18), except where the check reads
+    a temperature by its value in K (``kelvin``/``delta`` roles)."""
+    if not units or (roles and n.pos in roles):
+        return None
+    return units.get(n.name)
+
+
 _FUNC_LATEX = {
     "sin": r"\sin", "cos": r"\cos", "tan": r"\tan", "asin": r"\arcsin", "acos": r"\arccos", "atan": r"\arctan",
     "exp": r"\exp", "ln": r"\ln", "log": r"\log_{10}", "arg": r"\arg",
@@ -254,11 +279,13 @@ _PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "neg": 3, "^": 4}
 
 
 def formula_latex(node: G.Node, subst: dict[str, Value] | None = None, digits: int = 5,
-                  typed: dict[str, int] | None = None, roles: Mapping[int, str] | None = None) -> str:
+                  typed: dict[str, int] | None = None, roles: Mapping[int, str] | None = None,
+                  units: Mapping[str, SU.Unit | None] | None = None) -> str:
     """The formula tree as LaTeX; with ``subst`` (slot -> Value) slots show their values, with
     at least ``typed[slot]`` significant digits (the digits the person typed) and *digits*; *roles*
     (``@slot`` position -> ``"delta"``/``"kelvin"``, from the check) shows a K operand as a
-    difference (``5\\,\\Delta\\mathrm{K}``) or a point by its value in K."""
+    difference (``5\\,\\Delta\\mathrm{K}``) or a point by its value in K; *units* (slot -> display
+    unit) shows each value in the unit the person gave it (issue 18)."""
 
     def prec(n: G.Node) -> int:
         if isinstance(n, G.Binary):
@@ -282,10 +309,10 @@ def formula_latex(node: G.Node, subst: dict[str, Value] | None = None, digits: i
             if subst is not None and n.name in subst:
                 v = _in_role(subst[n.name], n.pos, roles)
                 dd = max(digits, (typed or {}).get(n.name, 0))
-                lv = value_latex(v, dd)
+                lv = value_latex(v, dd, _unit_of(n, v, roles, units))
                 if (roles or {}).get(n.pos) == "delta" and lv.endswith(r"\,\mathrm{K}"):
                     lv = lv[: -len(r"\mathrm{K}")] + r"\Delta\mathrm{K}"
-                wrap_it = si_latex(v.sig.dim) or v.sig.kind != "scalar" or lv.startswith("-")
+                wrap_it = si_latex(v.sig.dim) or r"\," in lv or v.sig.kind != "scalar" or lv.startswith("-")
                 return rf"\left({lv}\right)" if wrap_it else lv
             return name_latex(n.name)
         if isinstance(n, G.Bound):
@@ -337,7 +364,7 @@ def formula_latex(node: G.Node, subst: dict[str, Value] | None = None, digits: i
 
 
 def formula_text(node: G.Node, subst: dict[str, Value], digits: int, typed: dict[str, int] | None = None,
-                 roles: Mapping[int, str] | None = None) -> str:
+                 roles: Mapping[int, str] | None = None, units: Mapping[str, SU.Unit | None] | None = None) -> str:
     """The formula as written, each ``@slot`` replaced by its value with its SI unit (a point on its
     scale; *roles* as in :func:`formula_latex`: ``5 ΔK``, a point in K). A value with a sign or a
     space is parenthesised: ``(-3)^2``, ``(25 m)``."""
@@ -360,7 +387,8 @@ def formula_text(node: G.Node, subst: dict[str, Value], digits: int, typed: dict
             v = subst.get(n.name)
             if v is None:
                 return "@" + n.name
-            t = value_text(_in_role(v, n.pos, roles), max(digits, (typed or {}).get(n.name, 0)))
+            v = _in_role(v, n.pos, roles)
+            t = value_text(v, max(digits, (typed or {}).get(n.name, 0)), _unit_of(n, v, roles, units))
             if (roles or {}).get(n.pos) == "delta" and t.endswith(" K"):
                 t = t[:-1] + "ΔK"
             return f"({t})" if " " in t or "+" in t or "-" in t else t

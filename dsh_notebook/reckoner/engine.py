@@ -40,6 +40,7 @@ from ..storage import (
 )
 from . import dims as D
 from . import records as R
+from . import shown_units as SU
 from .errors import (
     INCOMPATIBLE_DIMENSION,
     INVALID_ARGS,
@@ -308,39 +309,61 @@ class Engine:
 
     # ------------------------------------------------------------ the six calls
 
-    def set(self, name: str, value: dict[str, Any] | None) -> Receipt:
+    def set(self, name: str, value: dict[str, Any] | None, unit: list[Any] | None = None) -> Receipt:
         """Write (or with ``value=None`` delete) a slot.
 
         ``value`` is a tagged value (see :func:`values.parse_tagged`). Receipt:
         ``{"ok": True, "name", "rev", "value"}`` with the stored value (``dim`` as 7
         integers); delete: ``{"ok": True, "name", "rev": None, "value": None}``.
+        ``unit`` (engine rules 3, issue 18; not a tool argument): the display unit the value was
+        written in, ``[[symbol, exponent, factor, vector], ...]`` (:mod:`.shown_units`), of the
+        value's vector; recorded in the row as ``unit``. A malformed one is ``ENGINE_INVALID_ARGS``.
         """
-        return self._guard("set", self._set, name, value)
+        return self._guard("set", self._set, name, value, unit)
 
-    def _set(self, name: str, value: dict[str, Any] | None) -> _Outcome:
+    def _set(self, name: str, value: dict[str, Any] | None, unit: list[Any] | None = None) -> _Outcome:
         self._need_open()
         check_name(name, "slot name")
         if value is None:
+            if unit is not None:
+                raise _fail(INVALID_ARGS, "a deleted slot has no unit; leave unit out.")
             self._delete(name)
             return {"ok": True, "name": name, "rev": None, "value": None}, {"name": name, "value": None}
         v = parse_tagged(value, self.rules >= 2)
+        shown = self._display_unit(unit, v)
         self._write(name, v)
         rev = self._slots[name].rev
         out = stored(v)
-        return {"ok": True, "name": name, "rev": rev, "value": out}, {"name": name, "value": out}
+        content = {"name": name, "value": out}
+        if shown is not None:
+            content["unit"] = shown
+        return {"ok": True, "name": name, "rev": rev, "value": out}, content
+
+    def _display_unit(self, unit: object, v: Value) -> list[Any] | None:
+        """A display unit for *v*, checked (engine rules 3): its row form, or None."""
+        if unit is None:
+            return None
+        if self.rules < 3:
+            raise _fail(INVALID_ARGS, f"this record was started under engine rules {self.rules}, which record no "
+                                      "display units; leave unit out, or start a new record.")
+        if v.sig.kind == "object":
+            raise _fail(INVALID_ARGS, "an object has no display unit of its own; leave unit out.")
+        return SU.to_json(SU.check(unit, v.sig.dim, lambda m: _fail(INVALID_ARGS, m)))
 
     def get(self, name: str, form: Form | None = None, digits: int | None = None,
-            dim: DimOut | None = None) -> Receipt:
+            dim: DimOut | None = None, unit: list[Any] | None = None) -> Receipt:
         """Read a slot: ``{"ok": True, "name", "value"}``.
 
         ``form``: ``"rect"`` or ``"polar"`` (radians); ``digits``: significant digits
         (rounded half toward +inf, never padded); ``dim``: a table name (values mapped out
         of SI through its affine map, e.g. ``degC``) or 7 integers (checked, not converted).
-        A mismatched ``dim`` is ``ENGINE_INCOMPATIBLE_DIMENSION``.
+        A mismatched ``dim`` is ``ENGINE_INCOMPATIBLE_DIMENSION``. ``unit`` (engine rules 3, not a
+        tool argument): the display unit the value is shown in, recorded in the row (see :meth:`set`).
         """
-        return self._guard("get", self._get, name, form, digits, dim)
+        return self._guard("get", self._get, name, form, digits, dim, unit)
 
-    def _get(self, name: str, form: Form | None, digits: int | None, dim: DimOut | None) -> _Outcome:
+    def _get(self, name: str, form: Form | None, digits: int | None, dim: DimOut | None,
+             unit: list[Any] | None = None) -> _Outcome:
         self._need_open()
         check_name(name, "slot name")
         slot = self._slots.get(name)
@@ -355,15 +378,21 @@ class Engine:
             out = render(slot.value, form, digits, "as", target)
         else:
             out = render(slot.value, form, digits, "name")
-        return {"ok": True, "name": name, "value": out}, {"name": name, "value": out}
+        shown = self._display_unit(unit, slot.value)
+        content = {"name": name, "value": out}
+        if shown is not None:
+            content["unit"] = shown
+        return {"ok": True, "name": name, "value": out}, content
 
-    def eval(self, formula: str, target: str | None, kind: str | None = None, scale: str | None = None) -> Receipt:
+    def eval(self, formula: str, target: str | None, kind: str | None = None, scale: str | None = None,
+             unit: list[Any] | None = None) -> Receipt:
         """Evaluate ``formula`` and write the result into slot ``target``: ``{"ok": True, "target", "rev"}``.
 
         ``kind`` (``"point"`` with ``scale`` ``"degC"``/``"degF"``/``"K"``, or ``"difference"``)
         declares a temperature result's kind (issue 17): a temperature computed without one
         (``@p/(@rho*@R)``) becomes that kind; a result of another kind, or not a temperature, is
-        refused. The row names the declared kind, and replay applies it.
+        refused. The row names the declared kind, and replay applies it. ``unit`` (engine rules 3,
+        not a tool argument): the result's display unit, recorded in the row (see :meth:`set`).
 
         The value is not returned (read it with :meth:`get`). Refusals: the grammar codes,
         ``ENGINE_SLOT_NOT_FOUND``, ``ENGINE_INCOMPATIBLE_DIMENSION`` (including a
@@ -371,9 +400,10 @@ class Engine:
         non-finite result: deliberate difference 3), ``ENGINE_INVALID_ARGS`` (a formula that is not a
         string, no target), and the others of ``ERROR_CODES``.
         """
-        return self._guard("eval", self._eval, formula, target, kind, scale)
+        return self._guard("eval", self._eval, formula, target, kind, scale, unit)
 
-    def _eval(self, formula: str, target: str | None, kind: str | None = None, scale: str | None = None) -> _Outcome:
+    def _eval(self, formula: str, target: str | None, kind: str | None = None, scale: str | None = None,
+              unit: list[Any] | None = None) -> _Outcome:
         o = self._need_open()
         if type(formula) is not str:
             raise _fail(INVALID_ARGS, f"formula is {short(formula)}; it must be a string holding one expression.")
@@ -390,6 +420,9 @@ class Engine:
             value = declare(value, kind, scale)
             self._check_point(value, formula)
             declared = ',"kind":' + _json.dumps(kind) + (',"scale":' + _json.dumps(scale) if scale is not None else "")
+        if unit is not None:
+            shown = self._display_unit(unit, value)
+            declared += ',"unit":' + _json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
         slots = self._slots
         vars_json = ",".join(['"' + n + '":' + slots[n].json for n in f.slots])  # values read, before the write
         result_json = stored_json(value)  # anything that can fail happens before the write
@@ -473,17 +506,22 @@ class Engine:
             per[key] = c
         return c
 
-    def record_start(self, title: str) -> Receipt:
+    def record_start(self, title: str, units: dict[str, Any] | None = None) -> Receipt:
         """Open a record titled ``title`` (non-empty string): ``{"ok": True}``.
+
+        ``units`` (engine rules 3, issue 18; not a tool argument): the notebook's preferred display
+        units, ``{quantity: [[symbol, exponent, factor, vector], ...]}`` (quantity names of
+        :data:`.shown_units.QUANTITIES`), recorded in the start row so re-renders agree.
 
         ``ENGINE_OPEN_RECORD_FOUND`` when one is open here, or another engine (another
         kernel) holds this folder's open record.
         """
-        return self._guard("record_start", self._record_start, title)
+        return self._guard("record_start", self._record_start, title, units)
 
-    def _record_start(self, title: str) -> _Outcome:
+    def _record_start(self, title: str, units: dict[str, Any] | None = None) -> _Outcome:
         self._need_closed()
         _check_text(title, "the title of record_start")
+        prefs = self._preferences(units)
         path = self.home / R.OPEN_FILE
         if path.exists():
             if is_locked(path):
@@ -527,14 +565,35 @@ class Engine:
         if self._undo is not None:  # the start row may still fail: then the record was never opened
             self._undo.append(lambda: self._drop_new_record(writer))
         self._clear_slots()
-        return {"ok": True}, self._start_content(title, rid)
+        return {"ok": True}, self._start_content(title, rid, prefs)
 
-    def _start_content(self, title: str, rid: str) -> dict[str, Any]:
-        """The record_start row: title, id and (from rules 2 on) the engine-rules version."""
+    def _start_content(self, title: str, rid: str, prefs: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The record_start row: title, id, (from rules 2 on) the engine-rules version and (rules
+        3) the preferred display units."""
         content: dict[str, Any] = {"title": title, "record": rid}
         if self.rules >= 2:
             content["rules"] = self.rules
+        if prefs:
+            content["units"] = prefs
         return content
+
+    def _preferences(self, units: object) -> dict[str, Any] | None:
+        """The preferred display units of record_start, checked: their row form, or None."""
+        if units is None or units == {}:
+            return None
+        if self.rules < 3:
+            raise _fail(INVALID_ARGS, f"this engine writes records under engine rules {self.rules}, which record no "
+                                      "display units; leave units out.")
+        if not isinstance(units, dict) or len(units) > 64:
+            raise _fail(INVALID_ARGS, "units must be an object {quantity: unit} of at most 64 quantities.")
+        out = {}
+        for name, raw in units.items():
+            if name not in SU.QUANTITIES:
+                raise _fail(INVALID_ARGS, f"{short(name)} is not a quantity a display unit is preferred for; the "
+                                          f"quantities are {', '.join(SU.QUANTITIES)}.")
+            out[name] = SU.to_json(SU.check(raw, SU.QUANTITIES[name],
+                                            lambda m, n=name: _fail(INVALID_ARGS, f"{n}: {m}")))
+        return out
 
     def _drop_new_record(self, writer: Any) -> None:
         """Undo a record_start whose header or start row the disk refused: the file (nothing
@@ -964,16 +1023,17 @@ class MemoryEngine(Engine):
         """The lines of record *record_id* after its header; ``KeyError`` if this engine has none."""
         return self._records[record_id][1:]
 
-    def _record_start(self, title: str) -> _Outcome:
+    def _record_start(self, title: str, units: dict[str, Any] | None = None) -> _Outcome:
         self._need_closed()
         _check_text(title, "the title of record_start")
+        prefs = self._preferences(units)
         rid = f"memory-{len(self._records) + 1}"
         writer = _MemoryWriter()
         writer.append(R.HEADER)
         self._records[rid] = writer.lines
         self._open = _Open(rid, title, writer, 0, R.now_ms())  # type: ignore[arg-type]
         self._clear_slots()
-        return {"ok": True}, self._start_content(title, rid)
+        return {"ok": True}, self._start_content(title, rid, prefs)
 
     def _close_file(self) -> None:
         o = self._open

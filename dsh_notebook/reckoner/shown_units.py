@@ -1,0 +1,472 @@
+"""Display units: a result shown in the units the person wrote (spec: reckoner.md section 2
+"Rendering"; issue 18; public cases P24 and P01). Pure Python: the engine records display units
+in its rows, and every reader (the cell, the side panel, ``records list``, articles) converts an
+SI magnitude with them, without pint.
+
+* A display unit is a product of *atoms* with whole exponents. An atom is one unit as the person
+  wrote it (``kN``, ``mm``, ``W``, ``Δ°C``) with its SI factor and its 7-integer vector
+  (:class:`Atom`); in a record row it is ``[symbol, exponent, factor, vector]``.
+* :func:`compose` applies pint's unit arithmetic to a formula's tree (units compose from the
+  operands: ``@F*@L`` of ``kN`` and ``mm`` is ``kN·mm``; a sum takes its left operand's unit;
+  a point minus a point is a difference on its scale, ``Δ°C``; a point inside a product counts
+  in K). :func:`settle` then makes it a result's unit: atoms of one dimension merge into the
+  first (``mm·m`` is ``mm²``), angle-bearing atoms (rpm, rad, degrees, Hz) are never reused for
+  a result (P01: ``s⁻¹``, never Hz unasked), dimensionless atoms drop, a composition that hides a
+  simpler unit (``J/kPa`` is ``m³``) is not used, and a unit the person wrote whole for that
+  dimension replaces a longer composition (``kPa`` for ``kg/(m·s²)``), except that a moment is
+  never renamed an energy (P24: force × length shows ``N·m``, never ``J``; mp-units' quantity
+  kinds). Preferences (``%reckon units length=mm force=kN``) come first.
+* When nothing fits, the vector's SI name (:func:`display.si_parts`), using only the named SI
+  units whose dimension the person wrote a unit for.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from . import dims as D
+from . import grammar as G
+
+TEMPERATURE = (0, 0, 0, 0, 1, 0, 0)
+FORCE = (1, 1, -2, 0, 0, 0, 0)
+LENGTH = (1, 0, 0, 0, 0, 0, 0)
+ENERGY = (2, 1, -2, 0, 0, 0, 0)
+
+#: quantity names a preference may use, with their vectors (``%reckon units length=mm``)
+QUANTITIES: dict[str, tuple[int, ...]] = {
+    "length": LENGTH, "mass": (0, 1, 0, 0, 0, 0, 0), "time": (0, 0, 1, 0, 0, 0, 0),
+    "current": (0, 0, 0, 1, 0, 0, 0), "temperature_difference": TEMPERATURE,
+    "amount": (0, 0, 0, 0, 0, 1, 0), "luminous_intensity": (0, 0, 0, 0, 0, 0, 1),
+    "area": (2, 0, 0, 0, 0, 0, 0), "volume": (3, 0, 0, 0, 0, 0, 0),
+    "velocity": (1, 0, -1, 0, 0, 0, 0), "speed": (1, 0, -1, 0, 0, 0, 0),
+    "acceleration": (1, 0, -2, 0, 0, 0, 0), "force": FORCE,
+    "pressure": (-1, 1, -2, 0, 0, 0, 0), "stress": (-1, 1, -2, 0, 0, 0, 0),
+    "energy": ENERGY, "work": ENERGY, "heat": ENERGY, "moment": ENERGY, "torque": ENERGY,
+    "power": (2, 1, -3, 0, 0, 0, 0), "density": (-3, 1, 0, 0, 0, 0, 0),
+    "mass_flow": (0, 1, -1, 0, 0, 0, 0), "volume_flow": (3, 0, -1, 0, 0, 0, 0),
+    "charge": (0, 0, 1, 1, 0, 0, 0), "voltage": (2, 1, -3, -1, 0, 0, 0),
+    "resistance": (2, 1, -3, -2, 0, 0, 0), "capacitance": (-2, -1, 4, 2, 0, 0, 0),
+    "inductance": (2, 1, -2, -2, 0, 0, 0), "line_load": (0, 1, -2, 0, 0, 0, 0),
+    "second_moment_of_area": (4, 0, 0, 0, 0, 0, 0), "section_modulus": (3, 0, 0, 0, 0, 0, 0),
+}
+#: quantities of the energy vector that are moments (force × lever arm), not energies
+MOMENTS = frozenset({"moment", "torque"})
+
+_SUP = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+@dataclass(frozen=True)
+class Atom:
+    """One unit as written: ``symbol`` (``kN``, ``Δ°C``), ``factor`` (SI per unit, > 0),
+    ``dim`` (7 ints), ``angle`` (True for units that count angles or cycles: rpm, rad, °, Hz)."""
+
+    symbol: str
+    factor: float
+    dim: tuple[int, ...]
+    angle: bool = False
+
+
+#: a display unit: atoms with whole, non-zero exponents, in the order first met
+Unit = tuple[tuple[Atom, int], ...]
+
+KELVIN = Atom("K", 1.0, TEMPERATURE)
+DELTA_ATOMS = {"degC": Atom("Δ°C", 1.0, TEMPERATURE), "degF": Atom("Δ°F", 5 / 9, TEMPERATURE), "K": KELVIN}
+_SI_FACTOR = {"kg": 1.0}
+
+
+@dataclass(frozen=True)
+class Preferences:
+    """Preferred display units per quantity (``%reckon units``, ``[reckon.units]``):
+    ``{quantity name: Unit}``, in the order given."""
+
+    units: tuple[tuple[str, Unit], ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.units)
+
+    def for_dim(self, dim: tuple[int, ...], moment: bool | None = None) -> Unit | None:
+        """The preferred unit of a whole result of vector *dim*; for the energy vector, a moment
+        preference applies only to a moment (*moment* True) and an energy one only otherwise."""
+        for name, u in self.units:
+            if QUANTITIES.get(name, unit_dim(u)) != dim:
+                continue
+            if dim == ENERGY and moment is not None and (name in MOMENTS) != moment:
+                continue
+            return u
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {name: to_json(u) for name, u in self.units}
+
+    @classmethod
+    def from_json(cls, data: object) -> Preferences:
+        """Read a start row's ``units``; anything malformed is left out (never raises)."""
+        if not isinstance(data, dict):
+            return cls()
+        out = []
+        for name, raw in data.items():
+            u = from_json(raw, QUANTITIES.get(name)) if isinstance(name, str) else None
+            if u:
+                out.append((name, u))
+        return cls(tuple(out))
+
+
+# --------------------------------------------------------------------------- arithmetic
+
+
+def unit_dim(u: Unit) -> tuple[int, ...]:
+    """The 7-integer vector of a unit."""
+    out = [0] * 7
+    for a, e in u:
+        for k in range(7):
+            out[k] += a.dim[k] * e
+    return tuple(out)
+
+
+def unit_factor(u: Unit) -> float:
+    """SI per unit (``kN·mm`` -> 1.0, ``mm²`` -> 1e-6)."""
+    f = 1.0
+    for a, e in u:
+        f *= a.factor ** e
+    return f
+
+
+def _mul(a: Unit, b: Unit, sign: int = 1) -> Unit:
+    exps: dict[Atom, int] = {}
+    order: list[Atom] = []
+    for atom, e in (*a, *((x, sign * y) for x, y in b)):
+        if atom not in exps:
+            order.append(atom)
+            exps[atom] = 0
+        exps[atom] += e
+    return tuple((x, exps[x]) for x in order if exps[x])
+
+
+def _pow(u: Unit, p: Fraction) -> Unit | None:
+    out = []
+    for a, e in u:
+        q = e * p
+        if q.denominator != 1:
+            return None
+        out.append((a, int(q)))
+    return tuple(out)
+
+
+def si_unit(dim: Sequence[int], allowed: frozenset[str] | None = None) -> Unit:
+    """The SI name of a vector as atoms (``N·m`` -> ``((N, 1), (m, 1))``); *allowed* limits the
+    named units (``N``, ``Pa``, ...) to those given."""
+    from .display import si_parts  # display imports this module
+
+    parts = si_parts(tuple(int(x) for x in dim), allowed)
+    return tuple((_si_atom(sym), e) for sym, e in parts)
+
+
+_SI_ATOMS: dict[str, Atom] = {}
+
+
+def _si_atom(sym: str) -> Atom:
+    a = _SI_ATOMS.get(sym)
+    if a is None:
+        from .display import SI_SYMBOL_DIMS
+
+        a = _SI_ATOMS[sym] = Atom(sym, 1.0, SI_SYMBOL_DIMS[sym])
+    return a
+
+
+# --------------------------------------------------------------------------- composing
+
+
+@dataclass(frozen=True)
+class _Point:
+    """A temperature point on *scale* inside a formula (``degC``, ``degF``, ``K``)."""
+
+    scale: str
+
+
+Composed = Unit | _Point | None
+
+
+def compose(node: G.Node, units: Mapping[str, Unit], temps: Mapping[str, str],
+            roles: Mapping[int, str] | None = None) -> Composed:
+    """A formula's unit composed from the units of the slots it reads (*units*: slot -> Unit;
+    *temps*: slot -> temperature kind ``""``/``"degC"``/``"degF"``/``"K"``/``"delta"``;
+    *roles* from the check: ``@slot`` position -> ``"kelvin"``/``"delta"``), as pint composes
+    units; ``None`` when no unit follows from the operands (a power by a slot, a field)."""
+    roles = roles or {}
+
+    def as_unit(c: Composed) -> Unit | None:
+        return (((KELVIN, 1),) if c.scale else ()) if isinstance(c, _Point) else c
+
+    def go(n: G.Node) -> Composed:
+        if isinstance(n, (G.Num, G.Const, G.Bound)):
+            return ()
+        if isinstance(n, G.Slot):
+            temp = temps.get(n.name, "")
+            role = roles.get(n.pos)
+            if role in ("kelvin", "delta"):
+                return ((KELVIN, 1),)
+            if temp in ("degC", "degF", "K"):
+                return _Point(temp)
+            return units.get(n.name)
+        if isinstance(n, G.Unary):
+            return go(n.x)
+        if isinstance(n, G.Binary):
+            if n.op in "+-":
+                return _add(go(n.left), go(n.right), n.op)
+            if n.op in "*/":
+                a, b = as_unit(go(n.left)), as_unit(go(n.right))
+                return None if a is None or b is None else _mul(a, b, 1 if n.op == "*" else -1)
+            base = as_unit(go(n.left))
+            p = _exponent(n.right)
+            if base is None:
+                return None
+            if not base:
+                return ()
+            return None if p is None else _pow(base, p)
+        if isinstance(n, G.Call):
+            if n.name == "sqrt":
+                base = as_unit(go(n.args[0]))
+                return None if base is None else _pow(base, Fraction(1, 2))
+            if n.name in ("abs", "re", "im", "conj", "floor", "ceil", "transpose"):
+                return go(n.args[0])
+            if n.name in ("min", "max", "mod"):
+                return _add(go(n.args[0]), go(n.args[1]), "+")
+            return ()  # exp, ln, trigonometry, sign, arg, len, atan2: plain numbers
+        if isinstance(n, G.Index):
+            return go(n.x)
+        if isinstance(n, G.Fold):
+            body = go(n.body)
+            if n.name == "prod":
+                return () if body == () else None
+            return body
+        return None  # a field of an object, a symbolic call
+
+    return go(node)
+
+
+def _add(a: Composed, b: Composed, op: str) -> Composed:
+    if isinstance(a, _Point) and isinstance(b, _Point):
+        return ((DELTA_ATOMS[a.scale], 1),) if op == "-" else a
+    if isinstance(a, _Point):
+        return a
+    if isinstance(b, _Point):
+        return b
+    return a if a is not None else b
+
+
+def _exponent(n: G.Node) -> Fraction | None:
+    neg = False
+    while isinstance(n, G.Unary):
+        neg, n = not neg, n.x
+    if isinstance(n, G.Num) and not isinstance(n.value, complex) and math.isfinite(n.value):
+        f = Fraction(n.value).limit_denominator(12)
+        if abs(float(f) - n.value) < 1e-12:
+            return -f if neg else f
+    return None
+
+
+# --------------------------------------------------------------------------- a result's unit
+
+
+def settle(c: Composed, dim: Sequence[int], known: Sequence[Unit] = (), prefs: Preferences | None = None,
+           allowed: frozenset[str] | None = None) -> Unit | None:
+    """The display unit of a result of vector *dim* composed as *c* (:func:`compose`); *known*:
+    the units the person wrote whole in the record (givens, shows, declared units), in order;
+    ``None`` to show it as today (a temperature point on its scale; nothing known at all: SI).
+    See the module's docstring for the rules."""
+    target = tuple(int(x) for x in dim)
+    if isinstance(c, _Point):
+        return None
+    u = _clean(c) if c is not None else None
+    if u is not None and unit_dim(u) != target:
+        u = None
+    moment = u is not None and _is_moment(u)
+    if prefs:
+        whole = prefs.for_dim(target, moment if target == ENERGY else None)
+        if whole is not None:
+            return whole
+        if u is not None:
+            u = _merge(tuple(((_preferred(a, prefs) or ((a, 1),))[0][0], e) for a, e in u))
+    if u is not None and _hides_simpler(u):
+        u = None
+    # a unit the person wrote whole for this vector replaces a longer composition
+    for k in known:
+        if unit_dim(k) != target or any(a.angle for a, _ in k):
+            continue
+        if u is None or (len(k) < len(u) and not (moment and not _is_moment(k))):
+            return k
+        break
+    if u is not None:
+        return u
+    if target == D.ZERO:
+        return ()
+    if allowed is None and not known:
+        return None  # nothing written: the SI name, as before display units
+    return si_unit(target, allowed)
+
+
+def _preferred(a: Atom, prefs: Preferences) -> Unit | None:
+    """A one-atom preference for an atom's own dimension (``length=mm`` turns m into mm)."""
+    if a.dim == D.ZERO or a.angle:
+        return None
+    p = prefs.for_dim(a.dim, _is_moment(((a, 1),)) if a.dim == ENERGY else None)
+    return p if p is not None and len(p) == 1 and p[0][1] == 1 else None
+
+
+def _clean(u: Unit) -> Unit | None:
+    """Angle atoms as their SI vector, dimensionless atoms dropped (unless the whole unit is one
+    such atom: ``%``), atoms of one vector merged into the first."""
+    if len(u) == 1 and u[0][1] == 1 and u[0][0].dim == D.ZERO and not u[0][0].angle:
+        return u
+    out: Unit = ()
+    for a, e in u:
+        if a.angle:
+            if a.dim != D.ZERO:
+                out = _mul(out, _pow(si_unit(a.dim, frozenset()), Fraction(e)) or ())
+            continue
+        if a.dim == D.ZERO:
+            continue
+        out = _mul(out, ((a, e),))
+    return _merge(out)
+
+
+def _merge(u: Unit) -> Unit:
+    first: dict[tuple[int, ...], Atom] = {}
+    out: Unit = ()
+    for a, e in u:
+        keep = first.setdefault(a.dim, a)
+        out = _mul(out, ((keep, e),))
+    return out
+
+
+def _hides_simpler(u: Unit) -> bool:
+    """True when a base dimension is carried by atoms with opposite signs and cancels in full
+    (``J/kPa``: the mass and time of J and kPa cancel, leaving m³)."""
+    for k in range(7):
+        parts = [a.dim[k] * e for a, e in u if a.dim[k]]
+        if sum(parts) == 0 and any(p > 0 for p in parts) and any(p < 0 for p in parts):
+            return True
+    return False
+
+
+def _is_moment(u: Unit) -> bool:
+    """A force atom times a length atom (``N·m``, ``kN·mm``): a moment, not an energy."""
+    dims = {a.dim: e for a, e in u}
+    return dims.get(FORCE) == 1 and dims.get(LENGTH) == 1 and len(u) == 2
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def text(u: Unit) -> str:
+    """``kN·mm``, ``W/K``, ``W/(m²·K)``, ``s⁻¹``, ``kg/m³``; ``''`` when dimensionless."""
+    def part(a: Atom, e: int) -> str:
+        return a.symbol if e == 1 else f"{a.symbol}{str(e).translate(_SUP)}"
+
+    num = [part(a, e) for a, e in u if e > 0]
+    den = [part(a, -e) for a, e in u if e < 0]
+    if not num:
+        return "·".join(part(a, e) for a, e in u)
+    if not den:
+        return "·".join(num)
+    tail = den[0] if len(den) == 1 else "(" + "·".join(den) + ")"
+    return "·".join(num) + "/" + tail
+
+
+_LATEX_SIGNS = {"Δ": r"\Delta", "µ": r"\mu", "μ": r"\mu", "Ω": r"\Omega", "°": r"{}^{\circ}", "%": r"\%",
+                "‰": r"\text{‰}"}
+
+
+def atom_latex(symbol: str) -> str:
+    """``kN`` -> ``\\mathrm{kN}``, ``µm`` -> ``\\mu\\mathrm{m}``, ``kΩ`` -> ``\\mathrm{k}\\Omega``,
+    ``Δ°C`` -> ``\\Delta{}^{\\circ}\\mathrm{C}``: letters upright, signs as math symbols; any
+    other character is left out of the LaTeX (a symbol never becomes a live command)."""
+    out: list[str] = []
+    run = ""
+    for ch in symbol:
+        if ch.isascii() and ch.isalnum():
+            run += ch
+            continue
+        if run:
+            out.append(r"\mathrm{" + run + "}")
+            run = ""
+        if ch in _LATEX_SIGNS:
+            out.append(_LATEX_SIGNS[ch])
+    if run:
+        out.append(r"\mathrm{" + run + "}")
+    return "".join(out)
+
+
+def latex(u: Unit) -> str:
+    """The unit as LaTeX: ``\\mathrm{kN}\\,\\mathrm{mm}``, ``\\mathrm{W}/\\mathrm{K}``."""
+    def part(a: Atom, e: int) -> str:
+        return atom_latex(a.symbol) + ("" if e == 1 else f"^{{{e}}}")
+
+    num = [part(a, e) for a, e in u if e > 0]
+    den = [part(a, -e) for a, e in u if e < 0]
+    if not num:
+        return r"\,".join(part(a, e) for a, e in u)
+    if not den:
+        return r"\,".join(num)
+    tail = den[0] if len(den) == 1 else r"\left(" + r"\,".join(den) + r"\right)"
+    return r"\,".join(num) + "/" + tail
+
+
+def convert(mag: Any, u: Unit) -> Any:
+    """An SI magnitude (float, complex, ndarray) in unit *u*."""
+    f = unit_factor(u)
+    return mag if f == 1.0 else mag / f
+
+
+# --------------------------------------------------------------------------- rows
+
+
+def to_json(u: Unit) -> list[list[Any]]:
+    """``[[symbol, exponent, factor, vector], ...]``, as record rows hold a display unit; an
+    angle-bearing atom (rpm, rad, °, Hz) has a fifth item, ``true``."""
+    return [[a.symbol, e, a.factor, list(a.dim), *([True] if a.angle else [])] for a, e in u]
+
+
+MAX_ATOMS = 12
+
+
+def from_json(data: object, dim: Sequence[int] | None = None) -> Unit | None:
+    """A display unit from a row (``[[symbol, exponent, factor, vector], ...]``), or ``None``
+    when it is malformed or (with *dim*) not of that vector: a reader then shows the value in
+    SI. Never raises."""
+    if not isinstance(data, list) or len(data) > MAX_ATOMS:
+        return None
+    out = []
+    for item in data:
+        if not (isinstance(item, list) and len(item) in (4, 5)) or (len(item) == 5 and item[4] is not True):
+            return None
+        sym, e, f, vec = item[:4]
+        if not (isinstance(sym, str) and 0 < len(sym) <= 32 and sym.isprintable()):
+            return None
+        if type(e) is not int or not (e and -12 <= e <= 12):
+            return None
+        if type(f) not in (int, float) or isinstance(f, bool) or not (math.isfinite(f) and f > 0):
+            return None
+        if not (isinstance(vec, list) and len(vec) == 7 and all(type(x) is int and -12 <= x <= 12 for x in vec)):
+            return None
+        out.append((Atom(sym, float(f), tuple(vec), len(item) == 5), e))
+    u = tuple(out)
+    if dim is not None and unit_dim(u) != tuple(int(x) for x in dim):
+        return None
+    return u
+
+
+def check(data: object, dim: Sequence[int], fail: Callable[[str], Exception]) -> Unit:
+    """:func:`from_json` for a writer: raises ``fail(message)`` naming the problem."""
+    u = from_json(data)
+    if u is None:
+        raise fail("unit must be a list of [symbol, exponent, factor, vector] items (a symbol of 1 to 32 printable "
+                   "characters, a whole exponent from -12 to 12 and not 0, a factor above 0, 7 whole numbers; a "
+                   "fifth item true marks an angle-bearing unit)")
+    if unit_dim(u) != tuple(int(x) for x in dim):
+        raise fail(f"unit {text(u)!r} has the vector {list(unit_dim(u))}, and the value {list(dim)}")
+    return u
