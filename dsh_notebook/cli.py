@@ -45,6 +45,7 @@ def _records_in(nb) -> list[str]:
 
 def _result_text(rec) -> str:
     from .reckon.render import value_text
+    from .reckoner.shown_units import from_json
     from .reckoner.values import parse_tagged
 
     stop = rec.stopping_refusal
@@ -56,7 +57,11 @@ def _result_text(rec) -> str:
     c = steps[-1]["content"]
     try:
         v = parse_tagged(c["result"])
-        return f"{c['target']} = {value_text(v, 5)}"
+        # in the unit the notebook shows it in (issue 18): the last `show` of it in a unit, else its own
+        unit = next((r["content"]["unit"] for r in reversed(rec.rows) if r.get("tool") == "get" and r.get("ok")
+                     and isinstance(r.get("content"), dict) and r["content"].get("name") == c["target"]
+                     and "unit" in r["content"]), c.get("unit"))
+        return f"{c['target']} = {value_text(v, 5, from_json(unit, v.sig.dim))}"
     except Exception:
         return f"{c.get('target')} = {c.get('result')}"
 

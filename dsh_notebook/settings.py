@@ -73,6 +73,7 @@ __all__ = [
     "BibliographicSettings",
     "ModelInfo",
     "Provider",
+    "ReckonSettings",
     "ResearchSettings",
     "ReviewerSettings",
     "SearchSettings",
@@ -621,6 +622,39 @@ class AcademicSettings(Table):
         return f"[academic] in settings.toml must be a table, not {value!r}; language auto is used"
 
 
+# --------------------------------------------------------------------------- [reckon]
+
+
+def _unit_table(value: Any) -> Any:
+    if not isinstance(value, dict):
+        raise ValueError("not a table")  # noqa: TRY004 - pydantic reports ValueError from a validator
+    if len(value) > 64 or not all(isinstance(k, str) and isinstance(v, str) and 0 < len(v) <= 64
+                                  for k, v in value.items()):
+        raise ValueError("not a table of QUANTITY = \"UNIT\" strings")
+    return value
+
+
+class ReckonSettings(Table):
+    """``[reckon]`` (issue 18): ``[reckon.units]``, the preferred display units per quantity
+    (``length = "mm"``), which ``%%reckon`` starts every kernel with (``%reckon units`` changes
+    them for the notebook). The table is checked here for shape; each unit is read, and a bad one
+    reported and left out, by the magic (pint is not imported with the settings)."""
+
+    model_config = ConfigDict(extra="ignore")
+    _table: ClassVar[str] = "[reckon]"
+
+    units: Annotated[dict[str, str], BeforeValidator(_unit_table)] = Field(
+        default_factory=dict, description='preferred display units, e.g. length = "mm", force = "kN"')
+
+    @classmethod
+    def _bad_value(cls, key: str, value: Any, error: dict) -> str | None:
+        return f"[reckon] {key} = {value!r} is not a table of QUANTITY = \"UNIT\" strings; no preferred units are used"
+
+    @classmethod
+    def _not_a_table(cls, value: Any) -> str:
+        return f"[reckon] in settings.toml must be a table, not {value!r}; no preferred units are used"
+
+
 # --------------------------------------------------------------------------- [signing]
 
 
@@ -669,6 +703,7 @@ class Settings(BaseModel):
     research: ResearchSettings = Field(default_factory=ResearchSettings, description="the research roles' budget, "
                                                                                      "tiers and verifier")
     academic: AcademicSettings = Field(default_factory=AcademicSettings, description="academic mode's language")
+    reckon: ReckonSettings = Field(default_factory=ReckonSettings, description="%%reckon's preferred display units")
     signing: SigningSettings = Field(default_factory=SigningSettings, description="the key that signs seals")
 
     def resolve(self, model: str | None = None) -> tuple[str, Provider, ModelInfo]:

@@ -42,6 +42,7 @@ from ..reckon.cell import (
 )
 from ..reckon.render import bundle, refusal_text
 from ..reckoner import MemoryEngine
+from ..reckoner import shown_units as SU
 from ..reckoner.display import value_text
 from ..reckoner.errors import EngineError
 from ..reckoner.records import RECORDS_DIR, STALE_DIR, UNREADABLE_DIR
@@ -226,6 +227,9 @@ def _check_chain(session: ReckonSession, chain, rec, result: OutputsCheck, sidec
     session.continuing = False
     rules = (rec.row(0).get("content") or {}).get("rules", 1) if rec.row(0).get("tool") == "record_start" else 1
     eng.rules = rules if type(rules) is int and rules >= 1 else 1  # the engine rules the record was written under
+    # the notebook's preferred display units when the record was written (issue 18): its start row names them
+    session.prefs = SU.Preferences.from_json((rec.row(0).get("content") or {}).get("units")) \
+        if rec.row(0).get("tool") == "record_start" else SU.Preferences()
     recorded = _recorded_values(chain, rec, eng.rules)
     outcomes: list[tuple[int, CellOutcome]] = []
     labels: list[str] = []

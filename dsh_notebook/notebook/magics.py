@@ -129,6 +129,7 @@ Line magic (%reckon without a cell body)
   %reckon list                            the records this notebook shows
   %reckon show ID                         one record, step by step
   %reckon recover [close|discard] [ID]    a record a crashed or restarted kernel left open
+  %reckon units [QUANTITY=UNIT ...|clear] preferred display units, e.g. length=mm force=kN stress=MPa
   {ARTICLE_USAGE}
       write an article from a record (Markdown or LaTeX; --compile makes a PDF)
 """
@@ -191,6 +192,7 @@ class ReckonMagics(Magics):
         self.session = ReckonSession(Engine(paths.reckoner_home(self.location), recover=False))
         #: (cell id or None, record id) of every record a %%reckon cell wrote in this kernel
         self.made: list[tuple[str | None, str]] = []
+        self._settings_read = False  # [reckon.units] is read at the first %%reckon or %reckon units
         attach_sidecar(shell, self.current_sidecar)
 
     def current_sidecar(self) -> Path:
@@ -203,7 +205,8 @@ class ReckonMagics(Magics):
         loc = paths.locate(self.shell.user_ns)
         if loc.sidecar != self.location.sidecar and self.session.engine.open_record is None:
             self.location = loc
-            self.session = ReckonSession(Engine(paths.reckoner_home(loc), recover=False))
+            prefs = self.session.prefs  # the notebook's preferred units follow it
+            self.session = ReckonSession(Engine(paths.reckoner_home(loc), recover=False), prefs=prefs)
 
     @line_cell_magic
     def reckon(self, line: str, cell: str | None = None):
@@ -221,6 +224,7 @@ class ReckonMagics(Magics):
                 f"%%reckon: --export {opts.export} would replace the existing variable {opts.export} "
                 f"(a {type(held).__name__}); choose another name"
             )
+        self._settings_units()
         try:
             out = run_cell(self.session, opts, cell, self.shell.user_ns)
         except ReckonUsageError as exc:
@@ -274,7 +278,71 @@ class ReckonMagics(Magics):
             return self._recover(home, args)
         if cmd == "article":
             return self._article(home, args)
-        raise UsageError(f"%reckon {cmd}: unknown subcommand; use list, show ID, recover or article ID")
+        if cmd == "units":
+            return self._units(args)
+        raise UsageError(f"%reckon {cmd}: unknown subcommand; use list, show ID, recover, article ID or units")
+
+    def _settings_units(self) -> None:
+        """The kernel starts with settings.toml's ``[reckon.units]`` (issue 18), read once; a unit
+        that cannot be a preference is left out with a warning naming it."""
+        if self._settings_read:
+            return
+        self._settings_read = True
+        from ..errors import SettingsError
+        from ..reckoner import shown_units as SU
+        from ..settings import load_settings
+
+        try:
+            table = load_settings().reckon
+        except SettingsError as exc:
+            print(f"%%reckon: settings.toml could not be read ({exc}); no preferred display units are used")
+            return
+        for problem in table.problems:
+            print(f"%%reckon: settings.toml: {problem}")
+        chosen: dict[str, SU.Unit] = {}
+        for quantity, text in table.units.items():
+            try:
+                name, unit = U.preference(quantity, text)
+            except U.UnitError as exc:
+                print(f"%%reckon: settings.toml [reckon.units] {quantity} = {text!r} is left out: {exc.message}")
+                continue
+            chosen[name] = unit
+        if chosen:
+            self.session.prefs = SU.Preferences(tuple(chosen.items()))
+
+    def _units(self, args: list[str]):
+        """``%reckon units [QUANTITY=UNIT ...] | clear``: the notebook's preferred display units
+        (issue 18), recorded in the start row of each record written after it."""
+        from ..reckoner import shown_units as SU
+
+        self._settings_units()
+        session = self.session
+        if args == ["clear"]:
+            session.prefs = SU.Preferences()
+            print("No preferred display units: results show in the units composed from their inputs.")
+            return
+        if args:
+            chosen = dict(session.prefs.units)
+            for word in args:
+                quantity, sep, text = word.partition("=")
+                if not sep:
+                    quantity, text = "", word
+                try:
+                    name, unit = U.preference(quantity, text)
+                except U.UnitError as exc:
+                    raise UsageError(f"%reckon units {word}: {exc.message}\n\nUse: %reckon units QUANTITY=UNIT ..., e.g. "
+                                     "%reckon units length=mm force=kN stress=MPa") from None
+                chosen.pop(name, None)
+                chosen[name] = unit
+            session.prefs = SU.Preferences(tuple(chosen.items()))  # all checked before any is kept
+        if not session.prefs:
+            print("No preferred display units: results show in the units composed from their inputs.\n"
+                  "Set some with e.g. %reckon units length=mm force=kN stress=MPa")
+            return
+        print("Preferred display units (recorded in each new record):")
+        for name, unit in session.prefs.units:
+            print(f"  {name} = {SU.text(unit)}")
+        return
 
     def _article(self, home: Path, args: list[str]):
         import argparse

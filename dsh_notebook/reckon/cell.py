@@ -36,7 +36,7 @@ from ..errors import NotebookError
 from ..reckoner import Engine
 from ..reckoner import records as R
 from ..reckoner import shown_units as SU
-from ..reckoner.display import SI_SYMBOL_DIMS, value_text
+from ..reckoner.display import value_text
 from ..reckoner.errors import EngineError
 from ..reckoner.evaluate import compile_formula
 from ..reckoner.grammar import parse
@@ -552,13 +552,6 @@ class ReckonSession:
         if unit and unit not in self.known:
             self.known.append(unit)
 
-    def allowed(self) -> frozenset[str]:
-        """The named SI units (N, Pa, J...) a result may be named with when nothing composes: those
-        whose vector the person wrote a unit for in this record."""
-        dims = {a.dim for u in (*self.known, *self.units.values(), *(p for _, p in self.prefs.units)) if u
-                for a, _ in u}
-        return frozenset(sym for sym, d in SI_SYMBOL_DIMS.items() if d in dims)
-
     def display_unit(self, name: str, v: Value) -> SU.Unit | None:
         """The unit slot *name* shows in: its own, or (written before display units, or by a tool
         call) its SI name; ``None`` for a point (its scale) and an object."""
@@ -711,15 +704,21 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
                                              {n: v.mag for n, v in inputs.items()}).roles)
             except EngineError:
                 roles = {}  # eval refuses it with its own reason
-        unit = _result_unit(session, ln, f, inputs, roles, declared) if eng.rules >= 3 else None
+        chosen: list = []
         kind: tuple = ()
         if isinstance(declared, U.UnitInfo) and declared.temp:  # `in degC` makes a point, `in delta_degC` a difference
             point = declared.temp != DELTA
             kind = ("point" if point else "difference", declared.temp if point else None)
-        if unit:
-            r = eng.eval(ln.rest, ln.name, *(kind or (None, None)), SU.to_json(unit))
+        if eng.rules >= 3:
+            def unit_of(value: Value) -> SU.Unit | None:
+                chosen.append(_result_unit(session, f, value, inputs, roles, declared))
+                return chosen[-1]
+
+            k_kind, k_scale = kind or (None, None)
+            r = eng.eval(ln.rest, ln.name, k_kind, k_scale, unit_of)
         else:
             r = eng.eval(ln.rest, ln.name, *kind)
+        unit = chosen[-1] if chosen else None
         typed = {n: session.given_units[n][3] for n in inputs if n in session.given_units}
         st = Step(ln, "eval", r, inputs=inputs, formula=f, input_digits=typed, roles=roles)
         if eng.rules >= 3:
@@ -752,27 +751,22 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
         "'NAME = FORMULA', 'show NAME [in UNIT]', 'note TEXT', 'delete NAME' or 'end [TEXT]'."))
 
 
-def _result_unit(session: ReckonSession, ln: Line, f, inputs: dict, roles: dict, declared) -> SU.Unit | None:
-    """The display unit of an eval's result (issue 18): the declared unit (``in UNIT``), else the
+def _result_unit(session: ReckonSession, f, value: Value, inputs: dict, roles: dict, declared) -> SU.Unit | None:
+    """The display unit of an eval's *value* (issue 18): the declared unit (``in UNIT``), else the
     unit composed from its inputs' units (:mod:`..reckoner.shown_units`); ``None`` for a point,
-    an object, a refused formula and a record with no units written."""
+    an object, a dimensionless result and a record with no units written."""
+    if value.sig.kind == "object" or value.sig.temp in POINT_SCALES or value.sig.temp == "K":
+        return None
     if isinstance(declared, U.UnitInfo):
         atoms = U.unit_atoms(declared.text)
         session.learn(atoms)
         return atoms or None
     if f is None:
         return None
-    try:
-        value, _ = session.engine.evaluate(ln.rest)
-    except EngineError:
-        return None  # eval refuses it with its own reason
-    if value.sig.kind == "object" or value.sig.temp in POINT_SCALES or value.sig.temp == "K":
-        return None
     units = {n: session.display_unit(n, v) for n, v in inputs.items()}
     temps = {n: v.sig.temp for n, v in inputs.items()}
     composed = SU.compose(f.tree, {n: u for n, u in units.items() if u is not None}, temps, roles)
-    allowed = session.allowed()
-    return SU.settle(composed, value.sig.dim, session.known, session.prefs, allowed if allowed else None) or None
+    return SU.settle(composed, value.sig.dim, session.known, session.prefs) or None
 
 
 _IN = re.compile(r"\s+in\s+")

@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import NotebookError
 from ..reckoner import dims as D
 from ..reckoner.display import describe_dim, si_latex, si_parts, si_text  # noqa: F401 - re-exported
-from ..reckoner.shown_units import KELVIN, Atom, Unit
+from ..reckoner.shown_units import KELVIN, QUANTITIES, Atom, Unit, unit_dim
 from ..reckoner.values import POINT_SCALES
 
 _SI_DIMS = ("[length]", "[mass]", "[time]", "[current]", "[temperature]", "[substance]", "[luminosity]")
@@ -583,7 +583,7 @@ def unit_atoms(text: str) -> Unit | None:
     for m in _NAME.finditer(info.text):
         try:
             names = list(ureg.parse_units(m.group(0))._units)
-        except Exception:
+        except Exception:  # noqa: S112 - a word pint reads only within the whole unit keeps pint's symbol
             continue
         if len(names) == 1:
             written.setdefault(names[0], m.group(0))
@@ -606,6 +606,46 @@ def _atom(name: str, token: str) -> Atom:
     base = one.to_base_units()
     angle = bool(base.units._units.get("radian", 0)) or name.endswith("hertz")
     return Atom(sym, float(f"{float(base.magnitude):.15g}"), _dim_of(name, one), angle)  # 0.3048, not 0.30479999999999996
+
+
+def preference(quantity: str, text: str) -> tuple[str, Unit]:
+    """One preferred display unit (``%reckon units length=mm``, issue 18): ``(quantity, unit)``.
+    *quantity* is a name of :data:`..reckoner.shown_units.QUANTITIES` (``moment`` and ``torque``
+    apply to force × length, ``energy`` otherwise), or empty to name it from the unit's vector.
+    Raises :class:`UnitError` for an unknown quantity, a unit of another vector, a temperature
+    point (points show on the scale they were given in), an angle-bearing unit (P01: rpm, rad/s,
+    Hz and degrees are never chosen for a result) and a unit with a number in it."""
+    name = quantity.strip().lower().replace("-", "_").replace(" ", "_")
+    atoms = unit_atoms(text)
+    shown = unit_pretty(text)
+    if atoms is None:
+        raise UnitError("ENGINE_INVALID_ARGS", f"{shown!r} cannot be a preferred unit: a temperature point shows on the "
+                                               "scale it was given in, and a unit with a number in it is no unit "
+                                               "to show a result in; for differences write "
+                                               "temperature_difference=delta_degC.")
+    if not atoms or any(a.angle for a, _ in atoms):
+        raise UnitError("ENGINE_INVALID_ARGS", f"{shown!r} cannot be a preferred unit: "
+                        + ("a plain number has no unit." if not atoms else
+                           "a unit that counts angles or cycles (rpm, rad/s, Hz, degrees) is never chosen for a "
+                           "result, since radians and cycles are 2π apart (P01); show a value in it with "
+                           "'show NAME in UNIT'."))
+    dim = unit_dim(atoms)
+    if not name:
+        found = [q for q, d in QUANTITIES.items() if d == dim]
+        if not found:
+            raise UnitError("ENGINE_INVALID_ARGS", f"{shown!r} is {describe_dim(dim)}, which has no quantity name here; "
+                                                   f"write QUANTITY={text} with one of {', '.join(QUANTITIES)}.")
+        name = found[0]
+        if dim == QUANTITIES["moment"]:
+            name = "moment" if len(atoms) == 2 and {a.dim for a, _ in atoms} == {QUANTITIES["force"],
+                                                                                   QUANTITIES["length"]} else "energy"
+    if name not in QUANTITIES:
+        raise UnitError("ENGINE_INVALID_ARGS", f"{quantity!r} is not a quantity a unit can be preferred for; the "
+                                               f"quantities are {', '.join(QUANTITIES)}.")
+    if QUANTITIES[name] != dim:
+        raise UnitError("ENGINE_INVALID_DIMENSION", f"{shown!r} is {describe_dim(dim)}, not a {name.replace('_', ' ')} "
+                                                    f"({describe_dim(QUANTITIES[name])}).")
+    return name, atoms
 
 
 # ------------------------------------------------------------------ display names

@@ -34,6 +34,7 @@ import numpy as np
 
 from . import display
 from . import grammar as G
+from . import shown_units as SU
 from .errors import EngineError, ReckonerError
 from .records import Record, read_record
 from .values import Sig, parse_tagged
@@ -59,6 +60,7 @@ class Condition:
 
     name: str
     value: dict[str, Any]  # stored form
+    unit: Any = None  # the display unit it is shown in (issue 18), as the row holds it
 
 
 @dataclass
@@ -79,6 +81,8 @@ class Step:
     target: str
     vars: dict[str, dict[str, Any]]  # slot name -> stored form of the value read
     result: dict[str, Any]  # stored form
+    unit: Any = None  # the result's display unit (issue 18), as the row holds it
+    var_units: dict[str, Any] = field(default_factory=dict)  # slot name -> display unit of the value read
 
 
 @dataclass
@@ -137,6 +141,8 @@ def facts(record: Record | str | Path) -> ArticleFacts:
     if not rec.closed:
         raise ArticleError(f"record {rec.id} is still open; only closed records can be written up")
     conditions: dict[str, dict[str, Any]] = {}
+    units: dict[str, Any] = {}  # slot -> the display unit it was written with (issue 18)
+    shown: dict[str, Any] = {}  # slot -> the unit a `show NAME in UNIT` line asked for
     items: list[Message | Step | Lookup] = []
     refusals: list[Refusal] = []
     for row in rec.rows:
@@ -153,24 +159,37 @@ def facts(record: Record | str | Path) -> ArticleFacts:
         seq: Any = row.get("seq")
         if tool == "set":
             name: Any = c.get("name")
+            units.pop(name, None)
             if c.get("value") is None:
                 conditions.pop(name, None)
             else:
                 conditions[name] = c["value"]
+                if "unit" in c:
+                    units[name] = c["unit"]
+        elif tool == "get" and "unit" in c and isinstance(c.get("name"), str):
+            shown[c["name"]] = c["unit"]
         elif tool == "record_message":
             items.append(Message(seq, c.get("text", ""), bool(c.get("hide"))))
         elif tool == "eval" and c.get("formula"):
             target: Any = c.get("target")
             result: Any = c.get("result")
-            items.append(Step(seq, c["formula"], target, c.get("vars") or {}, result))
+            read = c.get("vars") or {}
+            items.append(Step(seq, c["formula"], target, read, result, c.get("unit"),
+                              {n: units[n] for n in read if isinstance(read, dict) and n in units}))
+            units.pop(target, None)
+            if "unit" in c:
+                units[target] = c["unit"]
         elif tool == "search":
             lookup = _lookup(seq, c)
             if lookup is not None:
                 items.append(lookup)
     stop = rec.stopping_refusal
     title = " ".join(rec.title.split())  # one line: a title never spills into the article's body
-    return ArticleFacts(rec.id, title, [Condition(n, v) for n, v in conditions.items()], items, rec.closing_text,
-                        refusals, stop.get("seq") if stop is not None else None)
+    for item in items:  # a result the record also showed in a unit prints in it (show R in mohm)
+        if isinstance(item, Step) and item.target in shown:
+            item.unit = shown[item.target]
+    return ArticleFacts(rec.id, title, [Condition(n, v, shown.get(n, units.get(n))) for n, v in conditions.items()],
+                        items, rec.closing_text, refusals, stop.get("seq") if stop is not None else None)
 
 
 def _lookup(seq: int, c: dict[str, Any]) -> Lookup | None:
@@ -282,18 +301,23 @@ def _num_tex(x: object) -> str:
     return repr(x)
 
 
-def _value(stored: dict[str, Any]) -> tuple[str, str]:
-    """A stored value as (plain text, LaTeX) with its SI unit, numbers cut."""
+def _value(stored: dict[str, Any], unit: Any = None) -> tuple[str, str]:
+    """A stored value as (plain text, LaTeX) in its display *unit* (a row's ``unit``, issue 18)
+    or its SI unit, numbers cut after conversion."""
     try:  # a temperature point is cut on its own scale, after conversion (68 °F, never 67.9999 °F)
         point = isinstance(stored, dict) and stored.get("kind") == "point"
-        v = parse_tagged(stored if point else cut_value(stored))
+        shown = SU.from_json(unit, stored.get("dim")) if isinstance(stored, dict) and unit is not None else None
+        if shown is not None and not isinstance(stored.get("dim"), list):
+            shown = None
+        v = parse_tagged(stored if point or shown else cut_value(stored))
     except Exception:  # noqa: BLE001 - a malformed row: show it raw rather than fail the article
         return str(stored), r"\text{" + tex_escape(str(stored)) + "}"
     if v.sig.kind == "object":
         parts = [(n, _value(stored["object"][n])) for n, _ in v.sig.fields]
         return ("{" + ", ".join(f"{n}: {t}" for n, (t, _) in parts) + "}",
                 r"\{" + ", ".join(rf"\mathrm{{{n}}}: {tx}" for n, (_, tx) in parts) + r"\}")
-    mag, unit, lunit = display.shown_in(v)  # a temperature point on the scale it was given in (issue 17)
+    # a point on the scale it was given in (issue 17), a value in its display unit (issue 18)
+    mag, unit, lunit = display.shown_in(v, shown)
     if v.sig.kind == "array":
         text = display.array_items(mag, lambda x, d: _num(x), 0)
         cut_mag = np.array([cut(x) for x in np.ravel(mag).tolist()]).reshape(np.shape(mag))
@@ -407,7 +431,7 @@ class OfflineWriter:
             body.append(entry)
         conditions = []
         for c in f.conditions:
-            text, latex = _value(c.value)
+            text, latex = _value(c.value, c.unit)
             conditions.append({"text": f"{c.name} = {text}", "tex": rf"${display.name_latex(c.name)} = {latex}$"})
         def said(r: Refusal) -> str:
             return words["refused_at"].format(seq=r.seq, tool=r.tool, code=r.code, error=r.error.rstrip(".")) \
@@ -438,9 +462,9 @@ class OfflineWriter:
             formula = display.formula_latex(tree)
         except Exception:  # noqa: BLE001 - a formula the display cannot typeset is shown as text
             formula = r"\text{" + tex_escape(s.formula) + "}"
-        rtext, rlatex = _value(s.result)
+        rtext, rlatex = _value(s.result, s.unit)
         name = display.name_latex(s.target or "x")
-        subs = [(n, _value(v)) for n, v in s.vars.items()]
+        subs = [(n, _value(v, s.var_units.get(n))) for n, v in s.vars.items()]
         sep, end = words["sep"], words["end"]
         sub_text = sep.join(f"{n} = {t}" for n, (t, _) in subs)
         sub_tex = sep.join(rf"${display.name_latex(n)} = {tx}$" for n, (_, tx) in subs)

@@ -334,13 +334,14 @@ class Engine:
         self._write(name, v)
         rev = self._slots[name].rev
         out = stored(v)
-        content = {"name": name, "value": out}
+        content: dict[str, Any] = {"name": name, "value": out}
         if shown is not None:
-            content["unit"] = shown
+            content["unit"] = SU.to_json(shown)
         return {"ok": True, "name": name, "rev": rev, "value": out}, content
 
-    def _display_unit(self, unit: object, v: Value) -> list[Any] | None:
-        """A display unit for *v*, checked (engine rules 3): its row form, or None."""
+    def _display_unit(self, unit: object, v: Value) -> SU.Unit | None:
+        """A display unit for *v* (row form or :data:`.shown_units.Unit`), checked (engine rules 3),
+        or None."""
         if unit is None:
             return None
         if self.rules < 3:
@@ -348,7 +349,7 @@ class Engine:
                                       "display units; leave unit out, or start a new record.")
         if v.sig.kind == "object":
             raise _fail(INVALID_ARGS, "an object has no display unit of its own; leave unit out.")
-        return SU.to_json(SU.check(unit, v.sig.dim, lambda m: _fail(INVALID_ARGS, m)))
+        return SU.check(unit, v.sig.dim, lambda m: _fail(INVALID_ARGS, m))
 
     def get(self, name: str, form: Form | None = None, digits: int | None = None,
             dim: DimOut | None = None, unit: list[Any] | None = None) -> Receipt:
@@ -379,20 +380,22 @@ class Engine:
         else:
             out = render(slot.value, form, digits, "name")
         shown = self._display_unit(unit, slot.value)
-        content = {"name": name, "value": out}
+        content: dict[str, Any] = {"name": name, "value": out}
         if shown is not None:
-            content["unit"] = shown
+            content["unit"] = SU.to_json(shown)
         return {"ok": True, "name": name, "value": out}, content
 
     def eval(self, formula: str, target: str | None, kind: str | None = None, scale: str | None = None,
-             unit: list[Any] | None = None) -> Receipt:
+             unit: list[Any] | SU.Unit | Callable[[Value], Any] | None = None) -> Receipt:
         """Evaluate ``formula`` and write the result into slot ``target``: ``{"ok": True, "target", "rev"}``.
 
         ``kind`` (``"point"`` with ``scale`` ``"degC"``/``"degF"``/``"K"``, or ``"difference"``)
         declares a temperature result's kind (issue 17): a temperature computed without one
         (``@p/(@rho*@R)``) becomes that kind; a result of another kind, or not a temperature, is
         refused. The row names the declared kind, and replay applies it. ``unit`` (engine rules 3,
-        not a tool argument): the result's display unit, recorded in the row (see :meth:`set`).
+        not a tool argument): the result's display unit, recorded in the row (see :meth:`set`), or a
+        function of the computed :class:`Value` returning it (or None), called before anything is
+        written.
 
         The value is not returned (read it with :meth:`get`). Refusals: the grammar codes,
         ``ENGINE_SLOT_NOT_FOUND``, ``ENGINE_INCOMPATIBLE_DIMENSION`` (including a
@@ -403,7 +406,7 @@ class Engine:
         return self._guard("eval", self._eval, formula, target, kind, scale, unit)
 
     def _eval(self, formula: str, target: str | None, kind: str | None = None, scale: str | None = None,
-              unit: list[Any] | None = None) -> _Outcome:
+              unit: Any = None) -> _Outcome:
         o = self._need_open()
         if type(formula) is not str:
             raise _fail(INVALID_ARGS, f"formula is {short(formula)}; it must be a string holding one expression.")
@@ -420,9 +423,12 @@ class Engine:
             value = declare(value, kind, scale)
             self._check_point(value, formula)
             declared = ',"kind":' + _json.dumps(kind) + (',"scale":' + _json.dumps(scale) if scale is not None else "")
+        if callable(unit):  # the front end's display unit for the value computed here (issue 18)
+            unit = unit(value)
         if unit is not None:
             shown = self._display_unit(unit, value)
-            declared += ',"unit":' + _json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
+            if shown:
+                declared += ',"unit":' + SU.row_json(shown)
         slots = self._slots
         vars_json = ",".join(['"' + n + '":' + slots[n].json for n in f.slots])  # values read, before the write
         result_json = stored_json(value)  # anything that can fail happens before the write
@@ -592,7 +598,7 @@ class Engine:
                 raise _fail(INVALID_ARGS, f"{short(name)} is not a quantity a display unit is preferred for; the "
                                           f"quantities are {', '.join(SU.QUANTITIES)}.")
             out[name] = SU.to_json(SU.check(raw, SU.QUANTITIES[name],
-                                            lambda m, n=name: _fail(INVALID_ARGS, f"{n}: {m}")))
+                                            lambda m, n=name: _fail(INVALID_ARGS, f"{n}: {m}")))  # type: ignore[misc]
         return out
 
     def _drop_new_record(self, writer: Any) -> None:

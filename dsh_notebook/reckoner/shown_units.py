@@ -22,11 +22,13 @@ SI magnitude with them, without pint.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from functools import lru_cache
+from typing import Any, cast
 
 from . import dims as D
 from . import grammar as G
@@ -118,6 +120,7 @@ class Preferences:
 # --------------------------------------------------------------------------- arithmetic
 
 
+@lru_cache(maxsize=4096)
 def unit_dim(u: Unit) -> tuple[int, ...]:
     """The 7-integer vector of a unit."""
     out = [0] * 7
@@ -127,6 +130,7 @@ def unit_dim(u: Unit) -> tuple[int, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=4096)
 def unit_factor(u: Unit) -> float:
     """SI per unit (``kN·mm`` -> 1.0, ``mm²`` -> 1e-6)."""
     f = 1.0
@@ -156,7 +160,7 @@ def _pow(u: Unit, p: Fraction) -> Unit | None:
     return tuple(out)
 
 
-def si_unit(dim: Sequence[int], allowed: frozenset[str] | None = None) -> Unit:
+def si_unit(dim: Sequence[Any], allowed: frozenset[str] | None = None) -> Unit:
     """The SI name of a vector as atoms (``N·m`` -> ``((N, 1), (m, 1))``); *allowed* limits the
     named units (``N``, ``Pa``, ...) to those given."""
     from .display import si_parts  # display imports this module
@@ -196,7 +200,13 @@ def compose(node: G.Node, units: Mapping[str, Unit], temps: Mapping[str, str],
     *temps*: slot -> temperature kind ``""``/``"degC"``/``"degF"``/``"K"``/``"delta"``;
     *roles* from the check: ``@slot`` position -> ``"kelvin"``/``"delta"``), as pint composes
     units; ``None`` when no unit follows from the operands (a power by a slot, a field)."""
-    roles = roles or {}
+    return _compose(node, tuple(sorted(units.items())), tuple(sorted(temps.items())),
+                    tuple(sorted((roles or {}).items())))
+
+
+@lru_cache(maxsize=4096)
+def _compose(node: G.Node, unit_items: tuple, temp_items: tuple, role_items: tuple) -> Composed:
+    units, temps, roles = dict(unit_items), dict(temp_items), dict(role_items)
 
     def as_unit(c: Composed) -> Unit | None:
         return (((KELVIN, 1),) if c.scale else ()) if isinstance(c, _Point) else c
@@ -272,13 +282,18 @@ def _exponent(n: G.Node) -> Fraction | None:
 # --------------------------------------------------------------------------- a result's unit
 
 
-def settle(c: Composed, dim: Sequence[int], known: Sequence[Unit] = (), prefs: Preferences | None = None,
+def settle(c: Composed, dim: Sequence[Any], known: Sequence[Unit] = (), prefs: Preferences | None = None,
            allowed: frozenset[str] | None = None) -> Unit | None:
     """The display unit of a result of vector *dim* composed as *c* (:func:`compose`); *known*:
     the units the person wrote whole in the record (givens, shows, declared units), in order;
     ``None`` to show it as today (a temperature point on its scale; nothing known at all: SI).
     See the module's docstring for the rules."""
-    target = tuple(int(x) for x in dim)
+    return _settle(c, tuple(int(x) for x in dim), tuple(known), prefs, allowed)
+
+
+@lru_cache(maxsize=4096)
+def _settle(c: Composed, target: tuple[int, ...], known: tuple[Unit, ...], prefs: Preferences | None,
+            allowed: frozenset[str] | None) -> Unit | None:
     if isinstance(c, _Point):
         return None
     u = _clean(c) if c is not None else None
@@ -291,7 +306,11 @@ def settle(c: Composed, dim: Sequence[int], known: Sequence[Unit] = (), prefs: P
             return whole
         if u is not None:
             u = _merge(tuple(((_preferred(a, prefs) or ((a, 1),))[0][0], e) for a, e in u))
-    if u is not None and _hides_simpler(u):
+    # a composition that hides a simpler unit (J/kPa is m³, V/Ω is A, µF·V² is J) or runs to three
+    # units or more (kg/(m·s²) is Pa) gives way to its SI name when that is shorter; never J for a
+    # moment (P24)
+    alt = si_unit(target, _NO_JOULE if moment else allowed)
+    if u is not None and (len(u) >= 3 or _hides_simpler(u)) and len(alt) < len(u):
         u = None
     # a unit the person wrote whole for this vector replaces a longer composition
     for k in known:
@@ -304,9 +323,18 @@ def settle(c: Composed, dim: Sequence[int], known: Sequence[Unit] = (), prefs: P
         return u
     if target == D.ZERO:
         return ()
-    if allowed is None and not known:
-        return None  # nothing written: the SI name, as before display units
-    return si_unit(target, allowed)
+    if c is None and not known:
+        return None  # nothing composes and nothing was written: the SI name, as before display units
+    return alt
+
+
+def _all_but_joule() -> frozenset[str]:
+    from .display import SI_SYMBOL_DIMS  # display imports this module
+
+    return frozenset(SI_SYMBOL_DIMS) - {"J"}
+
+
+_NO_JOULE = _all_but_joule()
 
 
 def _preferred(a: Atom, prefs: Preferences) -> Unit | None:
@@ -362,6 +390,7 @@ def _is_moment(u: Unit) -> bool:
 # --------------------------------------------------------------------------- writing
 
 
+@lru_cache(maxsize=4096)
 def text(u: Unit) -> str:
     """``kN·mm``, ``W/K``, ``W/(m²·K)``, ``s⁻¹``, ``kg/m³``; ``''`` when dimensionless."""
     def part(a: Atom, e: int) -> str:
@@ -401,6 +430,7 @@ def atom_latex(symbol: str) -> str:
     return "".join(out)
 
 
+@lru_cache(maxsize=4096)
 def latex(u: Unit) -> str:
     """The unit as LaTeX: ``\\mathrm{kN}\\,\\mathrm{mm}``, ``\\mathrm{W}/\\mathrm{K}``."""
     def part(a: Atom, e: int) -> str:
@@ -431,10 +461,16 @@ def to_json(u: Unit) -> list[list[Any]]:
     return [[a.symbol, e, a.factor, list(a.dim), *([True] if a.angle else [])] for a, e in u]
 
 
+@lru_cache(maxsize=4096)
+def row_json(u: Unit) -> str:
+    """:func:`to_json` as compact JSON text (a trace row's ``unit``)."""
+    return json.dumps(to_json(u), ensure_ascii=False, separators=(",", ":"))
+
+
 MAX_ATOMS = 12
 
 
-def from_json(data: object, dim: Sequence[int] | None = None) -> Unit | None:
+def from_json(data: object, dim: Sequence[Any] | None = None) -> Unit | None:
     """A display unit from a row (``[[symbol, exponent, factor, vector], ...]``), or ``None``
     when it is malformed or (with *dim*) not of that vector: a reader then shows the value in
     SI. Never raises."""
@@ -460,9 +496,10 @@ def from_json(data: object, dim: Sequence[int] | None = None) -> Unit | None:
     return u
 
 
-def check(data: object, dim: Sequence[int], fail: Callable[[str], Exception]) -> Unit:
-    """:func:`from_json` for a writer: raises ``fail(message)`` naming the problem."""
-    u = from_json(data)
+def check(data: object, dim: Sequence[Any], fail: Callable[[str], Exception]) -> Unit:
+    """:func:`from_json` for a writer (or a :data:`Unit` as it is): raises ``fail(message)``
+    naming the problem."""
+    u = cast(Unit, data) if _is_unit(data) else from_json(data)
     if u is None:
         raise fail("unit must be a list of [symbol, exponent, factor, vector] items (a symbol of 1 to 32 printable "
                    "characters, a whole exponent from -12 to 12 and not 0, a factor above 0, 7 whole numbers; a "
@@ -470,3 +507,8 @@ def check(data: object, dim: Sequence[int], fail: Callable[[str], Exception]) ->
     if unit_dim(u) != tuple(int(x) for x in dim):
         raise fail(f"unit {text(u)!r} has the vector {list(unit_dim(u))}, and the value {list(dim)}")
     return u
+
+
+def _is_unit(data: object) -> bool:
+    return isinstance(data, tuple) and all(
+        isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], Atom) and type(x[1]) is int and x[1] for x in data)

@@ -121,9 +121,66 @@ function onScale(x: any, to: (k: number) => number): any {
   return x;
 }
 
-/** A tagged value as text: `26.45 Ω`, `[1, 2, 3] m`, `{a: 1 m, b: 2 s}`; a temperature point on
- * the scale it was given in (`14.2 °C`), as the notebook shows it. */
-export function valueText(v: any): string {
+/**
+ * A row's display unit (issue 18: `[[symbol, exponent, factor, vector(, true)], ...]`, the units
+ * the person wrote, as `reckoner/shown_units.py` writes them) as `{text, factor}`, or null when it
+ * is malformed or not of the value's vector (the value then shows in SI). `kN·mm`, `W/K`,
+ * `W/(m²·K)`, `s⁻¹`.
+ */
+export function shownUnit(unit: unknown, dim: unknown): { text: string; factor: number } | null {
+  if (!Array.isArray(unit) || !unit.length || unit.length > 12 || !Array.isArray(dim) || dim.length !== 7) {
+    return null;
+  }
+  const sum = [0, 0, 0, 0, 0, 0, 0];
+  let factor = 1;
+  const num: string[] = [];
+  const den: string[] = [];
+  for (const atom of unit) {
+    if (!Array.isArray(atom) || atom.length < 4 || atom.length > 5) {
+      return null;
+    }
+    const [sym, e, f, vec] = atom;
+    if (
+      typeof sym !== 'string' || !sym || sym.length > 32 || !Number.isInteger(e) || !e ||
+      typeof f !== 'number' || !(f > 0) || !Number.isFinite(f) || !Array.isArray(vec) || vec.length !== 7
+    ) {
+      return null;
+    }
+    vec.forEach((x: number, i: number) => (sum[i] += x * e));
+    factor *= Math.pow(f, e);
+    (e > 0 ? num : den).push(sym + sup(Math.abs(e)));
+  }
+  if (sum.some((x, i) => x !== dim[i])) {
+    return null;
+  }
+  let text: string;
+  if (!num.length) {
+    text = unit.map((a: any) => a[0] + sup(a[1])).join('·');
+  } else if (!den.length) {
+    text = num.join('·');
+  } else {
+    text = num.join('·') + '/' + (den.length === 1 ? den[0] : `(${den.join('·')})`);
+  }
+  return { text, factor };
+}
+
+function scaled(x: any, factor: number): any {
+  if (typeof x === 'number') {
+    return x / factor;
+  }
+  if (Array.isArray(x)) {
+    return x.map(e => scaled(e, factor));
+  }
+  if (x && typeof x === 'object' && 're' in x) {
+    return { re: x.re / factor, im: x.im / factor };
+  }
+  return x;
+}
+
+/** A tagged value as text: `26.45 Ω`, `[1, 2, 3] m`, `{a: 1 m, b: 2 s}`; in its row's display
+ * unit when it has one (`2.25 kN·m`, issue 18); a temperature point on the scale it was given in
+ * (`14.2 °C`), as the notebook shows it. */
+export function valueText(v: any, unit?: unknown): string {
   if (v === null || v === undefined) {
     return '(deleted)';
   }
@@ -136,19 +193,22 @@ export function valueText(v: any): string {
     const mag = 'num' in v ? numText(to(v.num)) : bare(onScale(v.array, to));
     return `${mag} ${symbol}`;
   }
-  const unit = unitText(v.dim);
-  const u = unit ? ' ' + unit : '';
+  const shown = shownUnit(unit, v.dim);
+  const unitName = shown ? shown.text : unitText(v.dim);
+  const k = shown ? shown.factor : 1;
+  const u = unitName ? ' ' + unitName : '';
   if ('num' in v) {
-    return numText(v.num) + u;
+    return numText(v.num / k) + u;
   }
   if ('re' in v) {
-    return (unit ? `(${complexText(v.re, v.im)})` : complexText(v.re, v.im)) + u;
+    const text = complexText(v.re / k, v.im / k);
+    return (unitName ? `(${text})` : text) + u;
   }
   if ('mag' in v) {
-    return `${numText(v.mag)}∠${numText(v.ang)} rad` + u;
+    return `${numText(v.mag / k)}∠${numText(v.ang)} rad` + u;
   }
   if ('array' in v) {
-    return bare(v.array) + u;
+    return bare(scaled(v.array, k)) + u;
   }
   if ('object' in v && v.object && typeof v.object === 'object') {
     return (

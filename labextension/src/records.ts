@@ -235,6 +235,19 @@ export function recordTimeline(
     }
     return found;
   };
+  // the display unit a slot was written with before row `before` (issue 18), for the values an eval read
+  const unitOf = (slot: string, before: number): unknown => {
+    let found: unknown = undefined;
+    for (const r of rows) {
+      if (r.seq >= before) {
+        break;
+      }
+      if (r.ok && ((r.tool === 'set' && r.content?.name === slot) || (r.tool === 'eval' && r.content?.target === slot))) {
+        found = r.content?.unit;
+      }
+    }
+    return found;
+  };
   const anchorId = (r: IRecordRow) => `dsh-row-${detail.id}-${r.seq}`;
   for (const g of groupRows(shown)) {
     if (g.kind === 'writes') {
@@ -253,7 +266,7 @@ export function recordTimeline(
                 ' ',
                 code(String(r.content?.name ?? '')),
                 ' = ',
-                valueText(r.content?.value)
+                valueText(r.content?.value, r.content?.unit)
               )
             )
           )
@@ -275,7 +288,7 @@ export function recordTimeline(
                 ' ',
                 code(String(r.content?.name ?? '')),
                 ' → ',
-                valueText(r.content?.value)
+                valueText(r.content?.value, r.content?.unit)
               )
             )
           )
@@ -305,7 +318,7 @@ export function recordTimeline(
       );
     } else {
       for (const r of g.rows) {
-        root.appendChild(singleCard(r, anchorId(r), writeAnchor));
+        root.appendChild(singleCard(r, anchorId(r), writeAnchor, unitOf));
       }
     }
   }
@@ -327,7 +340,8 @@ function jump(anchor: string): void {
 function singleCard(
   r: IRecordRow,
   anchor: string,
-  writeAnchor: (slot: string, before: number) => string | null
+  writeAnchor: (slot: string, before: number) => string | null,
+  unitOf: (slot: string, before: number) => unknown = () => undefined
 ): HTMLElement {
   const c = r.content || {};
   let el: HTMLElement;
@@ -340,7 +354,7 @@ function singleCard(
           {},
           code(slot),
           ' = ',
-          valueText(v),
+          valueText(v, unitOf(slot, r.seq)),
           ' ',
           a
             ? h(
@@ -369,7 +383,7 @@ function singleCard(
           { class: 'dsh-result' },
           code(String(c.target ?? '')),
           ' = ',
-          h('b', {}, valueText(c.result))
+          h('b', {}, valueText(c.result, c.unit))
         )
       );
       break;
