@@ -195,7 +195,7 @@ def shown_in(v: Value, unit: SU.Unit | None = None) -> tuple[Any, str, str]:
     if v.sig.temp in POINT_SCALES:
         sym, tex, _ = _SCALES[v.sig.temp]
         return on_scale(v.mag, v.sig.temp), sym, tex
-    if unit is not None and SU.unit_dim(unit) == tuple(int(x) for x in v.sig.dim):
+    if unit is not None and SU.unit_dim(unit) == v.sig.dim:  # stored vectors are whole numbers
         return SU.convert(v.mag, unit), SU.text(unit), SU.latex(unit)
     return v.mag, si_text(v.sig.dim), si_latex(v.sig.dim)
 
