@@ -210,3 +210,21 @@ def test_settings_reckon_units_start_every_kernel_and_bad_ones_are_named(sh, mon
     got = lines(cap)
     assert got["M"].endswith("= 6000 kN·mm") and got["x"].endswith("= 6000 mm")
     assert "length = mm" in sh.run("%reckon units")[1].stdout
+
+
+def test_a_model_writer_may_write_the_values_as_the_notebook_shows_them(sh):
+    from dsh_notebook.reckoner.articles import check_article, writer_prompt
+
+    r, _ = sh.reckon("given F = 2.5 kN\ngiven L = 3600 mm\nM = @F*@L/4\nshow M in kN*m\nend done", "Beam")
+    [path] = sh.records()
+    f = facts(path)
+    prompt = writer_prompt(f, "md", "en")
+    assert "(shown in the notebook as 2.5 kN)" in prompt and "(shown in the notebook as 2.25 kN·m)" in prompt
+
+    def article(result: str) -> str:
+        return (f"# Beam\n\n*DeepSeek Harness Reckoner*\n\n## Question\n\nA beam.\n\n## Calculations\n\n"
+                f"With F = 2.5 kN and L = 3600 mm, M = {result}.\n\n## Conclusion\n\ndone\n")
+
+    assert check_article(article("2.25 kN·m"), f, "md") == []
+    assert check_article(article("2250 N·m"), f, "md") == []  # SI, as the record holds it
+    assert any("2.26" in p for p in check_article(article("2.26 kN·m"), f, "md"))

@@ -222,6 +222,13 @@ def cut(x: object) -> object:
     return round(float(x), 4) + 0.0
 
 
+def _shown_as(stored: object, unit: Any) -> str:
+    """`` (shown in the notebook as 2.25 kN·m)`` for a value with a display unit (issue 18), else ``''``."""
+    if unit is None or not isinstance(stored, dict):
+        return ""
+    return f" (shown in the notebook as {_value(stored, unit)[0]})"
+
+
 def cut_value(obj: object) -> object:
     """``cut`` applied to every number of a JSON value except ``dim`` fields."""
     if isinstance(obj, dict):
@@ -246,7 +253,7 @@ def writer_prompt(f: ArticleFacts, fmt: str, language: str = "auto") -> str:
     lines = [f.title]
     for c in f.conditions:
         lines.append(f"a condition recorded under the name {c.name}: "
-                     f"{json.dumps(cut_value(c.value), ensure_ascii=False)}")
+                     f"{json.dumps(cut_value(c.value), ensure_ascii=False)}{_shown_as(c.value, c.unit)}")
     for item in f.items:
         if isinstance(item, Message):
             if item.hide:
@@ -264,12 +271,15 @@ def writer_prompt(f: ArticleFacts, fmt: str, language: str = "auto") -> str:
             lines.append(f"Step {item.seq}: {item.formula}")
             if item.vars:
                 lines.append("substituting: " + ", ".join(f"{n} = {json.dumps(cut_value(v), ensure_ascii=False)}"
+                                                          f"{_shown_as(v, item.var_units.get(n))}"
                                                           for n, v in item.vars.items()))
-            lines.append(f"result: {json.dumps(cut_value(item.result), ensure_ascii=False)}")
+            lines.append(f"result: {json.dumps(cut_value(item.result), ensure_ascii=False)}"
+                         f"{_shown_as(item.result, item.unit)}")
     if f.closing:
         lines.append(f.closing)
     lines.append("Values are a number and a 7-integer dim [m,kg,s,A,K,mol,cd]; write them in the unit the question "
-                 "used. Numbers are already cut to at most four decimals.")
+                 "used (where a value says how the notebook shows it, that unit). Numbers are already cut to at most "
+                 "four decimals.")
     lang = resolve_language(f, language)
     if language != "auto":
         lines.append(f"Write the ENTIRE article in {'Chinese' if lang == 'zh-CN' else 'English'}.")
@@ -670,6 +680,16 @@ def result_numbers(f: ArticleFacts) -> list[str]:
                         walk(x)
                 elif isinstance(v, (int, float)) and not isinstance(v, bool):
                     out.append(_num(v))
+            shown = SU.from_json(item.unit, item.result.get("dim")) if isinstance(item.result, dict) else None
+            if shown is not None and item.result.get("kind") != "point":
+                try:  # in its display unit (issue 18), cut after conversion
+                    mag = SU.convert(parse_tagged(item.result).mag, shown)
+                except EngineError:
+                    mag = None
+                if mag is not None:
+                    for x in np.ravel(mag).tolist():
+                        out.extend([_num(x.real), _num(abs(x.imag))] if isinstance(x, complex) else [_num(x)])
+                    continue
             walk(item.result)
     return out
 
@@ -964,16 +984,22 @@ def _lookup_texts(f: ArticleFacts) -> list[str]:
 def allowed_numbers(f: ArticleFacts) -> list[float]:
     """The magnitudes an article of ``f`` may write (see the rule above), sorted."""
     raw: list[float] = []
+    displayed: list[str] = []  # values as the notebook shows them in their display units (issue 18)
     for c in f.conditions:
         _leaves(c.value, raw)
         _shown(c.value, raw)
+        displayed.append(_shown_as(c.value, c.unit))
     for item in f.items:
         if isinstance(item, Step):
             for v in [*item.vars.values(), item.result]:
                 _leaves(v, raw)
                 _shown(v, raw)
+            displayed += [_shown_as(v, item.var_units.get(n)) for n, v in item.vars.items()]
+            displayed.append(_shown_as(item.result, item.unit))
             _formula_constants(item.formula, raw)
     values = {abs(x) for x in raw} | {abs(cut(x)) for x in raw}
+    for text in displayed:
+        values |= {abs(w.value) for w in written_numbers(text, 0)}
     prose = [f.title, f.closing or "", *(m.text for m in f.items if isinstance(m, Message) and not m.hide),
              *_lookup_texts(f), *(f"row {r.seq}: {r.error}" for r in f.refusals)]  # a refusal is quoted as written
     for text in prose:
