@@ -186,6 +186,9 @@ def test_the_panel_lists_the_records_and_switches_academic_mode(lab, page):
     rows.first.click()
     page.wait_for_selector("[data-testid=dsh-record-timeline]")
     assert page.locator("[data-testid=dsh-record-timeline] [data-testid=dsh-step-card]").count() >= 3
+    # values in the units the cell shows them in (issue 18): R was given in kΩ, C in µF
+    timeline = page.locator("[data-testid=dsh-record-timeline]").inner_text()
+    assert "10 kΩ" in timeline and "470 µF" in timeline and "10000 Ω" not in timeline, timeline
     panel.screenshot(path=str(ARTIFACTS / "browser-panel-timeline.png"))
 
     # Academic: the toggle writes $DSH_NOTEBOOK_HOME/academic.json, both ways
