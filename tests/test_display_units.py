@@ -122,6 +122,9 @@ def test_rows_carry_the_display_unit_and_every_reader_uses_it(sh, tmp_path):
     from dsh_notebook.reckoner.records import read_record
 
     assert _result_text(read_record(path)) == "M = 2.25 kN·m"
+    # %reckon show ID (one record's rows)
+    r, cap = sh.run(f"%reckon show {path.stem}")
+    assert "F = 2.5 kN" in cap.stdout and "M = @F*@L/4 -> 2250 kN·mm" in cap.stdout and "read M: 2.25 kN·m" in cap.stdout
 
 
 def test_a_tampered_unit_in_a_row_is_never_used_to_show_a_value(tmp_path):

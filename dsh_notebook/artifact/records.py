@@ -4,7 +4,11 @@
 from __future__ import annotations
 
 from ..reckoner import list_records
+from ..reckoner import shown_units as SU
+from ..reckoner.display import value_text
+from ..reckoner.errors import EngineError
 from ..reckoner.records import Record
+from ..reckoner.values import parse_tagged
 
 
 def _width(text: str) -> int:
@@ -118,6 +122,18 @@ def records_table(home, current: list[str] | set[str] | None = None) -> str | No
     return table(rows, ("id", "title", "status", "steps", "refused", "use"))
 
 
+def _shown(stored: object, unit: object) -> str:
+    """A row's value as the notebook shows it (``2.25 kN·m``: its display unit, issue 18; a
+    point on its scale; else SI), or as stored when it cannot be read (``None``: deleted)."""
+    if stored is None:
+        return "(deleted)"
+    try:
+        v = parse_tagged(stored)
+    except EngineError:
+        return str(stored)
+    return value_text(v, 6, SU.from_json(unit, v.sig.dim) if v.sig.kind != "object" else None)
+
+
 def record_text(rec: Record) -> str:
     """One record's rows, one line each; refused rows marked with ✗."""
     lines = [f"{rec.title}  [{rec.id}, {'closed' if rec.closed else 'open'}]"]
@@ -131,11 +147,11 @@ def record_text(rec: Record) -> str:
         elif not r.get("ok"):
             desc = f"{c.get('code')}: {c.get('error')}"
         elif r.get("tool") == "set":
-            desc = f"{c.get('name')} = {c.get('value')}"
+            desc = f"{c.get('name')} = {_shown(c.get('value'), c.get('unit'))}"
         elif r.get("tool") == "eval":
-            desc = f"{c.get('target')} = {c.get('formula')} -> {c.get('result')}"
+            desc = f"{c.get('target')} = {c.get('formula')} -> {_shown(c.get('result'), c.get('unit'))}"
         elif r.get("tool") == "get":
-            desc = f"read {c.get('name')}: {c.get('value')}"
+            desc = f"read {c.get('name')}: {_shown(c.get('value'), c.get('unit'))}"
         elif r.get("tool") == "record_message":
             desc = ("(hidden) " if c.get("hide") else "") + str(c.get("text"))
         elif r.get("tool") == "record_end":
