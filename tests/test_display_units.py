@@ -231,3 +231,69 @@ def test_a_model_writer_may_write_the_values_as_the_notebook_shows_them(sh):
     assert check_article(article("2.25 kN·m"), f, "md") == []
     assert check_article(article("2250 N·m"), f, "md") == []  # SI, as the record holds it
     assert any("2.26" in p for p in check_article(article("2.26 kN·m"), f, "md"))
+
+
+def test_a_value_from_cycles_or_radians_is_never_shown_in_the_other(sh):
+    # P01's kind for computed values and declared units: the numbers would be 2π apart
+    for cell, words in [("given f = 50 Hz\nw = @f*1 in rpm", "radians"),
+                        ("given n = 1800 rpm\nz = @n in Hz", "cycles"),
+                        ("given n = 1800 rpm\ny = @n*1\nshow y in Hz", "cycles")]:
+        msg = refused(sh.reckon(cell)[0])
+        assert "2π" in msg and words in msg, (cell, msg)
+    # an explicit conversion (with π) and a plain rate are shown as asked
+    r, cap = sh.reckon("given f = 50 Hz\nw = @f*2*$pi in rad/s\ngiven R = 1 kohm\ngiven C = 1 uF\n"
+                       "fc = 1/(2*$pi*@R*@C)\nshow fc in Hz")
+    assert r.error_in_exec is None and "(50 Hz)·2·π = 314.16 rad/s" in text(cap) and "fc = 159.15 Hz" in text(cap)
+
+
+def test_given_lines_show_si_in_the_persons_own_quantity(sh):
+    r, cap = sh.reckon("given M = 12 kN*m\ngiven k = 5 kN/m\ngiven c = 4.18 kJ/(kg*K)\ngiven v = 90 km/h\n"
+                       "given U = 0.28 W/(m^2*K)")
+    out = text(cap)
+    assert "M = 12 kN·m = 12000 N·m" in out and "J" not in out.splitlines()[1]
+    assert "k = 5 kN/m = 5000 N/m" in out and "c = 4.18 kJ/(kg·K) = 4180 J/(kg·K)" in out
+    assert "v = 90 km/h = 25 m/s" in out and "kg·s⁻²" not in out
+    assert r"U &= 0.28\,\mathrm{W}/\left(\mathrm{m}^{2}\,\mathrm{K}\right)" in bundle(cap).data["text/latex"]
+
+
+def test_preferences_cannot_change_inside_an_open_record_and_conflicts_are_named(sh):
+    r, _ = sh.reckon("given a = 2 m\ngiven b = 3 m", "Two cells --continue")
+    assert r.error_in_exec is None
+    r, _ = sh.run("%reckon units length=mm")
+    assert r.error_in_exec is not None and "record is open" in str(r.error_in_exec)
+    r, cap = sh.reckon("A = @a*@b")
+    assert lines(cap)["A"].endswith("= 6 m²")
+    r, cap = sh.run("%reckon units pressure = bar stress=MPa")
+    assert r.error_in_exec is None and "stress=MPa replaces pressure=bar" in cap.stdout
+    for bad, words in [("=mm", "QUANTITY=UNIT"), ("length=", "QUANTITY=UNIT"), ("moment=J", "P24"),
+                       ("temperature_difference=degF", "temperature scale")]:
+        r, _ = sh.run(f"%reckon units {bad}")
+        assert r.error_in_exec is not None and words in str(r.error_in_exec), (bad, r.error_in_exec)
+
+
+def test_verify_names_a_forged_display_unit(tmp_path):
+    import nbformat  # noqa: F401 - the notebook format verify reads
+
+    from dsh_notebook.artifact.seal import verify
+    from test_verify import ran_notebook
+
+    folder = ran_notebook(tmp_path, ["%load_ext dsh_notebook", "%%reckon Beam\ngiven F = 2.5 kN\ngiven L = 3600 mm\n"
+                                     "M = @F*@L/4"])
+    [path] = sorted((folder / "report.dsh" / "records").glob("*.jsonl"))
+    rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    rows[4]["content"]["unit"][0][2] = 1.0  # kN said to be 1 N: every kN value shown 1000 times too big
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    found = [f for f in verify(folder / "report.ipynb") if f.check == 2 and not f.ok]
+    assert any("display unit does not hold" in f.detail and "'kN' is 1000 SI units" in f.detail for f in found), found
+
+
+def test_rows_refuse_units_that_are_markup_or_overflow():
+    e = MemoryEngine()
+    e.record_start("t")
+    f = [1, 1, -2, 0, 0, 0, 0]
+    for bad in ([["<img src=x>", 1, 1.0, f]], [["X", 2, 1e200, f], ["Y", -1, 1.0, [1, 1, -2, 0, 0, 0, 0]]],
+                [["\\input", 1, 1.0, f]]):
+        r = e.set("F", {"num": 1.0, "dim": f}, bad)
+        assert not r["ok"] and r["code"] == "ENGINE_INVALID_ARGS", bad
+    assert SU.from_json([["X", 2, 1e200, [0] * 7]]) is None
+    assert SU.atom_latex("Å") == r"\text{Å}" and SU.atom_latex("long_ton") == r"\mathrm{long\_ton}"

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..errors import DshError
+from ..reckon.units import unit_problem
 from ..reckoner import read_record, rerun
 from ..reckoner.records import RECORDS_DIR, UnreadableRecord
 from ..secretscan import find, find_in_json, might_hold
@@ -944,6 +945,7 @@ def _check_record(f: Path, *, replayed: bool = False) -> list[Finding]:
                                            "(a row was deleted, added or moved)"))
     if not rec.closed:
         out.append(Finding(2, False, rid, "the record has no closing row"))
+    out += _unit_findings(rid, rec)
     if replayed:
         steps = sum(1 for r in rec.rows if r.get("tool") == "eval" and r.get("ok"))
         if out:
@@ -963,6 +965,23 @@ def _check_record(f: Path, *, replayed: bool = False) -> list[Finding]:
         n = result["checked"]
         what = "no evaluation steps" if n == 0 else f"{n} step{'s replay' if n != 1 else ' replays'} identically"
         out.append(Finding(2, True, rid, f"{what} from the record's own inputs" if n else what))
+    return out
+
+
+def _unit_findings(rid: str, rec) -> list[Finding]:
+    """The display units a record's rows hold (issue 18), each checked against pint: a unit whose
+    factor, vector or symbol was changed would show every value in it wrongly."""
+    out = []
+    for r in rec.rows:
+        c = r.get("content") if isinstance(r.get("content"), dict) else {}
+        units = [c["unit"]] if "unit" in c else []
+        if r.get("tool") == "record_start" and isinstance(c.get("units"), dict):
+            units += list(c["units"].values())
+        for u in units:
+            why = unit_problem(u)
+            if why:
+                out.append(Finding(2, False, rid, f"row seq {r.get('seq')}: its display unit does not hold: {why} "
+                                                  "(the row was edited; every value shown in it would be wrong)"))
     return out
 
 

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 from IPython.core.error import UsageError
@@ -184,6 +185,20 @@ def _to_quantity(value):
     return U.quantity(value.mag, tuple(int(x) for x in value.sig.dim))
 
 
+def _unit_pairs(text: str) -> list[tuple[str, str]]:
+    """``length=mm force = kN MPa`` -> ``[("length", "mm"), ("force", "kN"), ("", "MPa")]``; a
+    ``=`` without a quantity before it or a unit after it is a :class:`UsageError`."""
+    out = []
+    for m in re.finditer(r"(?:([^\s=]*)\s*=\s*([^\s=]*))|([^\s=]+)", text):
+        if m.group(3) is not None:
+            out.append(("", m.group(3)))
+            continue
+        if not m.group(1) or not m.group(2):
+            raise UsageError(f"%reckon units {m.group(0).strip()}: write QUANTITY=UNIT, e.g. length=mm")
+        out.append((m.group(1), m.group(2)))
+    return out
+
+
 @magics_class
 class ReckonMagics(Magics):
     def __init__(self, shell):
@@ -317,24 +332,32 @@ class ReckonMagics(Magics):
 
         self._settings_units()
         session = self.session
+        if args and session.continuing and session.engine.open_record is not None:
+            raise UsageError("%reckon units: a record is open (a %%reckon --continue cell); its lines keep the units it "
+                             "started with, so change the preferred units after the cell that closes it")
         if args == ["clear"]:
             session.prefs = SU.Preferences()
             print("No preferred display units: results show in the units composed from their inputs.")
             return
         if args:
             chosen = dict(session.prefs.units)
-            for word in args:
-                quantity, sep, text = word.partition("=")
-                if not sep:
-                    quantity, text = "", word
+            notes = []
+            for quantity, text in _unit_pairs(" ".join(args)):
+                word = f"{quantity}={text}" if quantity else text
                 try:
                     name, unit = U.preference(quantity, text)
                 except U.UnitError as exc:
                     raise UsageError(f"%reckon units {word}: {exc.message}\n\nUse: %reckon units QUANTITY=UNIT ..., e.g. "
                                      "%reckon units length=mm force=kN stress=MPa") from None
+                for other in [q for q in chosen if q != name and SU.QUANTITIES[q] == SU.QUANTITIES[name]
+                              and (q in SU.MOMENTS) == (name in SU.MOMENTS)]:
+                    notes.append(f"{name}={SU.text(unit)} replaces {other}={SU.text(chosen.pop(other))} "
+                                 "(the same dimension)")
                 chosen.pop(name, None)
                 chosen[name] = unit
             session.prefs = SU.Preferences(tuple(chosen.items()))  # all checked before any is kept
+            for note in notes:
+                print(note)
         if not session.prefs:
             print("No preferred display units: results show in the units composed from their inputs.\n"
                   "Set some with e.g. %reckon units length=mm force=kN stress=MPa")

@@ -544,6 +544,7 @@ class ReckonSession:
     continuing: bool = False
     title: str | None = None
     units: dict = field(default_factory=dict)
+    angles: dict = field(default_factory=dict)  # slot -> (radians, cycles) its units count (P01)
     known: list = field(default_factory=list)
     prefs: SU.Preferences = field(default_factory=SU.Preferences)
 
@@ -581,6 +582,7 @@ def run_cell(session: ReckonSession, opts: Options, cell: str, user_ns: dict) ->
             eng.record_end()
         session.given_units.clear()
         session.units.clear()
+        session.angles.clear()
         session.known.clear()
         prefs = session.prefs.to_json() if session.prefs and eng.rules >= 3 else None
         r = eng.record_start(opts.title, prefs) if prefs else eng.record_start(opts.title)
@@ -672,11 +674,12 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
             g = read_given(ln.name, ln.rest, user_ns, opts.digits)
         except (GivenValueError, U.UnitError) as exc:
             return Step(ln, "set", eng.refuse("set", exc.code, exc.message))
-        shows = eng.rules >= 3 and bool(g.atoms)
+        shows = eng.rules >= 3 and g.atoms is not None and bool(g.atoms) and SU.fits(g.atoms)
         r = eng.set(ln.name, g.tagged, SU.to_json(g.atoms)) if shows and g.atoms else eng.set(ln.name, g.tagged)
         if r["ok"]:
             session.given_units[ln.name] = (g.unit, g.value_text, g.radians, g.digits)
             session.units.pop(ln.name, None)
+            session.angles[ln.name] = angle_content(g.atoms) if shows else (0, 0)
             if shows:
                 session.units[ln.name] = g.atoms
                 session.learn(g.atoms)
@@ -704,6 +707,15 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
                                              {n: v.mag for n, v in inputs.items()}).roles)
             except EngineError:
                 roles = {}  # eval refuses it with its own reason
+        angles = (0, 0)
+        if eng.rules >= 3 and f is not None:
+            composed = _composed(session, f, inputs, roles)
+            # a formula with π in it converts between cycles and radians (@f*2*$pi): its count is its own
+            angles = (0, 0) if "$pi" in ln.rest else angle_content(composed if isinstance(composed, tuple) else None)
+            why = _angle_clash(ln.name or "the result", angles, declared, composed) \
+                if isinstance(declared, U.UnitInfo) else None
+            if why:
+                return Step(ln, "eval", eng.refuse("eval", "ENGINE_INCOMPATIBLE_DIMENSION", why + " Nothing was written."))
         chosen: list = []
         kind: tuple = ()
         if isinstance(declared, U.UnitInfo) and declared.temp:  # `in degC` makes a point, `in delta_degC` a difference
@@ -727,6 +739,7 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
             st.result = eng.slots()[ln.name][0]
             session.given_units.pop(ln.name, None)
             session.units.pop(ln.name, None)
+            session.angles[ln.name] = angles
             if unit is not None:
                 session.units[ln.name] = unit
                 st.unit = unit
@@ -744,6 +757,7 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
         if r.get("ok"):
             session.given_units.pop(ln.name, None)
             session.units.pop(ln.name, None)
+            session.angles.pop(ln.name, None)
         return Step(ln, "set", r)
     return Step(ln, "eval", eng.refuse(
         "eval", "ENGINE_INVALID_ARGS",
@@ -763,10 +777,39 @@ def _result_unit(session: ReckonSession, f, value: Value, inputs: dict, roles: d
         return atoms or None
     if f is None:
         return None
+    composed = _composed(session, f, inputs, roles)
+    return SU.settle(composed, value.sig.dim, session.known, session.prefs,
+                     difference=value.sig.temp == DELTA) or None
+
+
+def _composed(session: ReckonSession, f, inputs: dict, roles: dict) -> SU.Composed:
+    """The formula's unit composed from its inputs' display units, before it is settled."""
     units = {n: session.display_unit(n, v) for n, v in inputs.items()}
     temps = {n: v.sig.temp for n, v in inputs.items()}
-    composed = SU.compose(f.tree, {n: u for n, u in units.items() if u is not None}, temps, roles)
-    return SU.settle(composed, value.sig.dim, session.known, session.prefs) or None
+    return SU.compose(f.tree, {n: u for n, u in units.items() if u is not None}, temps, roles)
+
+
+def angle_content(unit: SU.Unit | None) -> tuple[int, int]:
+    """``(radians, cycles)`` a unit counts (rpm: (1, 0), Hz: (0, 1), m: (0, 0)), from its angle
+    atoms (P01)."""
+    rad = cyc = 0
+    for a, e in unit or ():
+        if a.angle:
+            r = U.parse_unit(a.symbol).radians if a.symbol else 0
+            rad, cyc = rad + r * e, cyc + (0 if r else e)
+    return rad, cyc
+
+
+def _angle_clash(name: str, have: tuple[int, int], unit: U.UnitInfo, composed: Any) -> str | None:
+    """P01 for a computed value: shown in a unit that counts angles differently than its inputs
+    (a value from rpm in Hz, one from Hz in rpm or rad/s), the numbers would be 2π apart."""
+    want = angle_content(U.unit_atoms(unit.text)) if not unit.offset else (0, 0)
+    if have == (0, 0) or want == (0, 0) or have[0] == want[0]:
+        return None
+    written = "·".join(a.symbol for a, _ in composed if a.angle) if isinstance(composed, tuple) else ""
+    return U.angle_mismatch(have[0], U.UnitInfo(unit.text, unit.dim, want[0], False, unit.factor), name,
+                            f"a value computed from {written}" if written else "a value computed from "
+                            + ("radians" if have[0] else "cycles"))
 
 
 _IN = re.compile(r"\s+in\s+")
@@ -847,6 +890,10 @@ def _show(session: ReckonSession, ln: Line) -> Step:
         known = session.given_units.get(ln.name)
         if known is not None and ln.name in eng.slots():
             msg = U.angle_mismatch(known[2], unit, ln.name, known[0].text if known[0] else "a plain number")
+            if msg:
+                return Step(ln, "get", eng.refuse("get", "ENGINE_INCOMPATIBLE_DIMENSION", msg))
+        elif ln.name in session.angles and ln.name in eng.slots():  # a computed value (P01)
+            msg = _angle_clash(ln.name, session.angles[ln.name], unit, session.units.get(ln.name))
             if msg:
                 return Step(ln, "get", eng.refuse("get", "ENGINE_INCOMPATIBLE_DIMENSION", msg))
         slot = eng.slots().get(ln.name)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..reckoner import shown_units as SU
 from ..reckoner.display import (
     array_items,
     array_latex,
@@ -45,13 +46,17 @@ def _given_display(st: Step, digits: int) -> tuple[str, str]:
         text = f"{g.value_text} {U.unit_pretty(g.unit.text)}"
         latex = rf"{name_latex(name)} = {_value_text_latex(g.value_text)}\,{U.unit_latex(g.unit.text)}"
         d = max(digits, g.digits)  # never drop a digit the person typed
+        if st.unit:  # the unit as written, in LaTeX like every other unit of the output (issue 18)
+            latex = rf"{name_latex(name)} = {_value_text_latex(g.value_text)}\,{SU.latex(st.unit)}"
         if (g.unit.factor != 1.0 or g.unit.offset) and not (g.unit.offset and st.result.sig.temp == g.unit.temp):
-            text += f" = {value_text(st.result, d)}"
-            latex += f" = {value_latex(st.result, d)}"
+            si = SU.coherent(st.unit) if st.unit else None  # in SI, in the person's own quantity: N·m, never J
+            text += f" = {value_text(st.result, d, si)}"
+            latex += f" = {value_latex(st.result, d, si)}"
         return text, latex
     text = value_text(st.result, digits) if g.value_text.startswith("py:") else g.value_text
     if g.value_text.startswith("py:") or st.result.sig.kind != "scalar":
-        return value_text(st.result, digits), rf"{name_latex(name)} = {value_latex(st.result, digits)}"
+        return value_text(st.result, digits, st.unit), \
+            rf"{name_latex(name)} = {value_latex(st.result, digits, st.unit)}"
     return text, rf"{name_latex(name)} = {_value_text_latex(g.value_text)}"
 
 

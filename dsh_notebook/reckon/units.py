@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import NotebookError
 from ..reckoner import dims as D
 from ..reckoner.display import describe_dim, si_latex, si_parts, si_text  # noqa: F401 - re-exported
-from ..reckoner.shown_units import KELVIN, QUANTITIES, Atom, Unit, unit_dim
+from ..reckoner.shown_units import KELVIN, MOMENTS, QUANTITIES, Atom, Unit, unit_dim
 from ..reckoner.values import POINT_SCALES
 
 _SI_DIMS = ("[length]", "[mass]", "[time]", "[current]", "[temperature]", "[substance]", "[luminosity]")
@@ -608,6 +608,33 @@ def _atom(name: str, token: str) -> Atom:
     return Atom(sym, float(f"{float(base.magnitude):.15g}"), _dim_of(name, one), angle)  # 0.3048, not 0.30479999999999996
 
 
+def unit_problem(data: object) -> str | None:
+    """What is wrong with a display unit a record row holds (``[[symbol, exponent, factor,
+    vector(, true)], ...]``, issue 18), checked against pint: each symbol must be a unit pint
+    reads alone, with that factor, vector and angle mark; ``None`` when it holds. ``verify``
+    reports any other (a forged factor would change every number shown in the unit)."""
+    if not isinstance(data, list) or not data:
+        return "it is not a list of units"
+    for item in data:
+        if not (isinstance(item, list) and len(item) in (4, 5) and isinstance(item[0], str)):
+            return f"{str(item)[:60]!r} is not [symbol, exponent, factor, vector]"
+        sym, _e, factor, vec = item[:4]
+        try:
+            atoms = unit_atoms(sym)
+        except UnitError:
+            atoms = None
+        if not atoms or len(atoms) != 1 or atoms[0][1] != 1:
+            return f"{sym[:40]!r} is no unit pint reads alone"
+        a = atoms[0][0]
+        if not isinstance(factor, (int, float)) or not math.isclose(float(factor), a.factor, rel_tol=1e-9):
+            return f"{sym!r} is {a.factor:g} SI units, but the row says {str(factor)[:40]}"
+        if vec != list(a.dim):
+            return f"{sym!r} has the vector {list(a.dim)}, but the row says {str(vec)[:60]}"
+        if (len(item) == 5) != a.angle:
+            return f"{sym!r} {'counts' if a.angle else 'does not count'} angles, but the row says otherwise"
+    return None
+
+
 def preference(quantity: str, text: str) -> tuple[str, Unit]:
     """One preferred display unit (``%reckon units length=mm``, issue 18): ``(quantity, unit)``.
     *quantity* is a name of :data:`..reckoner.shown_units.QUANTITIES` (``moment`` and ``torque``
@@ -618,11 +645,12 @@ def preference(quantity: str, text: str) -> tuple[str, Unit]:
     name = quantity.strip().lower().replace("-", "_").replace(" ", "_")
     atoms = unit_atoms(text)
     shown = unit_pretty(text)
+    if atoms is None and parse_unit(text).temp in POINT_SCALES:
+        raise UnitError("ENGINE_INVALID_ARGS", f"{shown!r} is a temperature scale: a temperature point always shows on "
+                                               "the scale it was given in; for differences write "
+                                               f"temperature_difference=delta_{parse_unit(text).temp}.")
     if atoms is None:
-        raise UnitError("ENGINE_INVALID_ARGS", f"{shown!r} cannot be a preferred unit: a temperature point shows on the "
-                                               "scale it was given in, and a unit with a number in it is no unit "
-                                               "to show a result in; for differences write "
-                                               "temperature_difference=delta_degC.")
+        raise UnitError("ENGINE_INVALID_ARGS", f"{shown!r} has a number in it; write a unit alone (mg/h, not mg/(12 h)).")
     if not atoms or any(a.angle for a, _ in atoms):
         raise UnitError("ENGINE_INVALID_ARGS", f"{shown!r} cannot be a preferred unit: "
                         + ("a plain number has no unit." if not atoms else
@@ -645,6 +673,9 @@ def preference(quantity: str, text: str) -> tuple[str, Unit]:
     if QUANTITIES[name] != dim:
         raise UnitError("ENGINE_INVALID_DIMENSION", f"{shown!r} is {describe_dim(dim)}, not a {name.replace('_', ' ')} "
                                                     f"({describe_dim(QUANTITIES[name])}).")
+    if name in MOMENTS and len(atoms) == 1:
+        raise UnitError("ENGINE_INVALID_ARGS", f"{shown!r} names an energy; a {name} is a force times a lever arm, "
+                                               "shown in N·m, kN·m or lbf·ft, never in joules (P24).")
     return name, atoms
 
 

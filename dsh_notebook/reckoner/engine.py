@@ -383,6 +383,8 @@ class Engine:
         content: dict[str, Any] = {"name": name, "value": out}
         if shown is not None:
             content["unit"] = SU.to_json(shown)
+            if isinstance(out, dict) and "dim" in out:  # beside a display unit, the vector itself (not its name)
+                out["dim"] = [int(x) for x in slot.value.sig.dim]
         return {"ok": True, "name": name, "value": out}, content
 
     def eval(self, formula: str, target: str | None, kind: str | None = None, scale: str | None = None,

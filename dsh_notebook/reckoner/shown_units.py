@@ -37,6 +37,7 @@ TEMPERATURE = (0, 0, 0, 0, 1, 0, 0)
 FORCE = (1, 1, -2, 0, 0, 0, 0)
 LENGTH = (1, 0, 0, 0, 0, 0, 0)
 ENERGY = (2, 1, -2, 0, 0, 0, 0)
+POWER = (2, 1, -3, 0, 0, 0, 0)
 
 #: quantity names a preference may use, with their vectors (``%reckon units length=mm``)
 QUANTITIES: dict[str, tuple[int, ...]] = {
@@ -91,15 +92,13 @@ class Preferences:
         return bool(self.units)
 
     def for_dim(self, dim: tuple[int, ...], moment: bool | None = None) -> Unit | None:
-        """The preferred unit of a whole result of vector *dim*; for the energy vector, a moment
-        preference applies only to a moment (*moment* True) and an energy one only otherwise."""
-        for name, u in self.units:
-            if QUANTITIES.get(name, unit_dim(u)) != dim:
-                continue
-            if dim == ENERGY and moment is not None and (name in MOMENTS) != moment:
-                continue
-            return u
-        return None
+        """The preferred unit of a whole result of vector *dim*. For the energy vector, when both a
+        moment (or torque) and an energy preference are set, the moment one applies to a moment
+        (*moment* True) and the energy one otherwise; when only one is set, it applies to both."""
+        found = [(name, u) for name, u in self.units if QUANTITIES.get(name, unit_dim(u)) == dim]
+        if dim == ENERGY and moment is not None and len({name in MOMENTS for name, _ in found}) == 2:
+            found = [(name, u) for name, u in found if (name in MOMENTS) == moment]
+        return found[-1][1] if found else None
 
     def to_json(self) -> dict[str, Any]:
         return {name: to_json(u) for name, u in self.units}
@@ -283,24 +282,28 @@ def _exponent(n: G.Node) -> Fraction | None:
 
 
 def settle(c: Composed, dim: Sequence[Any], known: Sequence[Unit] = (), prefs: Preferences | None = None,
-           allowed: frozenset[str] | None = None) -> Unit | None:
+           allowed: frozenset[str] | None = None, difference: bool = True) -> Unit | None:
     """The display unit of a result of vector *dim* composed as *c* (:func:`compose`); *known*:
     the units the person wrote whole in the record (givens, shows, declared units), in order;
     ``None`` to show it as today (a temperature point on its scale; nothing known at all: SI).
-    See the module's docstring for the rules."""
-    return _settle(c, tuple(int(x) for x in dim), tuple(known), prefs, allowed)
+    *difference*: False for a thermodynamic temperature (K), which a temperature-difference
+    preference does not rename. See the module's docstring for the rules."""
+    u = _settle(c, tuple(int(x) for x in dim), tuple(known), prefs, allowed, difference)
+    return u if u is None or fits(u) else None
 
 
 @lru_cache(maxsize=4096)
 def _settle(c: Composed, target: tuple[int, ...], known: tuple[Unit, ...], prefs: Preferences | None,
-            allowed: frozenset[str] | None) -> Unit | None:
+            allowed: frozenset[str] | None, difference: bool) -> Unit | None:
     if isinstance(c, _Point):
         return None
+    energy = c is not None and not isinstance(c, _Point) and _energy_ok(c)
     u = _clean(c) if c is not None else None
     if u is not None and unit_dim(u) != target:
         u = None
-    moment = u is not None and _is_moment(u)
-    if prefs:
+    moment = u is not None and _is_moment(u)  # force × lever arm: which of a moment and an energy preference
+    no_joule = moment or (target == ENERGY and not energy)  # a mechanical composition may be a moment (P24)
+    if prefs and (target != TEMPERATURE or difference):
         whole = prefs.for_dim(target, moment if target == ENERGY else None)
         if whole is not None:
             return whole
@@ -309,14 +312,15 @@ def _settle(c: Composed, target: tuple[int, ...], known: tuple[Unit, ...], prefs
     # a composition that hides a simpler unit (J/kPa is m³, V/Ω is A, µF·V² is J) or runs to three
     # units or more (kg/(m·s²) is Pa) gives way to its SI name when that is shorter; never J for a
     # moment (P24)
-    alt = si_unit(target, _NO_JOULE if moment else allowed)
-    if u is not None and (len(u) >= 3 or _hides_simpler(u)) and len(alt) < len(u):
+    alt = si_unit(target, _NO_JOULE if no_joule else allowed)
+    if u is not None and (len(u) >= 3 or _hides_simpler(u)) and len(alt) < len(u) \
+            and not (target == ENERGY and not energy):  # kg·m²/s² stays: neither J nor N·m is known to fit
         u = None
     # a unit the person wrote whole for this vector replaces a longer composition
     for k in known:
         if unit_dim(k) != target or any(a.angle for a, _ in k):
             continue
-        if u is None or (len(k) < len(u) and not (moment and not _is_moment(k))):
+        if u is None or (len(k) < len(u) and not (no_joule and not _is_moment(k))):
             return k
         break
     if u is not None:
@@ -362,6 +366,20 @@ def _clean(u: Unit) -> Unit | None:
     return _merge(out)
 
 
+@lru_cache(maxsize=1024)
+def coherent(u: Unit) -> Unit:
+    """The SI form of a unit as written, atom by atom (``kN·m`` -> ``N·m``, ``km/h`` -> ``m/s``,
+    ``kJ/(kg·K)`` -> ``J/(kg·K)``, ``rpm`` -> ``s⁻¹``): what a ``given`` line shows its stored SI
+    value in, never renaming the person's quantity (a moment stays ``N·m``, P24)."""
+    out: Unit = ()
+    for a, e in u:
+        if a.dim == D.ZERO:
+            continue
+        si = si_unit(a.dim, None if a.dim == ENERGY else _NO_JOULE) if not a.angle else si_unit(a.dim, frozenset())
+        out = _mul(out, _pow(si, Fraction(e)) or ())
+    return _merge(out)
+
+
 def _merge(u: Unit) -> Unit:
     first: dict[tuple[int, ...], Atom] = {}
     out: Unit = ()
@@ -379,6 +397,13 @@ def _hides_simpler(u: Unit) -> bool:
         if sum(parts) == 0 and any(p > 0 for p in parts) and any(p < 0 for p in parts):
             return True
     return False
+
+
+def _energy_ok(u: Unit) -> bool:
+    """A composition that may be named an energy (J): it holds an energy or power unit, or an
+    electrical, thermal or chemical one (current, temperature or amount in its vector). A purely
+    mechanical one (kg, m, s, N, Pa) may be a moment and is never named J (P24)."""
+    return any(a.dim in (ENERGY, POWER) or a.dim[3] or a.dim[4] or a.dim[5] for a, _ in u)
 
 
 def _is_moment(u: Unit) -> bool:
@@ -417,14 +442,16 @@ def atom_latex(symbol: str) -> str:
     out: list[str] = []
     run = ""
     for ch in symbol:
-        if ch.isascii() and ch.isalnum():
-            run += ch
+        if ch.isascii() and (ch.isalnum() or ch == "_"):
+            run += "\\_" if ch == "_" else ch
             continue
         if run:
             out.append(r"\mathrm{" + run + "}")
             run = ""
         if ch in _LATEX_SIGNS:
             out.append(_LATEX_SIGNS[ch])
+        elif ch.isalpha():  # Å, ε: a letter of another script, as text
+            out.append(r"\text{" + ch + "}")
     if run:
         out.append(r"\mathrm{" + run + "}")
     return "".join(out)
@@ -481,7 +508,7 @@ def from_json(data: object, dim: Sequence[Any] | None = None) -> Unit | None:
         if not (isinstance(item, list) and len(item) in (4, 5)) or (len(item) == 5 and item[4] is not True):
             return None
         sym, e, f, vec = item[:4]
-        if not (isinstance(sym, str) and 0 < len(sym) <= 32 and sym.isprintable()):
+        if not (isinstance(sym, str) and 0 < len(sym) <= 32 and all(ch.isalnum() or ch in _SIGNS for ch in sym)):
             return None
         if type(e) is not int or not (e and -12 <= e <= 12):
             return None
@@ -491,19 +518,43 @@ def from_json(data: object, dim: Sequence[Any] | None = None) -> Unit | None:
             return None
         out.append((Atom(sym, float(f), tuple(vec), len(item) == 5), e))
     u = tuple(out)
+    try:
+        f = unit_factor(u)
+    except OverflowError:
+        return None
+    if not (math.isfinite(f) and f > 0):
+        return None
     if dim is not None and unit_dim(u) != tuple(int(x) for x in dim):
         return None
     return u
 
 
+#: characters a unit's symbol may hold besides letters and digits (no markup, no LaTeX)
+_SIGNS = frozenset("°Δ%‰_′″")
+
+
+def fits(u: Unit) -> bool:
+    """True when a row can hold *u*: at most :data:`MAX_ATOMS` atoms, exponents within ±12, symbols
+    of letters, digits and ``°Δ%‰_′″``, a finite factor."""
+    if len(u) > MAX_ATOMS or any(not -12 <= e <= 12 for _, e in u):
+        return False
+    if any(not (0 < len(a.symbol) <= 32 and all(ch.isalnum() or ch in _SIGNS for ch in a.symbol)) for a, _ in u):
+        return False
+    try:
+        f = unit_factor(u)
+    except OverflowError:
+        return False
+    return math.isfinite(f) and f > 0
+
+
 def check(data: object, dim: Sequence[Any], fail: Callable[[str], Exception]) -> Unit:
     """:func:`from_json` for a writer (or a :data:`Unit` as it is): raises ``fail(message)``
     naming the problem."""
-    u = cast(Unit, data) if _is_unit(data) else from_json(data)
+    u = cast(Unit, data) if _is_unit(data) and fits(cast(Unit, data)) else from_json(data)
     if u is None:
-        raise fail("unit must be a list of [symbol, exponent, factor, vector] items (a symbol of 1 to 32 printable "
-                   "characters, a whole exponent from -12 to 12 and not 0, a factor above 0, 7 whole numbers; a "
-                   "fifth item true marks an angle-bearing unit)")
+        raise fail("unit must be a list of at most 12 [symbol, exponent, factor, vector] items (a symbol of 1 to 32 "
+                   "letters, digits or °Δ%‰_′″, a whole exponent from -12 to 12 and not 0, a factor above 0 whose "
+                   "powers stay finite, 7 whole numbers; a fifth item true marks an angle-bearing unit)")
     if unit_dim(u) != tuple(int(x) for x in dim):
         raise fail(f"unit {text(u)!r} has the vector {list(unit_dim(u))}, and the value {list(dim)}")
     return u
