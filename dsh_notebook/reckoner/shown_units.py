@@ -5,19 +5,27 @@ SI magnitude with them, without pint.
 
 * A display unit is a product of *atoms* with whole exponents. An atom is one unit as the person
   wrote it (``kN``, ``mm``, ``W``, ``Δ°C``) with its SI factor and its 7-integer vector
-  (:class:`Atom`); in a record row it is ``[symbol, exponent, factor, vector]``.
+  (:class:`Atom`); in a record row it is ``[symbol, exponent, factor, vector]``, with a fifth
+  item ``true`` for a unit that counts angles or cycles. Symbols hold letters, digits and
+  ``°Δ%‰_′″`` only (never markup); at most 12 atoms, exponents within ±12.
 * :func:`compose` applies pint's unit arithmetic to a formula's tree (units compose from the
   operands: ``@F*@L`` of ``kN`` and ``mm`` is ``kN·mm``; a sum takes its left operand's unit;
   a point minus a point is a difference on its scale, ``Δ°C``; a point inside a product counts
-  in K). :func:`settle` then makes it a result's unit: atoms of one dimension merge into the
-  first (``mm·m`` is ``mm²``), angle-bearing atoms (rpm, rad, degrees, Hz) are never reused for
-  a result (P01: ``s⁻¹``, never Hz unasked), dimensionless atoms drop, a composition that hides a
-  simpler unit (``J/kPa`` is ``m³``) is not used, and a unit the person wrote whole for that
-  dimension replaces a longer composition (``kPa`` for ``kg/(m·s²)``), except that a moment is
-  never renamed an energy (P24: force × length shows ``N·m``, never ``J``; mp-units' quantity
-  kinds). Preferences (``%reckon units length=mm force=kN``) come first.
-* When nothing fits, the vector's SI name (:func:`display.si_parts`), using only the named SI
-  units whose dimension the person wrote a unit for.
+  in K). :func:`settle` then makes it a result's unit:
+
+  - atoms of one dimension merge into the first (``mm·m`` is ``mm²``); angle-bearing atoms (rpm,
+    rad, degrees, Hz) are never reused for a result (P01: ``s⁻¹``, never Hz unasked);
+    dimensionless atoms drop;
+  - a composition that hides a simpler unit (``J/kPa`` is ``m³``, ``V/Ω`` is ``A``) or runs to
+    three units or more gives way to a unit the person wrote whole for that dimension (``kPa``),
+    else to the vector's SI name when that is shorter;
+  - a moment is never named an energy (P24: force × length shows ``N·m``, never ``J``; mp-units'
+    quantity kinds): ``J`` is chosen only for a composition holding an energy, power, electrical,
+    thermal or chemical unit;
+  - preferences (``%reckon units length=mm force=kN``, :class:`Preferences`) come first: for the
+    whole result, then for each atom of a preferred dimension.
+* :func:`coherent` gives a unit's SI form atom by atom (``kN·m`` -> ``N·m``), for a ``given``
+  line's SI echo.
 """
 
 from __future__ import annotations
