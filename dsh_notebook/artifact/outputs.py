@@ -272,7 +272,7 @@ def _check_chain(session: ReckonSession, chain, rec, result: OutputsCheck, sidec
             if recorded.displayed:
                 found = [Finding(f.check, f.ok, f.subject, f"{f.detail}; {recorded.displayed_note()}") for f in found]
             held = sorted(n for c, n in recorded.refusals if c == i)
-            if held:
+            if held and eng.rules < RULES:
                 note = (f"note: line {held[0] + 1} was refused when the record was written (reckoner-rules/"
                         f"{eng.rules}); the refusal is taken from the record, since the current rules may read "
                         "that line")
@@ -332,7 +332,10 @@ def _recorded_values(chain, rec, rules: int = RULES) -> _Values:
                     values.displayed.append(f"{ln.name} = {held.display[0]}")
             if not row.get("ok", True):
                 tool = {"given": "set", "show": "get", "unknown": "eval"}.get(ln.form)
-                if rules < RULES and tool is not None and row.get("tool") == tool \
+                # a py: line refused for the kernel's value (a str, a NaN), which the record does not hold,
+                # is refused again as recorded
+                py_refused = ln.form == "given" and ln.rest.startswith("py:")
+                if (rules < RULES or py_refused) and tool is not None and row.get("tool") == tool \
                         and isinstance(row.get("content"), dict):
                     values.refusals[(_i, ln.lineno)] = row["content"]
                 stop = "refused"

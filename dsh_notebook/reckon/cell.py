@@ -545,6 +545,7 @@ class ReckonSession:
     title: str | None = None
     units: dict = field(default_factory=dict)
     angles: dict = field(default_factory=dict)  # slot -> (radians, cycles) its units count (P01)
+    raw: dict = field(default_factory=dict)  # slot -> its composition with angle units kept (P01)
     known: list = field(default_factory=list)
     prefs: SU.Preferences = field(default_factory=SU.Preferences)
 
@@ -583,6 +584,7 @@ def run_cell(session: ReckonSession, opts: Options, cell: str, user_ns: dict) ->
         session.given_units.clear()
         session.units.clear()
         session.angles.clear()
+        session.raw.clear()
         session.known.clear()
         prefs = session.prefs.to_json() if session.prefs and eng.rules >= 3 else None
         r = eng.record_start(opts.title, prefs) if prefs else eng.record_start(opts.title)
@@ -680,6 +682,7 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
             session.given_units[ln.name] = (g.unit, g.value_text, g.radians, g.digits)
             session.units.pop(ln.name, None)
             session.angles[ln.name] = angle_content(g.atoms) if shows else (0, 0)
+            session.raw.pop(ln.name, None)
             if shows:
                 session.units[ln.name] = g.atoms
                 session.learn(g.atoms)
@@ -708,10 +711,10 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
             except EngineError:
                 roles = {}  # eval refuses it with its own reason
         angles = (0, 0)
+        composed: SU.Composed = None
         if eng.rules >= 3 and f is not None:
-            composed = _composed(session, f, inputs, roles)
-            # a formula with π in it converts between cycles and radians (@f*2*$pi): its count is its own
-            angles = (0, 0) if "$pi" in ln.rest else angle_content(composed if isinstance(composed, tuple) else None)
+            composed = _composed(session, f, inputs, roles, raw=True)
+            angles = angle_content(composed if isinstance(composed, tuple) else None)
             why = _angle_clash(ln.name or "the result", angles, declared, composed) \
                 if isinstance(declared, U.UnitInfo) else None
             if why:
@@ -740,6 +743,9 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
             session.given_units.pop(ln.name, None)
             session.units.pop(ln.name, None)
             session.angles[ln.name] = angles
+            session.raw.pop(ln.name, None)
+            if f is not None and eng.rules >= 3 and isinstance(composed, tuple) and angles != (0, 0):
+                session.raw[ln.name] = composed  # its angle units, for the values computed from it
             if unit is not None:
                 session.units[ln.name] = unit
                 st.unit = unit
@@ -758,6 +764,7 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
             session.given_units.pop(ln.name, None)
             session.units.pop(ln.name, None)
             session.angles.pop(ln.name, None)
+            session.raw.pop(ln.name, None)
         return Step(ln, "set", r)
     return Step(ln, "eval", eng.refuse(
         "eval", "ENGINE_INVALID_ARGS",
@@ -782,22 +789,28 @@ def _result_unit(session: ReckonSession, f, value: Value, inputs: dict, roles: d
                      difference=value.sig.temp == DELTA) or None
 
 
-def _composed(session: ReckonSession, f, inputs: dict, roles: dict) -> SU.Composed:
-    """The formula's unit composed from its inputs' display units, before it is settled."""
-    units = {n: session.display_unit(n, v) for n, v in inputs.items()}
+def _composed(session: ReckonSession, f, inputs: dict, roles: dict, raw: bool = False) -> SU.Composed:
+    """The formula's unit composed from its inputs' display units, before it is settled; with
+    *raw*, from the compositions the inputs were computed with (angle units kept: P01)."""
+    units = {n: (session.raw.get(n) if raw else None) or session.display_unit(n, v) for n, v in inputs.items()}
     temps = {n: v.sig.temp for n, v in inputs.items()}
     return SU.compose(f.tree, {n: u for n, u in units.items() if u is not None}, temps, roles)
 
 
 def angle_content(unit: SU.Unit | None) -> tuple[int, int]:
     """``(radians, cycles)`` a unit counts (rpm: (1, 0), Hz: (0, 1), m: (0, 0)), from its angle
-    atoms (P01)."""
-    rad = cyc = 0
+    atoms (P01). A factor π converts a cycle to radians (``@f*2*$pi`` of Hz counts radians,
+    ``@n/(2*$pi)`` of rpm cycles); beside no angle unit it is a plain number."""
+    rad = cyc = pi = 0
     for a, e in unit or ():
-        if a.angle:
+        if a is SU.PI:
+            pi += e
+        elif a.angle:
             r = U.parse_unit(a.symbol).radians if a.symbol else 0
             rad, cyc = rad + r * e, cyc + (0 if r else e)
-    return rad, cyc
+    if (rad, cyc) == (0, 0):
+        return 0, 0
+    return rad + pi, cyc - pi
 
 
 def _angle_clash(name: str, have: tuple[int, int], unit: U.UnitInfo, composed: Any) -> str | None:

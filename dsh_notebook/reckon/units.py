@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import NotebookError
 from ..reckoner import dims as D
 from ..reckoner.display import describe_dim, si_latex, si_parts, si_text  # noqa: F401 - re-exported
-from ..reckoner.shown_units import KELVIN, MOMENTS, QUANTITIES, Atom, Unit, unit_dim
+from ..reckoner.shown_units import KELVIN, MOMENTS, QUANTITIES, Atom, Unit, fits, unit_dim
 from ..reckoner.values import POINT_SCALES
 
 _SI_DIMS = ("[length]", "[mass]", "[time]", "[current]", "[temperature]", "[substance]", "[luminosity]")
@@ -651,6 +651,9 @@ def preference(quantity: str, text: str) -> tuple[str, Unit]:
                                                f"temperature_difference=delta_{parse_unit(text).temp}.")
     if atoms is None:
         raise UnitError("ENGINE_INVALID_ARGS", f"{shown!r} has a number in it; write a unit alone (mg/h, not mg/(12 h)).")
+    if atoms and not fits(atoms):
+        raise UnitError("ENGINE_INVALID_ARGS", f"{shown!r} cannot be a preferred unit: a record holds at most 12 units "
+                                               "with exponents from -12 to 12.")
     if not atoms or any(a.angle for a, _ in atoms):
         raise UnitError("ENGINE_INVALID_ARGS", f"{shown!r} cannot be a preferred unit: "
                         + ("a plain number has no unit." if not atoms else

@@ -196,7 +196,9 @@ def shown_in(v: Value, unit: SU.Unit | None = None) -> tuple[Any, str, str]:
         sym, tex, _ = _SCALES[v.sig.temp]
         return on_scale(v.mag, v.sig.temp), sym, tex
     if unit is not None and SU.unit_dim(unit) == v.sig.dim:  # stored vectors are whole numbers
-        return SU.convert(v.mag, unit), SU.text(unit), SU.latex(unit)
+        mag = SU.convert(v.mag, unit)
+        if bool(np.all(np.isfinite(mag))):  # a value too large for its display unit shows in SI
+            return mag, SU.text(unit), SU.latex(unit)
     return v.mag, si_text(v.sig.dim), si_latex(v.sig.dim)
 
 

@@ -85,6 +85,9 @@ class Atom:
 Unit = tuple[tuple[Atom, int], ...]
 
 KELVIN = Atom("K", 1.0, TEMPERATURE)
+#: π inside a formula, kept in a composition only to count a conversion between cycles and radians
+#: (``@f*2*$pi`` of Hz is rad/s; P01); dimensionless and angle-marked, so no result shows it
+PI = Atom("π", 1.0, (0, 0, 0, 0, 0, 0, 0), True)
 DELTA_ATOMS = {"degC": Atom("Δ°C", 1.0, TEMPERATURE), "degF": Atom("Δ°F", 5 / 9, TEMPERATURE), "K": KELVIN}
 _SI_FACTOR = {"kg": 1.0}
 
@@ -100,12 +103,16 @@ class Preferences:
         return bool(self.units)
 
     def for_dim(self, dim: tuple[int, ...], moment: bool | None = None) -> Unit | None:
-        """The preferred unit of a whole result of vector *dim*. For the energy vector, when both a
-        moment (or torque) and an energy preference are set, the moment one applies to a moment
-        (*moment* True) and the energy one otherwise; when only one is set, it applies to both."""
+        """The preferred unit of a whole result of vector *dim*. For the energy vector (*moment*:
+        True for a force times a lever arm, False for an energy, None when the composition cannot
+        tell): a moment takes only a moment (or torque) preference and an energy only an energy
+        one (P24: a moment is never shown in kJ unasked); an undecided one takes the one set, or
+        the energy preference when both are."""
         found = [(name, u) for name, u in self.units if QUANTITIES.get(name, unit_dim(u)) == dim]
-        if dim == ENERGY and moment is not None and len({name in MOMENTS for name, _ in found}) == 2:
+        if dim == ENERGY and moment is not None:
             found = [(name, u) for name, u in found if (name in MOMENTS) == moment]
+        elif dim == ENERGY and len({name in MOMENTS for name, _ in found}) == 2:
+            found = [(name, u) for name, u in found if name not in MOMENTS]
         return found[-1][1] if found else None
 
     def to_json(self) -> dict[str, Any]:
@@ -219,6 +226,8 @@ def _compose(node: G.Node, unit_items: tuple, temp_items: tuple, role_items: tup
         return (((KELVIN, 1),) if c.scale else ()) if isinstance(c, _Point) else c
 
     def go(n: G.Node) -> Composed:
+        if isinstance(n, G.Const) and n.name == "pi":
+            return ((PI, 1),)
         if isinstance(n, (G.Num, G.Const, G.Bound)):
             return ()
         if isinstance(n, G.Slot):
@@ -311,8 +320,9 @@ def _settle(c: Composed, target: tuple[int, ...], known: tuple[Unit, ...], prefs
         u = None
     moment = u is not None and _is_moment(u)  # force × lever arm: which of a moment and an energy preference
     no_joule = moment or (target == ENERGY and not energy)  # a mechanical composition may be a moment (P24)
+    kind = True if moment else (False if energy else None)  # a moment, an energy, or undecided (kg·m²/s²)
     if prefs and (target != TEMPERATURE or difference):
-        whole = prefs.for_dim(target, moment if target == ENERGY else None)
+        whole = prefs.for_dim(target, kind if target == ENERGY else None)
         if whole is not None:
             return whole
         if u is not None:
@@ -328,6 +338,8 @@ def _settle(c: Composed, target: tuple[int, ...], known: tuple[Unit, ...], prefs
     for k in known:
         if unit_dim(k) != target or any(a.angle for a, _ in k):
             continue
+        if target == ENERGY and u is not None and (_is_moment(k) != moment or kind is None):
+            break  # a moment's unit never names an energy, nor an energy's a moment (P24)
         if u is None or (len(k) < len(u) and not (no_joule and not _is_moment(k))):
             return k
         break
