@@ -677,7 +677,7 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
         except (GivenValueError, U.UnitError) as exc:
             return Step(ln, "set", eng.refuse("set", exc.code, exc.message))
         shows = eng.rules >= 3 and g.atoms is not None and bool(g.atoms) and SU.fits(g.atoms)
-        r = eng.set(ln.name, g.tagged, SU.to_json(g.atoms)) if shows and g.atoms else eng.set(ln.name, g.tagged)
+        r = eng.set(ln.name, g.tagged, g.atoms) if shows and g.atoms else eng.set(ln.name, g.tagged)
         if r["ok"]:
             session.given_units[ln.name] = (g.unit, g.value_text, g.radians, g.digits)
             session.units.pop(ln.name, None)
@@ -713,7 +713,7 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
         angles = (0, 0)
         composed: SU.Composed = None
         if eng.rules >= 3 and f is not None:
-            composed = _composed(session, f, inputs, roles, raw=True)
+            composed = _composed(session, f, inputs, roles, raw=any(n in session.raw for n in inputs))
             angles = angle_content(composed if isinstance(composed, tuple) else None)
             why = _angle_clash(ln.name or "the result", angles, declared, composed) \
                 if isinstance(declared, U.UnitInfo) else None
@@ -725,8 +725,10 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
             point = declared.temp != DELTA
             kind = ("point" if point else "difference", declared.temp if point else None)
         if eng.rules >= 3:
+            shown = composed if not any(n in session.raw for n in inputs) else None
+
             def unit_of(value: Value) -> SU.Unit | None:
-                chosen.append(_result_unit(session, f, value, inputs, roles, declared))
+                chosen.append(_result_unit(session, f, value, inputs, roles, declared, shown))
                 return chosen[-1]
 
             k_kind, k_scale = kind or (None, None)
@@ -772,7 +774,8 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
         "'NAME = FORMULA', 'show NAME [in UNIT]', 'note TEXT', 'delete NAME' or 'end [TEXT]'."))
 
 
-def _result_unit(session: ReckonSession, f, value: Value, inputs: dict, roles: dict, declared) -> SU.Unit | None:
+def _result_unit(session: ReckonSession, f, value: Value, inputs: dict, roles: dict, declared,
+                 composed: SU.Composed = None) -> SU.Unit | None:
     """The display unit of an eval's *value* (issue 18): the declared unit (``in UNIT``), else the
     unit composed from its inputs' units (:mod:`..reckoner.shown_units`); ``None`` for a point,
     an object, a dimensionless result and a record with no units written."""
@@ -784,7 +787,8 @@ def _result_unit(session: ReckonSession, f, value: Value, inputs: dict, roles: d
         return atoms or None
     if f is None:
         return None
-    composed = _composed(session, f, inputs, roles)
+    if composed is None:
+        composed = _composed(session, f, inputs, roles)
     return SU.settle(composed, value.sig.dim, session.known, session.prefs,
                      difference=value.sig.temp == DELTA) or None
 
@@ -924,13 +928,13 @@ def _show(session: ReckonSession, ln: Line) -> Step:
             else None
         if atoms:
             session.learn(atoms)
-            r = eng.get(ln.name, dim=list(unit.dim), unit=SU.to_json(atoms))
+            r = eng.get(ln.name, dim=list(unit.dim), unit=atoms)
         else:
             r = eng.get(ln.name, dim=list(unit.dim))
     else:
         slot = eng.slots().get(ln.name)
         atoms = session.display_unit(ln.name, slot[0]) if eng.rules >= 3 and slot is not None else None
-        r = eng.get(ln.name, unit=SU.to_json(atoms)) if atoms and session.units.get(ln.name) else eng.get(ln.name)
+        r = eng.get(ln.name, unit=atoms) if atoms and session.units.get(ln.name) else eng.get(ln.name)
     st = Step(ln, "get", r)
     if r["ok"]:
         v = eng.slots()[ln.name][0]

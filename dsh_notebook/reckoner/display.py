@@ -14,6 +14,7 @@ article writers.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import lru_cache
@@ -197,7 +198,7 @@ def shown_in(v: Value, unit: SU.Unit | None = None) -> tuple[Any, str, str]:
         return on_scale(v.mag, v.sig.temp), sym, tex
     if unit is not None and SU.unit_dim(unit) == v.sig.dim:  # stored vectors are whole numbers
         mag = SU.convert(v.mag, unit)
-        if bool(np.all(np.isfinite(mag))):  # a value too large for its display unit shows in SI
+        if (math.isfinite(mag) if type(mag) is float else bool(np.all(np.isfinite(mag)))):  # else SI: too large
             return mag, SU.text(unit), SU.latex(unit)
     return v.mag, si_text(v.sig.dim), si_latex(v.sig.dim)
 

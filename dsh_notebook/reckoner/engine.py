@@ -309,15 +309,15 @@ class Engine:
 
     # ------------------------------------------------------------ the six calls
 
-    def set(self, name: str, value: dict[str, Any] | None, unit: list[Any] | None = None) -> Receipt:
+    def set(self, name: str, value: dict[str, Any] | None, unit: list[Any] | SU.Unit | None = None) -> Receipt:
         """Write (or with ``value=None`` delete) a slot.
 
         ``value`` is a tagged value (see :func:`values.parse_tagged`). Receipt:
         ``{"ok": True, "name", "rev", "value"}`` with the stored value (``dim`` as 7
         integers); delete: ``{"ok": True, "name", "rev": None, "value": None}``.
         ``unit`` (engine rules 3, issue 18; not a tool argument): the display unit the value was
-        written in, ``[[symbol, exponent, factor, vector], ...]`` (:mod:`.shown_units`), of the
-        value's vector; recorded in the row as ``unit``. A malformed one is ``ENGINE_INVALID_ARGS``.
+        written in, ``[[symbol, exponent, factor, vector], ...]`` or a :data:`.shown_units.Unit`, of
+        the value's vector; recorded in the row as ``unit``. A malformed one is ``ENGINE_INVALID_ARGS``.
         """
         return self._guard("set", self._set, name, value, unit)
 
@@ -352,7 +352,7 @@ class Engine:
         return SU.check(unit, v.sig.dim, lambda m: _fail(INVALID_ARGS, m))
 
     def get(self, name: str, form: Form | None = None, digits: int | None = None,
-            dim: DimOut | None = None, unit: list[Any] | None = None) -> Receipt:
+            dim: DimOut | None = None, unit: list[Any] | SU.Unit | None = None) -> Receipt:
         """Read a slot: ``{"ok": True, "name", "value"}``.
 
         ``form``: ``"rect"`` or ``"polar"`` (radians); ``digits``: significant digits
@@ -676,7 +676,7 @@ class Engine:
             o.writer.sync()
             if dest.exists():  # cannot happen while ids are chosen under the lock; never overwrite
                 raise FileExistsError(f"a closed record {dest.name} already exists")
-            atomic_rename(self.home / R.OPEN_FILE, dest, make_read_only=True)
+            atomic_rename(self.home / R.OPEN_FILE, dest, make_read_only=True, synced=True)  # synced just above
         finally:
             o.writer.close(fsync=False)
         self.last_closed = dest

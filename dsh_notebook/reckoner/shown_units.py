@@ -502,6 +502,12 @@ def convert(mag: Any, u: Unit) -> Any:
 # --------------------------------------------------------------------------- rows
 
 
+@lru_cache(maxsize=4096)
+def _is_unit(data: tuple) -> bool:
+    return all(isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], Atom) and type(x[1]) is int and x[1]
+               for x in data)
+
+
 def to_json(u: Unit) -> list[list[Any]]:
     """``[[symbol, exponent, factor, vector], ...]``, as record rows hold a display unit; an
     angle-bearing atom (rpm, rad, °, Hz) has a fifth item, ``true``."""
@@ -553,6 +559,7 @@ def from_json(data: object, dim: Sequence[Any] | None = None) -> Unit | None:
 _SIGNS = frozenset("°Δ%‰_′″")
 
 
+@lru_cache(maxsize=4096)
 def fits(u: Unit) -> bool:
     """True when a row can hold *u*: at most :data:`MAX_ATOMS` atoms, exponents within ±12, symbols
     of letters, digits and ``°Δ%‰_′″``, a finite factor."""
@@ -570,7 +577,7 @@ def fits(u: Unit) -> bool:
 def check(data: object, dim: Sequence[Any], fail: Callable[[str], Exception]) -> Unit:
     """:func:`from_json` for a writer (or a :data:`Unit` as it is): raises ``fail(message)``
     naming the problem."""
-    u = cast(Unit, data) if _is_unit(data) and fits(cast(Unit, data)) else from_json(data)
+    u = cast(Unit, data) if type(data) is tuple and _is_unit(data) and fits(cast(Unit, data)) else from_json(data)
     if u is None:
         raise fail("unit must be a list of at most 12 [symbol, exponent, factor, vector] items (a symbol of 1 to 32 "
                    "letters, digits or °Δ%‰_′″, a whole exponent from -12 to 12 and not 0, a factor above 0 whose "
@@ -578,8 +585,3 @@ def check(data: object, dim: Sequence[Any], fail: Callable[[str], Exception]) ->
     if unit_dim(u) != tuple(int(x) for x in dim):
         raise fail(f"unit {text(u)!r} has the vector {list(unit_dim(u))}, and the value {list(dim)}")
     return u
-
-
-def _is_unit(data: object) -> bool:
-    return isinstance(data, tuple) and all(
-        isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], Atom) and type(x[1]) is int and x[1] for x in data)

@@ -84,16 +84,19 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
 
 
 def atomic_rename(
-    src: str | os.PathLike[str], dst: str | os.PathLike[str], *, make_read_only: bool = False
+    src: str | os.PathLike[str], dst: str | os.PathLike[str], *, make_read_only: bool = False,
+    synced: bool = False,
 ) -> None:
-    """Move *src* to *dst* atomically: fsync *src*, ``os.replace`` (overwrites *dst*), fsync the directories.
+    """Move *src* to *dst* atomically: fsync *src* (unless the caller just did: ``synced``),
+    ``os.replace`` (overwrites *dst*), fsync the directories.
 
     With ``make_read_only`` the file is made 0o444 before the rename, so it never appears
     writable at *dst*. The caller must have closed *src* (Windows cannot rename open files).
     Raises ``OSError`` (e.g. ``FileNotFoundError``); on failure *src* keeps its mode.
     """
     src, dst = Path(src), Path(dst)
-    _fsync_file(src)
+    if not synced:
+        _fsync_file(src)
     old_mode = None
     if make_read_only:
         old_mode = stat.S_IMODE(src.stat().st_mode)
