@@ -810,7 +810,10 @@ def angle_content(unit: SU.Unit | None) -> tuple[int, int]:
         if a is SU.PI:
             pi += e
         elif a.angle:
-            r = U.parse_unit(a.symbol).radians if a.symbol else 0
+            try:
+                r = U.parse_unit(a.symbol).radians
+            except U.UnitError:  # a symbol pint does not read alone: an angle unit, in radians
+                r = 1
             rad, cyc = rad + r * e, cyc + (0 if r else e)
     if (rad, cyc) == (0, 0):
         return 0, 0
@@ -823,7 +826,8 @@ def _angle_clash(name: str, have: tuple[int, int], unit: U.UnitInfo, composed: A
     want = angle_content(U.unit_atoms(unit.text)) if not unit.offset else (0, 0)
     if have == (0, 0) or want == (0, 0) or have[0] == want[0]:
         return None
-    written = "·".join(a.symbol for a, _ in composed if a.angle) if isinstance(composed, tuple) else ""
+    written = "·".join(a.symbol for a, _ in composed if a.angle and a is not SU.PI) \
+        if isinstance(composed, tuple) else ""
     return U.angle_mismatch(have[0], U.UnitInfo(unit.text, unit.dim, want[0], False, unit.factor), name,
                             f"a value computed from {written}" if written else "a value computed from "
                             + ("radians" if have[0] else "cycles"))
