@@ -299,19 +299,19 @@ def _exponent(n: G.Node) -> Fraction | None:
 
 
 def settle(c: Composed, dim: Sequence[Any], known: Sequence[Unit] = (), prefs: Preferences | None = None,
-           allowed: frozenset[str] | None = None, difference: bool = True) -> Unit | None:
+           difference: bool = True) -> Unit | None:
     """The display unit of a result of vector *dim* composed as *c* (:func:`compose`); *known*:
     the units the person wrote whole in the record (givens, shows, declared units), in order;
     ``None`` to show it as today (a temperature point on its scale; nothing known at all: SI).
     *difference*: False for a thermodynamic temperature (K), which a temperature-difference
     preference does not rename. See the module's docstring for the rules."""
-    u = _settle(c, tuple(int(x) for x in dim), tuple(known), prefs, allowed, difference)
+    u = _settle(c, tuple(int(x) for x in dim), tuple(known), prefs, difference)
     return u if u is None or fits(u) else None
 
 
 @lru_cache(maxsize=4096)
 def _settle(c: Composed, target: tuple[int, ...], known: tuple[Unit, ...], prefs: Preferences | None,
-            allowed: frozenset[str] | None, difference: bool) -> Unit | None:
+            difference: bool) -> Unit | None:
     if isinstance(c, _Point):
         return None
     energy = c is not None and not isinstance(c, _Point) and _energy_ok(c)
@@ -330,7 +330,7 @@ def _settle(c: Composed, target: tuple[int, ...], known: tuple[Unit, ...], prefs
     # a composition that hides a simpler unit (J/kPa is m³, V/Ω is A, µF·V² is J) or runs to three
     # units or more (kg/(m·s²) is Pa) gives way to its SI name when that is shorter; never J for a
     # moment (P24)
-    alt = si_unit(target, _NO_JOULE if no_joule else allowed)
+    alt = si_unit(target, _NO_JOULE if no_joule else None)
     if u is not None and (len(u) >= 3 or _hides_simpler(u)) and len(alt) < len(u) \
             and not (target == ENERGY and not energy):  # kg·m²/s² stays: neither J nor N·m is known to fit
         u = None
