@@ -1,10 +1,11 @@
 """The settings: one pydantic model of ``settings.toml`` and the environment (spec: llm.md
-"Providers and models"; storage.md "The user-wide home"; the ``[search]``, ``[reviewer]``,
+"Providers and models" and issue 19's built-in providers and capabilities; storage.md "The user-wide home"; the ``[search]``, ``[reviewer]``,
 ``[research]`` and ``[academic]`` tables of upstream-facts.md 3.13, reviewer.md, research.md
 "Running the roles" and academic.md "What the switch changes").
 
 * :func:`load_settings` is the only reader of ``settings.toml`` (in :func:`~dsh_notebook.storage.home`):
-  built-ins < the file < the environment (``DEEPSEEK_BASE_URL``, ``DSH_MODEL``,
+  built-ins < the file < the environment (``<PROVIDER>_BASE_URL`` for each built-in provider,
+  ``AZURE_OPENAI_ENDPOINT`` and ``AZURE_OPENAI_API_VERSION``, ``DSH_MODEL``,
   ``DSH_CROSSREF_URL``, ``DSH_ARXIV_URL``, ``DSH_PUBMED_URL``). It reads the file once per call
   and validates only when the file's bytes or those variables changed (a small cache), so a
   rewritten file is seen at the next call. The :class:`Settings` it returns is frozen and
@@ -64,14 +65,18 @@ from .storage import home
 __all__ = [
     "BUILTIN",
     "DEFAULT_ALLOWED_HOSTS",
+    "DEFAULT_CAPABILITIES",
     "DEFAULT_WIKIPEDIA_URL",
     "ENVIRONMENT",
     "MAX_FILE_BYTES",
+    "MODEL_PROVIDERS",
     "PROVIDERS",
     "TIERS",
     "AcademicSettings",
     "BibliographicSettings",
+    "Capabilities",
     "ModelInfo",
+    "ModelSpec",
     "Provider",
     "ReckonSettings",
     "ResearchSettings",
@@ -169,14 +174,60 @@ _HttpUrl = Annotated[str, Field(strict=True), AfterValidator(_http_url)]
 # --------------------------------------------------------------------------- providers and models
 
 
-class ModelInfo(BaseModel):
-    """One model: ``context_window`` and ``max_tokens`` (ceiling) in tokens,
-    ``default_max_tokens`` sent when nothing else sets it, ``reasoning_efforts`` weakest to
-    strongest (empty when none), ``input`` kinds."""
+TokenParam = Literal["max_tokens", "max_completion_tokens"]
+ReasoningField = Literal["reasoning_content", "reasoning", "reasoning_details"]
+
+
+class Capabilities(BaseModel):
+    """How a provider's wire differs from OpenAI's, per model (issue 19; the key names are
+    binding). Every key is optional: a model's table overrides its provider's, which
+    overrides :data:`DEFAULT_CAPABILITIES`; :meth:`Settings.capabilities` gives the whole.
+
+    ``token_param``: the field the output limit goes out as (OpenAI's reasoning families
+    refuse ``max_tokens`` with HTTP 400). ``reasoning_fields``: the delta and message fields
+    reasoning is read from, first present wins. ``reasoning_passback``: ``after-tool-calls``
+    sends an assistant message's ``reasoning_content`` back in every later request once the
+    model made tool calls in that user turn (DeepSeek's thinking-mode rule, api-docs.deepseek.com
+    guides/thinking_mode "Tool Calls"). ``stream_tools``: false when the server cannot stream
+    tool calls (such steps go out without streaming). ``tool_id``: ``alnum9`` when tool-call ids
+    must be 9 letters or digits (Mistral). ``effort``: ``none`` when the provider takes no
+    ``reasoning_effort``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    id: str = Field(min_length=1, description="the model's id at the provider, e.g. deepseek-chat")
+    token_param: TokenParam | None = Field(None, description="max_tokens or max_completion_tokens")
+    reasoning_fields: list[ReasoningField] | None = Field(
+        None, description="fields reasoning arrives in: reasoning_content, reasoning, reasoning_details")
+    reasoning_passback: Literal["none", "after-tool-calls"] | None = Field(
+        None, description="after-tool-calls: send reasoning_content back once the model made tool calls")
+    stream_tools: bool | None = Field(None, description="false when tool-call steps must go out unstreamed")
+    tool_id: Literal["any", "alnum9"] | None = Field(None, description="alnum9: tool-call ids of 9 letters/digits")
+    effort: Literal["reasoning_effort", "none"] | None = Field(None, description="none: never send reasoning_effort")
+
+    def over(self, base: Capabilities) -> Capabilities:
+        """These capabilities, with every key left unset taken from ``base``."""
+        return base.model_copy(update={k: v for k, v in self if v is not None})
+
+
+#: What a provider that says nothing is assumed to do (OpenAI's chat completions).
+DEFAULT_CAPABILITIES = Capabilities(token_param="max_tokens",
+                                    reasoning_fields=["reasoning_content", "reasoning", "reasoning_details"],
+                                    reasoning_passback="none", stream_tools=True, tool_id="any",
+                                    effort="reasoning_effort")
+
+#: OpenAI's reasoning families (o1, o3, o4..., gpt-5 and later), declared or not, under any
+#: provider prefix (``openai/o3`` at OpenRouter): they take ``max_completion_tokens``.
+OPENAI_REASONING = re.compile(r"(?:^|/)(?:o[1-9][0-9]*|gpt-(?:[5-9]|[1-9][0-9]+))(?![0-9])(?:[-.:_][^/]*)?$")
+
+
+class ModelSpec(BaseModel):
+    """A model's limits and capabilities without its id: ``context_window`` and
+    ``max_tokens`` (ceiling) in tokens, ``default_max_tokens`` sent when nothing else sets it,
+    ``reasoning_efforts`` weakest to strongest (empty when none), ``input`` kinds, and the
+    ``capabilities`` that differ from its provider's."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     context_window: int = Field(default=131072, gt=0, description="tokens the model reads at most")
     max_tokens: int = Field(default=8192, gt=0, description="the most tokens a reply may ask for (ceiling)")
     default_max_tokens: int = Field(default=4096, gt=0,
@@ -185,9 +236,11 @@ class ModelInfo(BaseModel):
                                          description="reasoning_effort values, weakest to strongest; [] when none")
     input: list[Literal["text", "image"]] = Field(default_factory=lambda: list[Literal["text", "image"]](["text"]),
                                                   description="what a message may hold: text, image")
+    capabilities: Capabilities = Field(default_factory=Capabilities,
+                                       description="wire differences overriding the provider's (see Capabilities)")
 
     @model_validator(mode="after")
-    def _budget(self) -> ModelInfo:
+    def _budget(self) -> Self:
         if self.default_max_tokens > self.max_tokens:
             raise ValueError(f"default_max_tokens {self.default_max_tokens} exceeds max_tokens {self.max_tokens}")
         return self
@@ -197,20 +250,56 @@ class ModelInfo(BaseModel):
         return self.reasoning_efforts[-1] if self.reasoning_efforts else None
 
 
+class ModelInfo(ModelSpec):
+    """One model: its ``id`` at the provider and its :class:`ModelSpec`."""
+
+    id: str = Field(min_length=1, description="the model's id at the provider, e.g. deepseek-chat")
+
+
+_HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$")
+
+
+def _headers(value: Any) -> Any:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str) or not _HEADER_NAME.match(k):
+                raise ValueError(f"{k!r} is not an HTTP header name")
+            if not isinstance(v, str) or re.search(r"[\x00-\x1f\x7f]", v):
+                raise ValueError(f"the value of header {k} must be text on one line")
+    return value
+
+
 class Provider(BaseModel):
-    """One provider: where it is, which environment variable holds its key, its models."""
+    """One provider: where it is (``base_url``, ``{model}`` standing for the model id where the
+    model is part of the path, as Azure's deployments), how a request is authorised (``auth``:
+    ``bearer``, ``api-key`` or ``none``), the environment variable that holds its key, extra
+    ``headers`` and ``query`` parameters sent with every request, whether it is a ``local``
+    server (any model name is accepted and no key is needed), its ``capabilities``, the
+    ``model_defaults`` of a model it does not declare, and its declared ``models``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    base_url: str = Field(min_length=1, description="the API's base URL, e.g. https://api.deepseek.com")
+    base_url: str = Field("", description="the API's base URL, e.g. https://api.deepseek.com ({model}: the model id)")
     api_key_env: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
                              description="the name of the environment variable that holds the key (letters, "
                                          "digits and _; never the key itself)")
     protocol: Literal["openai-chat"] = Field("openai-chat", description="the wire protocol (OpenAI chat completions)")
+    auth: Literal["bearer", "api-key", "none"] = Field(
+        "bearer", description="Authorization: Bearer KEY, api-key: KEY (Azure), or none (a key, if set, as bearer)")
+    headers: Annotated[dict[str, str], BeforeValidator(_headers)] = Field(
+        default_factory=dict, description="headers sent with every request")
+    query: dict[str, str] = Field(default_factory=dict, description="query parameters of every request (api-version)")
+    local: bool = Field(False, description="a server on the person's machine: any model name, no key needed")
+    capabilities: Capabilities = Field(default_factory=Capabilities, description="the provider's wire differences")
+    model_defaults: ModelSpec = Field(default_factory=ModelSpec, description="limits of a model not declared")
     models: list[ModelInfo] = Field(default_factory=list, description="the models, merged with the built-ins by id")
 
     def model(self, model_id: str) -> ModelInfo | None:
         return next((m for m in self.models if m.id == model_id), None)
+
+    def undeclared(self, model_id: str) -> ModelInfo:
+        """``model_id`` with this provider's :attr:`model_defaults`."""
+        return ModelInfo(id=model_id, **dict(self.model_defaults))
 
 
 # --------------------------------------------------------------------------- lenient tables
@@ -708,14 +797,17 @@ class Settings(BaseModel):
 
     def resolve(self, model: str | None = None) -> tuple[str, Provider, ModelInfo]:
         """``(provider id, provider, model)`` for ``provider/model``, a bare model id, or the
-        default. Raises :class:`LLMError` ``UNKNOWN_MODEL`` listing what exists."""
+        default. A model a provider does not declare gets the provider's ``model_defaults``
+        (:meth:`declared` tells the two apart). Raises :class:`LLMError` ``UNKNOWN_MODEL``
+        listing the providers and models there are, for an unknown provider or an undeclared
+        bare model id."""
         want = model or self.default_model
         if "/" in want:
             pid, mid = want.split("/", 1)
             prov = self.providers.get(pid)
-            found = prov.model(mid) if prov else None
-            if prov is not None and found:
-                return pid, prov, found
+            if prov is not None and mid.strip() and mid == mid.strip() and len(mid) <= 256 \
+                    and not _CONTROL.search(mid):
+                return pid, prov, prov.model(mid) or prov.undeclared(mid)
         else:
             for pid, prov in self.providers.items():
                 found = prov.model(want)
@@ -724,34 +816,103 @@ class Settings(BaseModel):
         known = ", ".join(f"{p}/{m.id}" for p, pr in self.providers.items() for m in pr.models) or "(none)"
         shown = mask(want, "[key]")[0]  # a key pasted where the model goes is never echoed
         shown = shown if len(shown) <= 100 else shown[:99] + "…"
-        raise LLMError(UNKNOWN_MODEL, f"no model {shown!r} in the settings; known models: {known}")
+        raise LLMError(UNKNOWN_MODEL, f"no model {shown!r} in the settings: give it as provider/model with one of "
+                                      f"the providers {', '.join(self.providers)}; declared models: {known}")
+
+    def declared(self, provider_id: str, model_id: str) -> bool:
+        """Whether the provider's settings declare the model (else it runs on the provider's defaults)."""
+        prov = self.providers.get(provider_id)
+        return prov is not None and prov.model(model_id) is not None
+
+    def capabilities(self, provider_id: str, model: ModelInfo) -> Capabilities:
+        """The whole :class:`Capabilities` of a model: its own table over the OpenAI reasoning
+        families' ``max_completion_tokens`` (any id of :data:`OPENAI_REASONING`) over its
+        provider's over :data:`DEFAULT_CAPABILITIES`."""
+        prov = self.providers.get(provider_id)
+        caps = prov.capabilities.over(DEFAULT_CAPABILITIES) if prov is not None else DEFAULT_CAPABILITIES
+        if OPENAI_REASONING.search(model.id):
+            caps = caps.model_copy(update={"token_param": "max_completion_tokens"})
+        return model.capabilities.over(caps)
 
 
-BUILTIN = {
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _provider(base_url: str, key_env: str, models: list[dict], **more: Any) -> dict:
+    return {"base_url": base_url, "api_key_env": key_env, "protocol": "openai-chat", "models": models, **more}
+
+
+def _m(model_id: str, context: int, most: int, default: int, efforts: tuple[str, ...] = (), **more: Any) -> dict:
+    return {"id": model_id, "context_window": context, "max_tokens": most, "default_max_tokens": default,
+            "reasoning_efforts": list(efforts), "input": ["text"], **more}
+
+
+_OPENAI_EFFORTS = ("low", "medium", "high")
+
+#: The built-in providers (issue 19). Limits are the providers' published ones (context window,
+#: most output tokens); a model not listed runs on its provider's ``model_defaults``.
+BUILTIN: dict[str, Any] = {
     "default_model": "deepseek/deepseek-chat",
     "providers": {
-        "deepseek": {
-            "base_url": "https://api.deepseek.com",
-            "api_key_env": "DEEPSEEK_API_KEY",
-            "protocol": "openai-chat",
-            "models": [
-                {"id": "deepseek-chat", "context_window": 131072, "max_tokens": 8192, "default_max_tokens": 4096,
-                 "reasoning_efforts": [], "input": ["text"]},
-                {"id": "deepseek-reasoner", "context_window": 131072, "max_tokens": 65536,
-                 "default_max_tokens": 32768, "reasoning_efforts": [], "input": ["text"]},
-            ],
-        }
+        "deepseek": _provider("https://api.deepseek.com", "DEEPSEEK_API_KEY", [
+            _m("deepseek-chat", 131072, 8192, 4096),
+            _m("deepseek-reasoner", 131072, 65536, 32768),
+        ], capabilities={"reasoning_fields": ["reasoning_content"], "reasoning_passback": "after-tool-calls"}),
+        "openai": _provider("https://api.openai.com/v1", "OPENAI_API_KEY", [
+            _m("gpt-4o", 128000, 16384, 4096),
+            _m("gpt-4o-mini", 128000, 16384, 4096),
+            _m("gpt-4.1", 1047576, 32768, 8192),
+            _m("gpt-4.1-mini", 1047576, 32768, 8192),
+            _m("o3", 200000, 100000, 32768, _OPENAI_EFFORTS),
+            _m("o4-mini", 200000, 100000, 32768, _OPENAI_EFFORTS),
+            _m("gpt-5", 400000, 128000, 32768, ("minimal", *_OPENAI_EFFORTS)),
+            _m("gpt-5-mini", 400000, 128000, 32768, ("minimal", *_OPENAI_EFFORTS)),
+        ], model_defaults={"context_window": 128000, "max_tokens": 16384, "default_max_tokens": 4096}),
+        "openrouter": _provider("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", [],
+                                capabilities={"token_param": "max_completion_tokens",
+                                              "reasoning_fields": ["reasoning", "reasoning_details"]}),
+        "azure": _provider("", "AZURE_OPENAI_API_KEY", [], auth="api-key", query={"api-version": "2024-10-21"},
+                           model_defaults={"context_window": 128000, "max_tokens": 16384,
+                                           "default_max_tokens": 4096}),
+        "gemini": _provider("https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI_API_KEY", [
+            _m("gemini-2.5-pro", 1048576, 65536, 8192, _OPENAI_EFFORTS),
+            _m("gemini-2.5-flash", 1048576, 65536, 8192, _OPENAI_EFFORTS),
+            _m("gemini-2.5-flash-lite", 1048576, 65536, 8192, _OPENAI_EFFORTS),
+        ], capabilities={"reasoning_fields": ["reasoning_content", "reasoning"]}),
+        "mistral": _provider("https://api.mistral.ai/v1", "MISTRAL_API_KEY", [
+            _m("mistral-large-latest", 131072, 32768, 4096),
+            _m("mistral-medium-latest", 131072, 32768, 4096),
+            _m("mistral-small-latest", 131072, 32768, 4096),
+            _m("magistral-medium-latest", 40960, 40960, 8192),
+        ], capabilities={"tool_id": "alnum9", "effort": "none"}),
+        "ollama": _provider("http://127.0.0.1:11434/v1", "OLLAMA_API_KEY", [], auth="none", local=True,
+                            capabilities={"reasoning_fields": ["reasoning", "reasoning_content"]},
+                            model_defaults={"context_window": 8192, "max_tokens": 8192, "default_max_tokens": 2048}),
+        "vllm": _provider("http://127.0.0.1:8000/v1", "VLLM_API_KEY", [], auth="none", local=True,
+                          capabilities={"reasoning_fields": ["reasoning", "reasoning_content"]},
+                          model_defaults={"context_window": 32768, "max_tokens": 8192, "default_max_tokens": 2048}),
+        "llamacpp": _provider("http://127.0.0.1:8080/v1", "LLAMACPP_API_KEY", [], auth="none", local=True,
+                              capabilities={"reasoning_fields": ["reasoning_content", "reasoning"],
+                                            "stream_tools": False},
+                              model_defaults={"context_window": 8192, "max_tokens": 8192,
+                                              "default_max_tokens": 2048}),
     },
 }
 
+#: The built-in model providers' ids.
+MODEL_PROVIDERS = tuple(BUILTIN["providers"])
+
 #: Environment variables and the setting each overrides (a set, non-empty variable wins over the file).
 ENVIRONMENT: dict[str, tuple[str, ...]] = {
-    "DEEPSEEK_BASE_URL": ("providers", "deepseek", "base_url"),
+    **{f"{pid.upper()}_BASE_URL": ("providers", pid, "base_url") for pid in MODEL_PROVIDERS},
+    "AZURE_OPENAI_API_VERSION": ("providers", "azure", "query", "api-version"),
     "DSH_MODEL": ("default_model",),
     "DSH_CROSSREF_URL": ("research", "bibliographic", "crossref_url"),
     "DSH_ARXIV_URL": ("research", "bibliographic", "arxiv_url"),
     "DSH_PUBMED_URL": ("research", "bibliographic", "pubmed_url"),
 }
+#: Read as well: Azure's resource endpoint, from which its base URL is made (``AZURE_BASE_URL`` wins).
+AZURE_ENDPOINT = "AZURE_OPENAI_ENDPOINT"
 
 
 def _merge(base: dict, extra: dict) -> dict:
@@ -794,9 +955,13 @@ def _with_environment(data: dict, env: dict[str, str]) -> dict:
     """``data`` with each set variable of :data:`ENVIRONMENT` written at its place. A provider
     is never created (``DEEPSEEK_BASE_URL`` overrides the deepseek provider's URL); a research
     table is; a place under a value that is not a table is left alone (that table is reported)."""
+    endpoint = env.get(AZURE_ENDPOINT, "").strip()
+    if endpoint and not env.get("AZURE_BASE_URL"):
+        data = _set_in(data, ("providers", "azure", "base_url"),
+                       endpoint.rstrip("/") + "/openai/deployments/{model}", create=False)
     for var, where in ENVIRONMENT.items():
         if env.get(var):
-            data = _set_in(data, where, env[var], create=where[0] != "providers")
+            data = _set_in(data, where, env[var], create=where[0] != "providers" or where[-2] == "query")
     return data
 
 
@@ -873,7 +1038,7 @@ def load_settings(path: Path | None = None) -> Settings:
     ``SETTINGS``) naming the file, the field and the problem. The file is read at every call;
     it is parsed and validated again only when its bytes (or the environment) changed."""
     path = path or home() / "settings.toml"
-    env = {var: os.environ.get(var, "") for var in ENVIRONMENT}
+    env = {var: os.environ.get(var, "") for var in (*ENVIRONMENT, AZURE_ENDPOINT)}
     content = read_config_file(path)
     key = (str(path), content, tuple(env.values()))
     with _cache_lock:
@@ -894,15 +1059,25 @@ def load_settings(path: Path | None = None) -> Settings:
 def default_settings() -> Settings:
     """The built-ins and the environment, without ``settings.toml``: what a feature that must
     go on uses when the file cannot be read (the bibliographic verifier)."""
-    return _build({}, "the environment", {var: os.environ.get(var, "") for var in ENVIRONMENT})
+    return _build({}, "the environment", {var: os.environ.get(var, "") for var in (*ENVIRONMENT, AZURE_ENDPOINT)})
 
 
 def api_key(provider_id: str, provider: Provider) -> str:
     """The provider's key from its environment variable, else ``credentials.toml`` (mode
-    0600, ``[provider] api_key = ...``). Raises ``MISSING_CREDENTIAL`` naming where to put it."""
+    0600, ``[provider] api_key = ...``); ``""`` for a provider with ``auth = "none"`` that has
+    none. Raises ``MISSING_CREDENTIAL`` naming where to put it."""
     key = os.environ.get(provider.api_key_env)
     if key:
         return key
+    if provider.auth == "none":  # a local server: a key only if one was given, never a refusal
+        try:
+            return _credentials_key(provider_id, provider)
+        except LLMError:
+            return ""
+    return _credentials_key(provider_id, provider)
+
+
+def _credentials_key(provider_id: str, provider: Provider) -> str:
     cred = home() / "credentials.toml"
     try:
         content = read_config_file(cred)
@@ -918,5 +1093,7 @@ def api_key(provider_id: str, provider: Provider) -> str:
             raise LLMError(MISSING_CREDENTIAL, exc.message) from None
         if isinstance(entry, dict) and isinstance(entry.get("api_key"), str) and entry["api_key"]:
             return entry["api_key"]
+    if provider.auth == "none":
+        return ""
     raise LLMError(MISSING_CREDENTIAL, f"no API key for provider {provider_id!r}: set {provider.api_key_env} or add "
                                        f"[{provider_id}] api_key = \"...\" to {cred} (mode 600)")

@@ -10,6 +10,12 @@
   as a ``notice``, and the turn continues. ``max_steps`` (default 24) ends runaway turns
   with ``BUDGET``. Cancellation (``KeyboardInterrupt`` or the ``cancel`` event) ends the
   turn with ``turn/end`` status ``cancelled``.
+* A reply cut at the output limit ends the turn ``truncated`` (a content filter's stop:
+  ``filtered``) with a notice the model sees next time, its tool calls (cut with it) never run;
+  an error inside a reply keeps what arrived as an assistant message marked ``incomplete``
+  before the turn ends ``error`` (issue 19). Notices for the person only (``form: info``: a
+  model not declared, history left out to fit the window, a generated tool-call id) are logged
+  before the reply.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from ..errors import BUDGET, CANCELLED, LLMError
 from .client import ChatClient
 from .hooks import StopHook, default_stop_hooks
 from .session import SessionLog, history
+from .stream import ChatResult, StreamError
 
 
 @dataclass
@@ -54,13 +61,18 @@ current_cancel: contextvars.ContextVar[threading.Event | None] = contextvars.Con
 
 @dataclass
 class TurnResult:
-    """``status`` is ``completed``, ``cancelled`` or ``error``; ``text`` the final answer."""
+    """``status`` is ``completed``, ``truncated`` (the reply was cut at the output limit),
+    ``filtered`` (a content filter stopped it), ``cancelled`` or ``error``; ``text`` the final
+    answer, ``refusal`` the model's refusal if it sent one, ``notice`` why a turn is
+    incomplete."""
 
     status: str
     text: str = ""
     steps: int = 0
     error: str | None = None
     tool_calls: list[dict] = field(default_factory=list)
+    notice: str | None = None
+    refusal: str = ""
 
 
 #: A stop hook sees the turn so far (its events) and the answer; it returns a steering text
@@ -107,15 +119,15 @@ class Agent:
                 step += 1
                 log.append("step/start", step=step)
                 schemas = [t.schema() for t in self.tools.values()] or None
-                result = self.client.complete(history(log.events), tools=schemas, on_delta=on_delta, cancel=cancel,
-                                              system=self.system)
-                calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in result.tool_calls]
-                event = {"text": result.text, "tool_calls": calls}
-                if result.reasoning:
-                    event["reasoning"] = result.reasoning
-                if result.shaping:
-                    event["shaping"] = result.shaping
-                log.append("assistant/message", **event)
+                try:
+                    result = self.client.complete(history(log.events, self.client.provider_id), tools=schemas,
+                                                  on_delta=on_delta, cancel=cancel, system=self.system)
+                except StreamError as exc:  # an error inside the reply: what arrived is kept, marked incomplete
+                    if cancel is not None and cancel.is_set():
+                        raise
+                    self._log_reply(exc.partial, incomplete=True)
+                    raise
+                calls = self._log_reply(result)
                 for c in calls:
                     if cancel is not None and cancel.is_set():
                         raise LLMError(CANCELLED, "the turn was cancelled")
@@ -125,9 +137,20 @@ class Agent:
                         ok = False  # the tool ran and refused (an engine receipt with ok: false)
                     log.append("tool/result", id=c["id"], name=c["name"], ok=ok, content=content)
                     calls_made.append({**c, "ok": ok})
-                log.append("step/end", step=step, usage=result.usage, finish_reason=result.finish_reason)
+                end: dict[str, Any] = {"usage": result.usage, "finish_reason": result.finish_reason}
+                if result.served:
+                    end["served"] = result.served
+                log.append("step/end", step=step, **end)
                 if calls:
                     continue
+                if result.truncated or result.finish_reason == "content_filter":
+                    status = "truncated" if result.truncated else "filtered"
+                    why = result.truncation_notice() if result.truncated else \
+                        "the provider's content filter stopped the reply; it is incomplete"
+                    log.append("notice", kind=status, form="notice", text=f"(Note: {why}.)")
+                    log.append("turn/end", status=status, reason=why)
+                    return TurnResult(status, result.text, step, tool_calls=calls_made, notice=why,
+                                      refusal=result.refusal)
                 steer, hook_used = None, None
                 for i, hook in enumerate(self.stop_hooks):
                     if i in steered:
@@ -142,7 +165,7 @@ class Agent:
                     log.append("notice", kind=kind, form="notice", text=steer)
                     continue
                 log.append("turn/end", status="completed")
-                return TurnResult("completed", result.text, step, tool_calls=calls_made)
+                return TurnResult("completed", result.text, step, tool_calls=calls_made, refusal=result.refusal)
         except (KeyboardInterrupt, LLMError) as exc:
             # a stop request may surface as a transport error when the connection is closed under it
             cancelled = (isinstance(exc, KeyboardInterrupt) or exc.code == CANCELLED
@@ -150,7 +173,10 @@ class Agent:
             if cancelled:
                 log.append("turn/end", status="cancelled")
                 return TurnResult("cancelled", "", step, tool_calls=calls_made)
-            log.append("turn/end", status="error", code=exc.code, error=exc.message)
+            failed: dict[str, Any] = {"status": "error", "code": exc.code, "error": exc.message}
+            if isinstance(exc, StreamError) and exc.partial.text:
+                failed["partial"] = True  # the assistant message before this holds what arrived
+            log.append("turn/end", **failed)
             raise
         except Exception as exc:  # a fault of ours (or of a tool's value): the turn still ends in the log
             try:
@@ -158,6 +184,31 @@ class Agent:
             except Exception:  # noqa: BLE001, S110 - the log itself failed; the original fault is raised
                 pass
             raise
+
+    def _log_reply(self, result: ChatResult, incomplete: bool = False) -> list[dict]:
+        """Log one reply (its notices for the person first) and return its tool calls as
+        logged. ``incomplete``: an error cut it (its tool calls are not kept: none is run)."""
+        log = self.log
+        for kind, text in result.notices:
+            log.append("notice", kind=kind, form="info", text=text)
+        calls = [] if incomplete else [{"id": c.id, "name": c.name, "arguments": c.arguments}
+                                       for c in result.tool_calls]
+        event: dict[str, Any] = {"text": result.text, "tool_calls": calls}
+        if result.reasoning:
+            event["reasoning"] = result.reasoning
+        if result.refusal:
+            event["refusal"] = result.refusal
+        extras = {c.id: c.extra for c in result.tool_calls if c.extra and not incomplete}
+        if result.opaque or extras:
+            event["opaque"] = {"provider": self.client.provider_id, "message": result.opaque, "tool_calls": extras}
+        if result.shaping:
+            event["shaping"] = result.shaping
+        if result.truncated:
+            event["truncated"] = True
+        if incomplete:
+            event["incomplete"] = True
+        log.append("assistant/message", **event)
+        return calls
 
     def _run_tool(self, call: dict) -> tuple[bool, Any]:
         tool = self.tools.get(call["name"])

@@ -1,14 +1,24 @@
-"""``ChatClient``: one provider-neutral client for every model call (spec: llm.md "Client").
+"""``ChatClient``: one provider-neutral client for every model call (spec: llm.md "Client";
+issue 19: every OpenAI-compatible provider as it really streams).
 
 * OpenAI-compatible chat completions over httpx, sync (:meth:`ChatClient.complete`) and
-  async (:meth:`ChatClient.acomplete`) sharing one request builder and one stream assembler.
-* Streaming is server-sent events (httpx-sse): text deltas, ``reasoning_content`` deltas,
-  tool-call deltas whose arguments arrive in pieces, usage and the finish reason.
-* Failures carry the stable codes of :mod:`.errors`; 429, 5xx and connection errors (the
-  request never reached the provider) are retried under the network layer's one retry policy
-  (:class:`dsh_notebook.net.RetryPolicy`: at most ``max_retries`` times, exponential backoff
-  with jitter, ``Retry-After`` as seconds or a date, each wait at most 60 s and 120 s in all; a
-  cancel ends a wait at once).
+  async (:meth:`ChatClient.acomplete`) sharing one request builder and one reply assembler
+  (:mod:`.stream`).
+* The provider's :class:`~dsh_notebook.settings.Capabilities` shape every request after the
+  hooks ran: the output limit as ``max_tokens`` or ``max_completion_tokens``; no
+  ``reasoning_effort`` where the provider takes none; ``reasoning_content`` sent back on the
+  assistant messages of a user turn with tool calls (DeepSeek's thinking mode) and dropped
+  elsewhere; tool-call ids of 9 letters and digits (Mistral); tool steps unstreamed where the
+  server cannot stream tool calls. Authorisation is ``Authorization: Bearer``, ``api-key``
+  (Azure) or none (local servers), with the provider's extra headers and query parameters;
+  proxies and CA bundles come from the environment (httpx's ``trust_env``).
+* The history is fitted to the context window before each request (:mod:`.context`).
+* Failures carry the stable codes of :mod:`.errors`, naming provider, model and status; 429,
+  5xx and connection errors (the request never reached the provider) are retried under the
+  network layer's one retry policy (:class:`dsh_notebook.net.RetryPolicy`: at most
+  ``max_retries`` times, exponential backoff with jitter, ``Retry-After`` as seconds or a date,
+  each wait at most 60 s and 120 s in all; a cancel ends a wait at once), and so is an in-band
+  error while nothing of the reply was shown.
 * Request-shaping hooks run in order before each request and record what they changed
   (academic mode raises the reasoning effort and ``max_tokens`` there).
 """
@@ -16,23 +26,29 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 from httpx_sse import SSEError, aconnect_sse, connect_sse
 
-from ..errors import CANCELLED, HTTP_STATUS, PROTOCOL, TIMEOUT, LLMError
+from ..errors import CANCELLED, HTTP_STATUS, PROTOCOL, SETTINGS, TIMEOUT, LLMError
 from ..net import CONNECTION_ERRORS, RetryCancelled, RetryPolicy
 from ..redact import redact_url_credentials, url_without_credentials
 from ..secretscan import mask
-from ..settings import ModelInfo, Settings, api_key, load_settings
+from ..settings import Capabilities, ModelInfo, Settings, api_key, load_settings
+from .context import Fit, estimate_tokens, fit_messages
 from .hooks import RequestHook, default_request_hooks
 from .prompt import SystemPrompt
+from .stream import Assembler, ChatResult, StreamError, ToolCall, _json
+
+__all__ = ["ChatClient", "ChatResult", "RequestContext", "StreamError", "ToolCall", "interruptible"]
 
 
 @dataclass
@@ -47,140 +63,10 @@ class RequestContext:
     user_text: str = ""
 
 
-@dataclass
-class ToolCall:
-    id: str
-    name: str
-    arguments: str  # JSON text, as the model wrote it
-
-    def parsed(self) -> Any:
-        """The arguments as JSON; :class:`LLMError` ``PROTOCOL`` when they are not JSON."""
-        try:
-            return json.loads(self.arguments or "{}")
-        except json.JSONDecodeError as exc:
-            raise LLMError(PROTOCOL, f"the arguments of tool call {self.name!r} are not JSON ({exc})") from None
-
-
-@dataclass
-class ChatResult:
-    """One reply: ``text``, ``reasoning``, ``tool_calls``, ``finish_reason``, ``usage``
-    (token counts as the provider reports them), ``model``, and ``shaping`` (what the hooks
-    changed, one line each)."""
-
-    text: str = ""
-    reasoning: str = ""
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    finish_reason: str | None = None
-    usage: dict = field(default_factory=dict)
-    model: str = ""
-    shaping: list[str] = field(default_factory=list)
-
-
-class _Assembler:
-    """Folds streamed chunks (or one non-streamed body) into a :class:`ChatResult`."""
-
-    def __init__(self, result: ChatResult, on_delta: Callable[[str, str], None] | None):
-        self.r = result
-        self.on_delta = on_delta
-        self.calls: dict[int, dict] = {}
-        self.text: list[str] = []
-        self.reasoning: list[str] = []
-
-    def event(self, data: str) -> None:
-        """One streamed event's ``data`` (JSON text; the caller stops at ``[DONE]``)."""
-        # ``raw_decode`` is ``json.loads`` minus its whitespace and trailing-data checks (about
-        # 0.8 of 2 us per event); text it does not consume whole goes through ``json.loads``,
-        # which decides (whitespace around the object, extra data, the error message).
-        try:
-            obj, end = _raw_decode(data)
-        except json.JSONDecodeError:
-            end = -1
-        if end != len(data):
-            obj = _json(data)
-        # Fast path for the common delta: one choice carrying text only (no reasoning, tool
-        # calls, finish reason or usage). Anything else goes through :meth:`chunk`.
-        try:
-            choices = obj.get("choices")
-        except AttributeError:
-            raise LLMError(PROTOCOL, "a stream event is not a JSON object") from None
-        if isinstance(choices, list) and len(choices) == 1 and not obj.get("usage") and type(choices[0]) is dict:
-            choice = choices[0]
-            d = choice.get("delta")
-            if type(d) is dict and not choice.get("finish_reason"):
-                piece = d.get("content")
-                if type(piece) is str and piece and \
-                        (len(d) == 1 or not (d.get("reasoning_content") or d.get("tool_calls"))):
-                    self.text.append(piece)
-                    if self.on_delta is not None:
-                        self.on_delta("text", piece)
-                    return
-        self.chunk(obj)
-
-    def chunk(self, data: dict) -> None:
-        if not isinstance(data, dict):
-            raise LLMError(PROTOCOL, "a stream event is not a JSON object")
-        try:
-            self._chunk(data)
-        except (AttributeError, TypeError, ValueError, KeyError) as exc:
-            raise LLMError(PROTOCOL, f"a stream event has an unexpected shape ({type(exc).__name__}: {exc}): "
-                                     f"{_excerpt(data)}") from None
-
-    def _chunk(self, data: dict) -> None:
-        if data.get("usage"):
-            self.r.usage = _usage(data["usage"])
-        for choice in data.get("choices") or []:
-            d = choice.get("delta") or {}
-            piece = _text(d.get("reasoning_content"))
-            if piece:
-                self.reasoning.append(piece)
-                if self.on_delta is not None:
-                    self.on_delta("reasoning", piece)
-            piece = _text(d.get("content"))
-            if piece:
-                self.text.append(piece)
-                if self.on_delta is not None:
-                    self.on_delta("text", piece)
-            for tc in d.get("tool_calls") or []:
-                slot = self.calls.setdefault(int(tc.get("index", 0)), {"id": "", "name": "", "arguments": ""})
-                slot["id"] = _text(tc.get("id")) or slot["id"]
-                fn = tc.get("function") or {}
-                slot["name"] = _text(fn.get("name")) or slot["name"]
-                slot["arguments"] += _text(fn.get("arguments")) or ""
-            if choice.get("finish_reason"):
-                self.r.finish_reason = choice["finish_reason"]
-
-    def body(self, data: dict) -> None:
-        try:
-            choice = data["choices"][0]
-            msg = choice.get("message") or {}
-            self.text = [_text(msg.get("content")) or ""]
-            self.reasoning = [_text(msg.get("reasoning_content")) or ""]
-            for i, tc in enumerate(msg.get("tool_calls") or []):
-                fn = tc.get("function") or {}
-                self.calls[i] = {"id": _text(tc.get("id")) or "", "name": _text(fn.get("name")) or "",
-                                 "arguments": _text(fn.get("arguments")) or ""}
-            self.r.finish_reason = choice.get("finish_reason")
-            self.r.usage = _usage(data.get("usage"))
-        except (KeyError, IndexError, TypeError, AttributeError, ValueError):
-            raise LLMError(PROTOCOL, f"the reply has no usable choices[0].message: {_excerpt(data)}") from None
-
-    def finish(self) -> ChatResult:
-        self.r.text = _utf8("".join(self.text))
-        self.r.reasoning = _utf8("".join(self.reasoning))
-        self.r.tool_calls = [ToolCall(_utf8(c["id"]), _utf8(c["name"]), _utf8(c["arguments"]))
-                             for _, c in sorted(self.calls.items())]
-        if self.r.finish_reason is None:
-            raise LLMError(PROTOCOL, "the stream ended without a finish reason")
-        return self.r
-
-
 #: What the client retries (llm.md "Client": 429 and 5xx), and how long it waits at most, seconds.
 RETRY_STATUSES = frozenset({429, *range(500, 600)})
 RETRY_MAX_WAIT = 60.0
 RETRY_MAX_TOTAL = 120.0
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
 
 def interruptible(fn: Callable[[], Any], cancel: threading.Event | None, cancelled: Callable[[], Exception]):
     """``fn()``, or ``raise cancelled()`` within ~50 ms of ``cancel`` being set.
@@ -213,55 +99,23 @@ def interruptible(fn: Callable[[], Any], cancel: threading.Event | None, cancell
     return box["value"]
 
 
-def _text(value) -> str | None:
-    """A text field of the reply: a string, or ``None`` when absent; anything else is a
-    protocol error (raised by the caller as ``PROTOCOL``)."""
-    if value is None or isinstance(value, str):
-        return value
-    raise TypeError(f"expected text, got {type(value).__name__}")
-
-
-def _utf8(text: str) -> str:
-    """Text that encodes as UTF-8: surrogate pairs split across deltas (JSON ``\\ud83d``
-    then ``\\ude00``) are joined, lone surrogates become U+FFFD."""
-    if not _SURROGATE.search(text):
-        return text
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-
-def _usage(value) -> dict:
-    """Token counts as reported, keeping only whole numbers (nested one level)."""
-    if not isinstance(value, dict):
-        return {}
-    out: dict = {}
-    for k, v in value.items():
-        if isinstance(v, int) and not isinstance(v, bool):
-            out[str(k)] = v
-        elif isinstance(v, dict):
-            inner = {str(a): b for a, b in v.items() if isinstance(b, int) and not isinstance(b, bool)}
-            if inner:
-                out[str(k)] = inner
-    return out
-
-
-def _excerpt(data) -> str:
-    try:
-        text = json.dumps(data, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(data)
-    return text if len(text) <= 160 else text[:160] + "…"
+_ALNUM9 = re.compile(r"[A-Za-z0-9]{9}")
+#: Scale of the token estimate kept within these bounds when corrected from reported usage.
+_SCALE_BOUNDS = (0.25, 4.0)
 
 
 class ChatClient:
     """``ChatClient(model=None, settings=None, hooks=None, timeout=60, max_retries=2)``.
 
     ``complete(messages, tools=None, stream=True, on_delta=None, cancel=None, system=None,
-    **params)`` returns a :class:`ChatResult`; ``messages`` are OpenAI-style dicts, ``tools``
+    **params)`` returns a :class:`ChatResult`; ``messages`` are OpenAI-style dicts (an assistant
+    message may carry ``reasoning_content``, kept or dropped as the provider requires), ``tools``
     OpenAI function tools, ``system`` an optional :class:`~.prompt.SystemPrompt`, ``params``
-    extra request fields (``max_tokens``, ``reasoning_effort``, ``temperature``...).
-    ``cancel`` is a ``threading.Event``: once set the call stops with ``CANCELLED``. Raises
-    :class:`LLMError`. ``hooks=None`` means the registered defaults (:func:`.hooks.default_request_hooks`: academic mode); pass
-    ``[]`` for none.
+    extra request fields (``max_tokens``, ``reasoning_effort``, ``temperature``...; ``max_tokens``
+    goes out as the provider's token parameter). ``cancel`` is a ``threading.Event``: once set
+    the call stops with ``CANCELLED``. Raises :class:`LLMError` (:class:`StreamError`, code
+    ``PROVIDER``, for an error inside a reply). ``hooks=None`` means the registered defaults
+    (:func:`.hooks.default_request_hooks`: academic mode); pass ``[]`` for none.
     """
 
     def __init__(self, model: str | None = None, settings: Settings | None = None, hooks: tuple | list | None = None,
@@ -269,16 +123,37 @@ class ChatClient:
                  transport: httpx.BaseTransport | None = None):
         self.settings = settings or load_settings()
         self.provider_id, self.provider, self.model = self.settings.resolve(model)
+        self.capabilities: Capabilities = self.settings.capabilities(self.provider_id, self.model)
+        self.declared = self.settings.declared(self.provider_id, self.model.id)
         self.hooks: list[RequestHook] = default_request_hooks() if hooks is None else list(hooks)
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff
         self._transport = transport
         self._http: httpx.Client | None = None  # one connection pool (and TLS context) for every call
+        self._scale = 1.0  # the token estimate's correction from reported usage
+        self._announced = False
+
+    @property
+    def name(self) -> str:
+        """``provider/model``, as errors and notices name it."""
+        return f"{self.provider_id}/{self.model.id}"
+
+    @property
+    def undeclared_notice(self) -> str | None:
+        """One line when the model is not declared in the settings (a hosted provider's
+        defaults are assumed), else ``None``; local servers take any model silently."""
+        if self.declared or self.provider.local:
+            return None
+        m = self.model
+        return (f"{self.name} is not declared in the settings: {self.provider_id}'s defaults are used (context "
+                f"window {m.context_window} tokens, output at most {m.max_tokens}); declare it under "
+                f"[[providers.{self.provider_id}.models]] to give its limits")
 
     def _client(self) -> httpx.Client:
         if self._http is None or self._http.is_closed:
-            self._http = httpx.Client(timeout=self.timeout, transport=self._transport)
+            self._http = httpx.Client(timeout=self.timeout, transport=self._transport, trust_env=True,
+                                      **_verify_from_environment())
         return self._http
 
     def close(self) -> None:
@@ -297,7 +172,14 @@ class ChatClient:
 
     @property
     def url(self) -> str:
-        return self.provider.base_url.rstrip("/") + "/chat/completions"
+        """The chat-completions URL (``{model}`` in the base URL replaced by the model id).
+        Raises ``SETTINGS`` when the provider has no base URL (Azure before its endpoint is set)."""
+        base = self.provider.base_url.strip()
+        if not base:
+            env = "AZURE_OPENAI_ENDPOINT" if self.provider_id == "azure" else f"{self.provider_id.upper()}_BASE_URL"
+            raise LLMError(SETTINGS, f"provider {self.provider_id!r} has no base_url: set {env} or base_url under "
+                                     f"[providers.{self.provider_id}] in settings.toml")
+        return base.replace("{model}", quote(self.model.id, safe="")).rstrip("/") + "/chat/completions"
 
     def build(self, messages: list[dict], tools: list[dict] | None = None, stream: bool = True,
               system: SystemPrompt | None = None, **params) -> tuple[dict, list[str]]:
@@ -305,7 +187,13 @@ class ChatClient:
 
         ``system`` gives the system prompt as sections; without it, a leading system message
         is taken as the ``persona`` section. Hooks may add sections; the rendered prompt
-        becomes the first message (none when it is empty)."""
+        becomes the first message (none when it is empty). The provider's capabilities then
+        shape the body, and the history is fitted to the context window."""
+        body, notes, _ = self._build(messages, tools, stream, system, params)
+        return body, notes
+
+    def _build(self, messages: list[dict], tools: list[dict] | None, stream: bool, system: SystemPrompt | None,
+               params: dict) -> tuple[dict, list[str], Fit]:
         rest = list(messages)
         lead = rest[0] if rest and rest[0].get("role") == "system" and isinstance(rest[0].get("content"), str) else None
         if lead is not None:
@@ -331,16 +219,69 @@ class ChatClient:
             notes += hook(body, ctx) or []
         text = ctx.system.render()
         body["messages"] = ([{"role": "system", "content": text}] if text else []) + body["messages"]
-        return body, notes
+        notes += self._shape(body)
+        limit = body.get(self.capabilities.token_param or "max_tokens")
+        output = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 \
+            else self.model.default_max_tokens
+        budget = max(self.model.context_window - output, 0)
+        fixed = estimate_tokens(json.dumps(tools, ensure_ascii=False)) if tools else 0
+        fit = fit_messages(body["messages"], budget, self._scale, fixed=round(fixed * self._scale))
+        body["messages"] = fit.messages
+        return body, notes, fit
+
+    def _shape(self, body: dict) -> list[str]:
+        """The capabilities applied to a built body (see the module docstring); one note per
+        change a person would want to know about."""
+        caps = self.capabilities
+        notes: list[str] = []
+        param = caps.token_param or "max_tokens"
+        other = "max_completion_tokens" if param == "max_tokens" else "max_tokens"
+        if other in body:
+            value = body.pop(other)
+            body.setdefault(param, value)
+        if caps.effort == "none" and "reasoning_effort" in body:
+            notes.append(f"reasoning_effort {body.pop('reasoning_effort')!r} not sent: {self.provider_id} takes none")
+        msgs = [dict(m) for m in body["messages"]]
+        passback = caps.reasoning_passback == "after-tool-calls"
+        # user turns (from one user message to the next) in which the model made tool calls
+        turn_has_calls: list[bool] = []
+        has = False
+        for m in reversed(msgs):
+            has = has or bool(m.get("role") == "assistant" and m.get("tool_calls"))
+            turn_has_calls.append(has)
+            if m.get("role") == "user":
+                has = False
+        turn_has_calls.reverse()
+        ids: dict[str, str] = {}
+        for i, m in enumerate(msgs):
+            if m.get("role") == "assistant":
+                if passback and turn_has_calls[i]:
+                    r = m.get("reasoning_content")
+                    m["reasoning_content"] = r if isinstance(r, str) else ""
+                else:
+                    m.pop("reasoning_content", None)
+            if caps.tool_id == "alnum9":
+                if m.get("tool_calls"):
+                    m["tool_calls"] = [{**c, "id": _alnum9(c.get("id", ""), ids)} for c in m["tool_calls"]]
+                if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str):
+                    m["tool_call_id"] = _alnum9(m["tool_call_id"], ids)
+        body["messages"] = msgs
+        return notes
 
     def check_credentials(self) -> None:
-        """Raise ``MISSING_CREDENTIAL`` now (no request) when the provider's key cannot be found,
-        so a caller can refuse before it writes anything."""
+        """Raise now (no request) when the provider's key cannot be found (``MISSING_CREDENTIAL``)
+        or it has no base URL (``SETTINGS``), so a caller can refuse before it writes anything."""
         api_key(self.provider_id, self.provider)
+        _ = self.url
 
     def _headers(self) -> dict:
-        return {"Authorization": f"Bearer {api_key(self.provider_id, self.provider)}",
-                "Content-Type": "application/json"}
+        headers = {**self.provider.headers, "Content-Type": "application/json"}
+        key = api_key(self.provider_id, self.provider)
+        if key and self.provider.auth == "api-key":
+            headers["api-key"] = key
+        elif key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
 
     @property
     def retry_policy(self) -> RetryPolicy:
@@ -354,14 +295,17 @@ class ChatClient:
     def _transport_error(self, exc: Exception) -> LLMError:
         """An httpx or SSE failure as the client's stable codes (shared by sync and async)."""
         if isinstance(exc, httpx.TimeoutException):
-            return LLMError(TIMEOUT, f"no answer from {self.provider_id} within {self.timeout:g} s")
+            return LLMError(TIMEOUT, f"no answer from {self.name} within {self.timeout:g} s")
         if isinstance(exc, SSEError):
-            return LLMError(PROTOCOL, f"the reply is not a server-sent event stream ({exc})")
+            return LLMError(PROTOCOL, f"{self.name} did not answer with a server-sent event stream ({exc})")
         if isinstance(exc, httpx.ConnectError):
             return LLMError(HTTP_STATUS, f"could not connect to {url_without_credentials(self.url)} "
-                                         f"({self._redact(str(exc)) or 'ConnectError'}); "
-                                         f"check the provider's base_url (DEEPSEEK_BASE_URL for deepseek)")
-        return LLMError(HTTP_STATUS, f"the request to {self.provider_id} failed: {type(exc).__name__}")
+                                         f"({self._redact(str(exc)) or 'ConnectError'}); check the provider's "
+                                         f"base_url ({self.provider_id.upper()}_BASE_URL for {self.provider_id})")
+        if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
+            return LLMError(PROTOCOL, f"the connection to {self.name} closed before the reply finished "
+                                      f"({type(exc).__name__}: {self._redact(str(exc))[:200]})")
+        return LLMError(HTTP_STATUS, f"the request to {self.name} failed: {type(exc).__name__}")
 
     def _redact(self, text: str) -> str:
         """``text`` without this client's key or anything shaped like a key or a bearer token
@@ -375,16 +319,46 @@ class ChatClient:
         return redact_url_credentials(mask(text, "[key]")[0])
 
     def _status_error(self, response: httpx.Response) -> LLMError:
-        try:
-            detail = response.json().get("error", {}).get("message", "")
-            detail = detail if isinstance(detail, str) else json.dumps(detail)
-        except Exception:
-            detail = response.text[:200] if hasattr(response, "_content") else ""
+        status = response.status_code
+        detail, code = _error_detail(response)
         detail = self._redact(detail)
-        err = LLMError(HTTP_STATUS, f"the provider answered HTTP {response.status_code}"
-                                    + (f": {detail[:300]}" if detail else ""), response.status_code)
+        text = f"{self.name} answered HTTP {status}" + (f": {detail[:300]}" if detail else "")
+        if code not in (None, ""):
+            text += f" (code {self._redact(str(code))[:60]})"
+        hint = _hint(detail, self.provider_id)
+        if hint:
+            text += f"; {hint}"
+        err = LLMError(HTTP_STATUS, text, status)
         err.retry_after = response.headers.get("Retry-After")
         return err
+
+    def _assembler(self, notes: list[str], on_delta, fit: Fit, body: dict) -> Assembler:
+        result = ChatResult(model=self.model.id, shaping=list(notes))
+        if fit.dropped_turns:
+            result.notices.append(("context", (
+                f"left out the {fit.dropped_turns} oldest turn{'s' if fit.dropped_turns != 1 else ''} "
+                f"({fit.dropped_messages} message{'s' if fit.dropped_messages != 1 else ''}, about {fit.dropped_tokens} "
+                f"tokens) to fit {self.name}'s context window of {self.model.context_window} tokens less "
+                f"{self.model.context_window - fit.budget} for the reply")))
+        elif fit.over:
+            result.notices.append(("context", (f"this turn alone is estimated at {fit.tokens} tokens, over the "
+                                              f"{fit.budget} {self.name} can read besides its reply")))
+        if not self._announced and self.undeclared_notice:
+            result.notices.append(("model", self.undeclared_notice))
+            self._announced = True
+        limit = body.get(self.capabilities.token_param or "max_tokens")
+        result.limit = limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+        return Assembler(result, on_delta, list(self.capabilities.reasoning_fields or ()), self.capabilities.tool_id or "any",
+                         where=self.name)
+
+    def _learn(self, result: ChatResult, fit: Fit) -> ChatResult:
+        """Correct the token estimate from the prompt tokens the provider reported."""
+        reported = result.usage.get("prompt_tokens")
+        if isinstance(reported, int) and reported > 0 and fit.tokens > 0:
+            raw = fit.tokens / self._scale
+            lo, hi = _SCALE_BOUNDS
+            self._scale = min(hi, max(lo, reported / raw))
+        return result
 
     # ------------------------------------------------------------ sync
 
@@ -411,81 +385,191 @@ class ChatClient:
                                                     params), cancel, cancelled)
 
     def _complete(self, messages, tools, stream, on_delta, cancel: threading.Event | None, params: dict) -> ChatResult:
-        body, notes = self.build(messages, tools, stream, **params)
+        if tools and stream and self.capabilities.stream_tools is False:
+            stream = False  # the server cannot stream tool calls: the step goes out whole
+        body, notes, fit = self._build(messages, tools, stream, params.pop("system", None), params)
+        url = self.url
         headers = self._headers()
+        query = dict(self.provider.query)
         http = self._client()
 
         def attempt() -> ChatResult:
-            asm = _Assembler(ChatResult(model=self.model.id, shaping=list(notes)), on_delta)
+            asm = self._assembler(notes, on_delta, fit, body)
             if stream:
-                with connect_sse(http, "POST", self.url, json=body, headers=headers) as source:
+                with connect_sse(http, "POST", url, json=body, headers=headers, params=query) as source:
                     resp = source.response
                     if resp.status_code != 200:
                         resp.read()
                         raise self._status_error(resp)
+                    if _is_json(resp):  # a server that ignored ``stream``
+                        resp.read()
+                        asm.body(_json(resp.text, self.name))
+                        return _deliver_whole(asm.finish(), on_delta)
                     for event in source.iter_sse():
                         if cancel is not None and cancel.is_set():
                             raise LLMError(CANCELLED, "the call was cancelled")
                         data = event.data
-                        if data == "[DONE]":
+                        if data == "[DONE]" or data.strip() == "[DONE]":
                             break
-                        asm.event(data)
+                        if data.strip():
+                            asm.event(data)
             else:
-                resp = http.post(self.url, json=body, headers=headers)
+                resp = http.post(url, json=body, headers=headers, params=query)
                 if resp.status_code != 200:
                     raise self._status_error(resp)
-                asm.body(_json(resp.text))
+                asm.body(self._whole_json(resp))
+                return _deliver_whole(asm.finish(), on_delta)
             return asm.finish()
 
         try:
-            return self.retry_policy.call(attempt, cancel=cancel)
+            return self._learn(self.retry_policy.call(attempt, cancel=cancel), fit)
         except RetryCancelled:
             raise LLMError(CANCELLED, "the call was cancelled") from None
         except (httpx.HTTPError, SSEError) as exc:
             raise self._transport_error(exc) from None
+
+    def _whole_json(self, resp: httpx.Response) -> Any:
+        if not resp.content.strip():
+            raise LLMError(PROTOCOL, f"{self.name} answered HTTP {resp.status_code} with an empty body")
+        if _is_html(resp):
+            raise LLMError(PROTOCOL, f"{self.name} answered HTTP {resp.status_code} with an HTML page, not JSON "
+                                     f"(a proxy or gateway in between?)")
+        return _json(resp.text, f"{self.name} (HTTP {resp.status_code})")
 
     # ------------------------------------------------------------ async
 
     async def acomplete(self, messages: list[dict], tools: list[dict] | None = None, stream: bool = True,
                         on_delta: Callable[[str, str], None] | None = None, **params) -> ChatResult:
         """The async twin of :meth:`complete` (cancel it with ``task.cancel()``: ``CANCELLED``)."""
-        body, notes = self.build(messages, tools, stream, **params)
+        if tools and stream and self.capabilities.stream_tools is False:
+            stream = False
+        body, notes, fit = self._build(messages, tools, stream, params.pop("system", None), params)
+        url = self.url
         headers = self._headers()
-        async with httpx.AsyncClient(timeout=self.timeout) as http:
+        query = dict(self.provider.query)
+        async with httpx.AsyncClient(timeout=self.timeout, trust_env=True, **_verify_from_environment()) as http:
 
             async def attempt() -> ChatResult:
-                asm = _Assembler(ChatResult(model=self.model.id, shaping=list(notes)), on_delta)
+                asm = self._assembler(notes, on_delta, fit, body)
                 if stream:
-                    async with aconnect_sse(http, "POST", self.url, json=body, headers=headers) as source:
+                    async with aconnect_sse(http, "POST", url, json=body, headers=headers, params=query) as source:
                         resp = source.response
                         if resp.status_code != 200:
                             await resp.aread()
                             raise self._status_error(resp)
+                        if _is_json(resp):
+                            await resp.aread()
+                            asm.body(_json(resp.text, self.name))
+                            return _deliver_whole(asm.finish(), on_delta)
                         async for event in source.aiter_sse():
                             data = event.data
-                            if data == "[DONE]":
+                            if data == "[DONE]" or data.strip() == "[DONE]":
                                 break
-                            asm.event(data)
+                            if data.strip():
+                                asm.event(data)
                 else:
-                    resp = await http.post(self.url, json=body, headers=headers)
+                    resp = await http.post(url, json=body, headers=headers, params=query)
                     if resp.status_code != 200:
                         raise self._status_error(resp)
-                    asm.body(_json(resp.text))
+                    asm.body(self._whole_json(resp))
+                    return _deliver_whole(asm.finish(), on_delta)
                 return asm.finish()
 
             try:
-                return await self.retry_policy.acall(attempt)
+                return self._learn(await self.retry_policy.acall(attempt), fit)
             except asyncio.CancelledError:
                 raise LLMError(CANCELLED, "the call was cancelled") from None
             except (httpx.HTTPError, SSEError) as exc:
                 raise self._transport_error(exc) from None
 
 
-_raw_decode = json.JSONDecoder().raw_decode
+# --------------------------------------------------------------------------- helpers
 
 
-def _json(text: str):
+def _alnum9(cid: str, seen: dict[str, str]) -> str:
+    """A tool-call id as 9 letters and digits (Mistral's rule): kept when it is one, else a
+    stable digest of it, the same for the call and its result."""
+    if _ALNUM9.fullmatch(cid or ""):
+        return cid
+    if cid not in seen:
+        digest = hashlib.sha256(cid.encode("utf-8", "replace")).digest()
+        alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+        seen[cid] = "".join(alphabet[b % 62] for b in digest[:9])
+    return seen[cid]
+
+
+def _verify_from_environment() -> dict:
+    """``verify=`` for a CA bundle named the way other tools name it (``REQUESTS_CA_BUNDLE``,
+    ``CURL_CA_BUNDLE``) when httpx's own ``SSL_CERT_FILE``/``SSL_CERT_DIR`` are not set."""
+    import os
+
+    if os.environ.get("SSL_CERT_FILE") or os.environ.get("SSL_CERT_DIR"):
+        return {}
+    for var in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):
+        path = os.environ.get(var)
+        if path and os.path.isfile(path):
+            import ssl
+
+            return {"verify": ssl.create_default_context(cafile=path)}
+    return {}
+
+
+def _is_json(resp: httpx.Response) -> bool:
+    return resp.headers.get("content-type", "").split(";")[0].strip().lower() == "application/json"
+
+
+def _is_html(resp: httpx.Response) -> bool:
+    kind = resp.headers.get("content-type", "").split(";")[0].strip().lower()
+    head = resp.content[:200].lstrip().lower()
+    return kind in ("text/html", "application/xhtml+xml") or head.startswith((b"<!doctype html", b"<html"))
+
+
+def _deliver_whole(result: ChatResult, on_delta) -> ChatResult:
+    """An unstreamed reply handed to ``on_delta`` whole, so a live view shows it."""
+    if on_delta is not None:
+        for kind, text in (("reasoning", result.reasoning), ("text", result.text), ("refusal", result.refusal)):
+            if text:
+                on_delta(kind, text)
+    return result
+
+
+def _error_detail(response: httpx.Response) -> tuple[str, Any]:
+    """``(message, code)`` of an error response as providers write it: ``{"error": {...}}``
+    (OpenAI, DeepSeek, OpenRouter), ``{"message": ..., "code": ...}`` (Mistral), a list of
+    those (Gemini), ``{"detail": ...}`` (vLLM, FastAPI); an HTML page or other text in brief."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LLMError(PROTOCOL, f"the provider sent something that is not JSON ({exc.msg} at {exc.pos})") from None
+        data = response.json()
+    except Exception:  # noqa: BLE001 - not JSON: describe the body instead
+        if not response.content.strip():
+            return "an empty body", None
+        if _is_html(response):
+            return "an HTML page, not the provider's JSON (a proxy or gateway in between?)", None
+        return " ".join(response.text[:200].split()), None
+    if isinstance(data, list) and data:
+        data = data[0]
+    if not isinstance(data, dict):
+        return " ".join(json.dumps(data)[:200].split()), None
+    err = data.get("error", data)
+    if isinstance(err, str):
+        return err, data.get("code")
+    if not isinstance(err, dict):
+        return json.dumps(err)[:200], None
+    message = err.get("message", err.get("detail", ""))
+    if not isinstance(message, str):
+        message = json.dumps(message, ensure_ascii=False)
+    code = err.get("code", err.get("type"))
+    return message, code
+
+
+def _hint(detail: str, provider_id: str) -> str:
+    """What to change, for the errors a setting fixes."""
+    low = detail.lower()
+    if "max_completion_tokens" in low and "max_tokens" in low:
+        return (f'give this model capabilities = {{ token_param = "max_completion_tokens" }} under '
+                f"[[providers.{provider_id}.models]] in settings.toml")
+    if "tool call id" in low and "length of 9" in low:
+        return f'give provider {provider_id} capabilities = {{ tool_id = "alnum9" }} in settings.toml'
+    if "reasoning_content" in low and ("missing" in low or "passed back" in low):
+        return (f'give provider {provider_id} capabilities = {{ reasoning_passback = "after-tool-calls" }} '
+                f"in settings.toml")
+    return ""

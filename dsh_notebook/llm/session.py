@@ -87,13 +87,18 @@ def read_events(path) -> list[dict]:
     return read_jsonl(path).rows
 
 
-def history(events: list[dict]) -> list[dict]:
+def history(events: list[dict], provider: str | None = None) -> list[dict]:
     """The chat messages the model is sent, derived from the events only.
 
     ``session/start.system`` becomes the system message; ``user/message`` a user message;
-    ``assistant/message`` an assistant message with its tool calls (reasoning is not sent
-    back); ``tool/result`` a tool message; a ``notice`` a system message (steering, never
-    user input). Cancelled or failed turns keep what was said before they stopped.
+    ``assistant/message`` an assistant message with its tool calls and its reasoning as
+    ``reasoning_content`` (the client sends it back only where the provider requires it, and
+    drops it elsewhere) and, when the reply came from ``provider``, the fields that provider
+    sent to be returned verbatim (``opaque``: OpenRouter's ``reasoning_details``, Gemini's
+    ``extra_content`` with its thought signature); ``tool/result`` a tool message; a ``notice``
+    a system message (steering, never user input), except notices of ``form`` ``info``, which
+    are for the person only (a model not declared, history left out to fit the window).
+    Cancelled or failed turns keep what was said before they stopped.
     """
     out: list[dict] = []
     for e in events:
@@ -104,17 +109,30 @@ def history(events: list[dict]) -> list[dict]:
             out.append({"role": "user", "content": e.get("text", "")})
         elif t == "assistant/message":
             msg: dict = {"role": "assistant", "content": e.get("text", "")}
+            raw = e.get("opaque")
+            opaque: dict = raw if isinstance(raw, dict) else {}
+            same = provider is not None and opaque.get("provider") == provider
+            if isinstance(e.get("reasoning"), str):
+                msg["reasoning_content"] = e["reasoning"]
+            if same and isinstance(opaque.get("message"), dict):
+                for k, v in opaque["message"].items():
+                    msg.setdefault(k, v)
             calls = e.get("tool_calls") or []
             if calls:
-                msg["tool_calls"] = [{"id": c["id"], "type": "function",
-                                      "function": {"name": c["name"], "arguments": c.get("arguments", "")}}
-                                     for c in calls]
+                given = opaque.get("tool_calls")
+                extras: dict = given if same and isinstance(given, dict) else {}
+                msg["tool_calls"] = []
+                for c in calls:
+                    extra = extras.get(c["id"])
+                    msg["tool_calls"].append({"id": c["id"], "type": "function",
+                                              "function": {"name": c["name"], "arguments": c.get("arguments", "")},
+                                              **(extra if isinstance(extra, dict) else {})})
             out.append(msg)
         elif t == "tool/result":
             content = e.get("content")
             out.append({"role": "tool", "tool_call_id": e.get("id", ""),
                         "content": content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)})
-        elif t == "notice" and e.get("text"):
+        elif t == "notice" and e.get("text") and e.get("form") != "info":
             out.append({"role": "system", "content": e["text"]})
     # a tool call without its result (a cancelled step) must not reach the provider
     answered = {m.get("tool_call_id") for m in out if m["role"] == "tool"}
