@@ -876,6 +876,8 @@ def _retrieve_and_extract(question, policy: SearchPolicy, provider, extractor: C
         reply = extractor.complete(extraction_messages(question, material), stream=False,
                                    max_tokens=policy.synthesis_max_tokens, cancel=cancel)
         text = reply.text
+        if getattr(reply, "truncated", False):
+            raise ValueError(f"the extraction {reply.truncation_notice()}")
         parsed = parse_extraction(text, len(used))
     except LLMError as exc:
         if exc.code == CANCELLED or (cancel is not None and cancel.is_set()):

@@ -111,6 +111,8 @@ def generated_id(kind: str = "any") -> str:
 
 
 _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
+_ANTHROPIC_EVENTS = ("message_start", "content_block_start", "content_block_delta", "content_block_stop",
+                     "message_delta", "message_stop", "ping")
 _OPAQUE_MESSAGE = ("extra_content", "thought_signature")
 
 
@@ -179,6 +181,9 @@ class Assembler:
             raise LLMError(PROTOCOL, f"{self.where} sent a stream event that is not a JSON object")
         if data.get("error") is not None:
             self._error(data)
+        if "choices" not in data and data.get("type") in _ANTHROPIC_EVENTS:
+            raise LLMError(PROTOCOL, f"{self.where} sent an Anthropic Messages stream ({data['type']} event), not "
+                                     f"OpenAI chat completions: check the provider's base_url and protocol")
         try:
             self._chunk(data)
         except (AttributeError, TypeError, ValueError, KeyError) as exc:

@@ -470,9 +470,23 @@ def turn_bundle(session: ChatSession, outcome: dict, location) -> tuple[dict, di
     elif answer.strip():
         md_parts.append(answer_markdown(answer))
         plain_parts.append(answer)
+    elif res is not None and res.refusal.strip():
+        pass
     else:
         md_parts.append("*(the model sent no text)*")
         plain_parts.append("(the model sent no text)")
+    if res is not None and res.refusal.strip():
+        note = f"(the model refused: {' '.join(res.refusal.split())})"
+        md_parts.append(f"*{_md_text(note)}*")
+        plain_parts.append(note)
+    if res is not None and res.notice and status in ("truncated", "filtered"):
+        note = f"({'cut off' if status == 'truncated' else 'stopped'}: {res.notice})"
+        md_parts.append(f"*{_md_text(note)}*")
+        plain_parts.append(note)
+    for text in turn_notices(session):
+        note = f"(note: {text})"
+        md_parts.append(f"*{_md_text(note)}*")
+        plain_parts.append(note)
     if outcome.get("closed_for_model"):
         note = (f"(the model left the record {outcome['closed_for_model']!r} open; it was closed at the end of "
                 f"the turn)")
@@ -493,6 +507,8 @@ def turn_bundle(session: ChatSession, outcome: dict, location) -> tuple[dict, di
         "turn": turn,
         "status": status,
         "answer": answer,
+        **({"notice": res.notice} if res is not None and res.notice else {}),
+        **({"refusal": res.refusal} if res is not None and res.refusal else {}),
         "tool_calls": [{"name": c["name"], "ok": c["ok"]} for c in (res.tool_calls if res else [])],
         "records": rec_view,
     }
@@ -512,6 +528,23 @@ def turn_bundle(session: ChatSession, outcome: dict, location) -> tuple[dict, di
     data = {"text/plain": "\n\n".join(p for p in plain_parts if p), "text/html": markdown_html("\n\n".join(md_parts)),
             MIME_SESSION: content}
     return data, {"dsh": meta}
+
+
+def partial_bundle(text: str, exc) -> dict:
+    """The part of a reply that arrived before the provider reported an error, marked
+    incomplete (rendered inert, as every answer)."""
+    note = f"(incomplete: the provider reported an error before the reply finished: {exc.message})"
+    body = answer_markdown(text) if text.strip() else "*(only reasoning had arrived)*"
+    return {"text/plain": f"{note}\n\n{text}".rstrip(), "text/html": markdown_html(f"*{_md_text(note)}*\n\n{body}")}
+
+
+def turn_notices(session: ChatSession) -> list[str]:
+    """The notices for the person (``form: info``) the last turn logged: a model not declared
+    in the settings, history left out to fit the context window, a generated tool-call id."""
+    events = session.log.events
+    start = max((i for i, e in enumerate(events) if e.get("type") == "turn/start"), default=0)
+    return [" ".join(str(e.get("text", "")).split()) for e in events[start:]
+            if e.get("type") == "notice" and e.get("form") == "info" and e.get("text")]
 
 
 def _md_text(s: str) -> str:

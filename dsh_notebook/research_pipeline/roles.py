@@ -410,6 +410,8 @@ def run_role(ledger: Ledger, role: str, duty: str, inputs: dict | None = None, *
                     client.close()
             _flat_usage(getattr(result, "usage", None), res["usage"])
             out, why = _parse(role, result.text or "")
+            if out is None and getattr(result, "truncated", False):
+                why = f"{result.truncation_notice()} ({why})"
             if out is not None:
                 break
             messages = messages + [{"role": "assistant", "content": result.text or ""},

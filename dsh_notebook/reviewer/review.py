@@ -262,6 +262,8 @@ def run_review(utterances: list[Utterance], *, focus: str, client, target: dict,
             review["error"] = f"{exc.code}: {exc.message}"
             return review
         try:
+            if result.truncated:
+                raise ValueError(f"{result.truncation_notice()}; keep the JSON object shorter")
             reply = parse_reply(result.text)
         except ValueError as exc:
             problem = str(exc)
@@ -370,7 +372,8 @@ def ask(history: ReviewHistory, question: str, *, client, which=None, cancel=Non
                                               "the question's language.\n\nThe review:\n" + context},
                 {"role": "user", "content": question.strip()}]
     try:
-        answer = client.complete(messages, stream=False, cancel=cancel).text
+        result = client.complete(messages, stream=False, cancel=cancel)
+        answer = result.text + (f"\n\n({result.truncation_notice()})" if result.truncated else "")
     except LLMError as exc:
         if exc.code == CANCELLED:
             raise
