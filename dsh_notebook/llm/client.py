@@ -101,7 +101,7 @@ def interruptible(fn: Callable[[], Any], cancel: threading.Event | None, cancell
 
 _ALNUM9 = re.compile(r"[A-Za-z0-9]{9}")
 #: Scale of the token estimate kept within these bounds when corrected from reported usage.
-_SCALE_BOUNDS = (0.25, 4.0)
+_SCALE_BOUNDS = (0.5, 3.0)
 
 
 class ChatClient:
@@ -244,14 +244,13 @@ class ChatClient:
         msgs = [dict(m) for m in body["messages"]]
         passback = caps.reasoning_passback == "after-tool-calls"
         # user turns (from one user message to the next) in which the model made tool calls
-        turn_has_calls: list[bool] = []
-        has = False
-        for m in reversed(msgs):
-            has = has or bool(m.get("role") == "assistant" and m.get("tool_calls"))
-            turn_has_calls.append(has)
-            if m.get("role") == "user":
-                has = False
-        turn_has_calls.reverse()
+        turn_of: list[int] = []
+        turn = 0
+        for m in msgs:
+            turn += m.get("role") == "user"
+            turn_of.append(turn)
+        with_calls = {turn_of[i] for i, m in enumerate(msgs) if m.get("role") == "assistant" and m.get("tool_calls")}
+        turn_has_calls = [t in with_calls for t in turn_of]
         ids: dict[str, str] = {}
         for i, m in enumerate(msgs):
             if m.get("role") == "assistant":
@@ -404,7 +403,7 @@ class ChatClient:
                     if _is_json(resp):  # a server that ignored ``stream``
                         resp.read()
                         asm.body(_json(resp.text, self.name))
-                        return _deliver_whole(asm.finish(), on_delta)
+                        return asm.finish()
                     for event in source.iter_sse():
                         if cancel is not None and cancel.is_set():
                             raise LLMError(CANCELLED, "the call was cancelled")
@@ -418,7 +417,7 @@ class ChatClient:
                 if resp.status_code != 200:
                     raise self._status_error(resp)
                 asm.body(self._whole_json(resp))
-                return _deliver_whole(asm.finish(), on_delta)
+                return asm.finish()
             return asm.finish()
 
         try:
@@ -460,7 +459,7 @@ class ChatClient:
                         if _is_json(resp):
                             await resp.aread()
                             asm.body(_json(resp.text, self.name))
-                            return _deliver_whole(asm.finish(), on_delta)
+                            return asm.finish()
                         async for event in source.aiter_sse():
                             data = event.data
                             if data == "[DONE]" or data.strip() == "[DONE]":
@@ -472,7 +471,7 @@ class ChatClient:
                     if resp.status_code != 200:
                         raise self._status_error(resp)
                     asm.body(self._whole_json(resp))
-                    return _deliver_whole(asm.finish(), on_delta)
+                    return asm.finish()
                 return asm.finish()
 
             try:
@@ -522,15 +521,6 @@ def _is_html(resp: httpx.Response) -> bool:
     kind = resp.headers.get("content-type", "").split(";")[0].strip().lower()
     head = resp.content[:200].lstrip().lower()
     return kind in ("text/html", "application/xhtml+xml") or head.startswith((b"<!doctype html", b"<html"))
-
-
-def _deliver_whole(result: ChatResult, on_delta) -> ChatResult:
-    """An unstreamed reply handed to ``on_delta`` whole, so a live view shows it."""
-    if on_delta is not None:
-        for kind, text in (("reasoning", result.reasoning), ("text", result.text), ("refusal", result.refusal)):
-            if text:
-                on_delta(kind, text)
-    return result
 
 
 def _error_detail(response: httpx.Response) -> tuple[str, Any]:

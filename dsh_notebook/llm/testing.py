@@ -157,9 +157,14 @@ def _mismatch(expect: dict, body: dict) -> str | None:
     return None
 
 
-def _usage(reply: dict) -> dict:
-    return reply.get("usage") or {"prompt_tokens": 10, "completion_tokens": max(1, len(reply.get("content", "")) // 4),
-                                  "total_tokens": 10 + max(1, len(reply.get("content", "")) // 4)}
+def _usage(reply: dict, body: dict | None = None) -> dict:
+    """The reply's scripted usage, or counts estimated as a provider would report them (four
+    characters a token), so a client that learns from reported usage sees plausible numbers."""
+    if reply.get("usage"):
+        return reply["usage"]
+    prompt = max(1, len(json.dumps((body or {}).get("messages", []), ensure_ascii=False)) // 4)
+    completion = max(1, len(reply.get("content", "")) // 4)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
 def _completion(body: dict, reply: dict) -> dict:
@@ -172,7 +177,7 @@ def _completion(body: dict, reply: dict) -> dict:
                               "function": {"name": c["name"], "arguments": c.get("arguments", "{}")}} for c in calls]
     finish = reply.get("finish_reason") or ("tool_calls" if calls else "stop")
     return {"id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": body.get("model"),
-            "choices": [{"index": 0, "message": msg, "finish_reason": finish}], "usage": _usage(reply)}
+            "choices": [{"index": 0, "message": msg, "finish_reason": finish}], "usage": _usage(reply, body)}
 
 
 def _pieces(text: str, n: int) -> list[str]:
@@ -202,7 +207,7 @@ def _chunks(body: dict, reply: dict):
         for piece in _pieces(c.get("arguments", "{}"), n):
             yield delta({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
     finish = reply.get("finish_reason") or ("tool_calls" if calls else "stop")
-    yield delta({}, finish, _usage(reply))
+    yield delta({}, finish, _usage(reply, body))
 
 
 # ---------------------------------------------------------------- the script's shape
