@@ -264,8 +264,8 @@ def _headers(value: Any) -> Any:
         for k, v in value.items():
             if not isinstance(k, str) or not _HEADER_NAME.match(k):
                 raise ValueError(f"{k!r} is not an HTTP header name")
-            if not isinstance(v, str) or re.search(r"[\x00-\x1f\x7f]", v):
-                raise ValueError(f"the value of header {k} must be text on one line")
+            if not isinstance(v, str) or not v.isascii() or re.search(r"[\x00-\x1f\x7f]", v):
+                raise ValueError(f"the value of header {k} must be ASCII text on one line")
     return value
 
 
@@ -806,7 +806,8 @@ class Settings(BaseModel):
             pid, mid = want.split("/", 1)
             prov = self.providers.get(pid)
             if prov is not None and mid.strip() and mid == mid.strip() and len(mid) <= 256 \
-                    and not _CONTROL.search(mid):
+                    and not _CONTROL.search(mid) and mid.strip(".") and "/../" not in f"/{mid}/" \
+                    and "/./" not in f"/{mid}/":
                 return pid, prov, prov.model(mid) or prov.undeclared(mid)
         else:
             for pid, prov in self.providers.items():

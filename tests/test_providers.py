@@ -591,3 +591,19 @@ def test_every_fixture_file_has_a_test():
             missing.append(f"{f.name} (expected {stem})")
     assert not missing, missing
     assert json.dumps(sorted(names))  # the module's tests are named
+
+
+def test_the_async_client_reads_the_same_streams(monkeypatch):
+    import asyncio
+
+    client, srv = replay(monkeypatch, "ollama/qwen2.5-coder:7b-instruct-q8_0",
+                         [(200, SSE, fixture("ollama__v1_stream_parallel_tool_calls.response.sse")),
+                          (200, SSE, fixture("openrouter__stream_midstream_error.recorded.response.sse"))])
+    try:
+        r = asyncio.run(client.acomplete([{"role": "user", "content": "hi"}], tools=TOOL))
+        with pytest.raises(StreamError) as info:
+            asyncio.run(client.acomplete([{"role": "user", "content": "hi"}]))
+    finally:
+        srv.stop()
+    assert [c.id for c in r.tool_calls] == ["call_wteop8bt", "call_rk2xye1l"]
+    assert "Token limit reached" in info.value.message

@@ -19,6 +19,7 @@ from test_chat import MIME, answer, call, sh  # noqa: F401 - the shell fixture
 from dsh_notebook.errors import HTTP_STATUS, PROTOCOL, PROVIDER, SETTINGS, UNKNOWN_MODEL
 from dsh_notebook.llm import ChatClient, LLMError
 from dsh_notebook.llm.context import fit_messages
+from dsh_notebook.llm.stream import StreamError
 from dsh_notebook.llm.testing import ScriptedServer
 from dsh_notebook.loopback import LoopbackServer, QuietHandler
 from dsh_notebook.settings import SettingsError, load_settings
@@ -591,3 +592,149 @@ def test_a_custom_ca_bundle_from_the_environment_is_trusted(home, monkeypatch, t
         monkeypatch.setenv(variable, str(cert))
         r = ChatClient(hooks=[], max_retries=0).complete([{"role": "user", "content": "hi"}], stream=False)
     assert r.text == "via proxy"
+
+
+# --------------------------------------------------------------------------- from the attack on issue 19
+
+
+def _sse(*events: str) -> bytes:
+    return b"".join(f"data: {e}\n\n".encode() for e in events)
+
+
+STOP = '{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}'
+
+
+@pytest.mark.parametrize("reply, stream", [
+    ((200, SSE, _sse('{"error":{"message":"x","code":"\u00b2"}}')), True),
+    ((200, SSE, _sse('{"choices":[{"index":0,"delta":{"content":"a"}}],"usage":{"prompt_tokens":' + "9" * 5000 + "}}")),
+     True),
+    ((200, JSON, b'{"choices":[{"index":0,"message":{"content":"a"},"finish_reason":"stop"}],"usage":{"n":'
+      + b"9" * 5000 + b"}}"), False),
+    ((200, SSE, _sse("[" * 100000)), True),
+    ((200, JSON, b"[" * 100000), False),
+    ((200, JSON, b'{"choices":[{"message":{"content":"a"},"finish_reason":["length"]}]}'), False),
+    ((200, JSON, b'{"choices":[{"message":{"content":"a"},"finish_reason":5}]}'), False),
+])
+def test_odd_replies_are_llm_errors_never_raw_exceptions(ds, reply, stream):
+    client, srv = ds([reply], max_retries=0)
+    try:
+        with pytest.raises(LLMError) as info:
+            client.complete([{"role": "user", "content": "hi"}], stream=stream)
+    finally:
+        srv.stop()
+    assert info.value.code in (PROTOCOL, PROVIDER)
+
+
+def test_a_key_echoed_inside_a_reply_is_redacted_in_errors_and_the_log(monkeypatch, tmp_path):
+    from dsh_notebook.llm.agent import Agent
+    from dsh_notebook.llm.session import SessionLog
+
+    key = "sk-0123456789abcdef0123456789abcdef"
+    monkeypatch.setenv("DSH_NOTEBOOK_HOME", str(tmp_path))
+    monkeypatch.setenv("DEEPSEEK_API_KEY", key)
+    replies = [(200, SSE, _sse('{"error":{"message":"Incorrect API key provided: ' + key + '","code":"invalid_api_key"}}')),
+               (200, JSON, b'{"choices":[{"message":["' + key.encode() + b'"]}]}')]
+    srv = ReplayServer(replies).start()
+    monkeypatch.setenv("DEEPSEEK_BASE_URL", srv.base_url)
+    try:
+        with SessionLog.create(tmp_path, model="deepseek-chat") as log, pytest.raises(StreamError) as first:
+            Agent(ChatClient(hooks=[], max_retries=0), log, stop_hooks=[]).run_turn("hi")
+        with pytest.raises(LLMError) as second:
+            ChatClient(hooks=[], max_retries=0).complete([{"role": "user", "content": "hi"}], stream=False)
+    finally:
+        srv.stop()
+    assert key not in first.value.message and "[key]" in first.value.message
+    assert key not in second.value.message
+    assert key not in log.path.read_text(encoding="utf-8")
+
+
+def test_opaque_fields_on_a_text_delta_are_kept(ds):
+    delta = '{"choices":[{"index":0,"delta":{"content":"Hi","extra_content":{"google":{"thought_signature":"SIG"}}}}]}'
+    client, srv = ds([(200, SSE, _sse(delta, STOP))])
+    try:
+        r = client.complete([{"role": "user", "content": "hi"}])
+    finally:
+        srv.stop()
+    assert r.text == "Hi" and r.opaque["extra_content"]["google"]["thought_signature"] == "SIG"
+
+
+def test_values_a_log_cannot_hold_are_cleaned_and_every_turn_ends(monkeypatch, tmp_path):
+    from dsh_notebook.llm.agent import Agent
+    from dsh_notebook.llm.session import SessionLog
+
+    monkeypatch.setenv("DSH_NOTEBOOK_HOME", str(tmp_path))
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "k-test")
+    odd = ('{"model":"m\\ud800","system_fingerprint":"\\ud800","choices":[{"index":0,"delta":{"content":"ok",'
+           '"extra_content":{"x":NaN,"s":"\\ud800"}}}]}')
+    err = '{"choices":[{"index":0,"delta":{"content":"a"}}]}', '{"error":{"message":"bad \\ud800 thing"}}'
+    srv = ReplayServer([(200, SSE, _sse(odd, STOP)), (200, SSE, _sse(*err))]).start()
+    monkeypatch.setenv("DEEPSEEK_BASE_URL", srv.base_url)
+    try:
+        with SessionLog.create(tmp_path, model="deepseek-chat") as log:
+            agent = Agent(ChatClient(hooks=[], max_retries=0), log, stop_hooks=[])
+            assert agent.run_turn("one").status == "completed"
+            with pytest.raises(StreamError):
+                agent.run_turn("two")
+    finally:
+        srv.stop()
+    ends = [e for e in log.events if e["type"] == "turn/end"]
+    assert [e["status"] for e in ends] == ["completed", "error"] and "bad \ufffd thing" in ends[1]["error"]
+    msg = next(e for e in log.events if e["type"] == "assistant/message")
+    assert msg["opaque"]["message"]["extra_content"] == {"x": None, "s": "\ufffd"}
+
+
+def test_one_id_at_two_indexes_is_two_calls(ds):
+    calls = (('{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"a",'
+             '"arguments":"{\\"x\\":1}"}}]}}]}'),
+             ('{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_1","function":{"name":"b",'
+             '"arguments":"{\\"y\\":2}"}}]}}]}'),
+             '{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}')
+    client, srv = ds([(200, SSE, _sse(*calls))])
+    try:
+        r = client.complete([{"role": "user", "content": "hi"}])
+    finally:
+        srv.stop()
+    assert [(c.name, c.parsed()) for c in r.tool_calls] == [("a", {"x": 1}), ("b", {"y": 2})]
+    assert r.tool_calls[0].id == "call_1" and r.tool_calls[1].id != "call_1"
+    assert any("of an earlier call" in t for _, t in r.notices)
+
+
+@pytest.mark.parametrize("variable, value, words", [
+    ("DEEPSEEK_BASE_URL", "http://[::1", "not an http(s) URL"),
+    ("DEEPSEEK_BASE_URL", "http://127.0.0.1\x01:9/v1", "not an http(s) URL"),
+    ("DEEPSEEK_BASE_URL", "ftp://127.0.0.1/v1", "not an http(s) URL"),
+    ("DEEPSEEK_API_KEY", "\u043a\u043b\u044e\u0447-123456", "cannot carry"),
+])
+def test_settings_a_request_cannot_use_are_named(home, monkeypatch, variable, value, words):
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "k-test")
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(LLMError) as info:
+        ChatClient(hooks=[], max_retries=0).complete([{"role": "user", "content": "hi"}])
+    assert info.value.code == SETTINGS and words in info.value.message
+    assert "123456" not in info.value.message
+
+
+def test_your_headers_replace_ours_whatever_their_case(home, monkeypatch):
+    (home / "settings.toml").write_text('[providers.azure]\nheaders = { authorization = "Bearer entra-token" }\n',
+                                        encoding="utf-8")
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "test-key-not-real")
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", "https://lab.openai.azure.com")
+    headers = ChatClient(model="azure/gpt-4o", hooks=[])._headers()
+    assert {k.lower() for k in headers} == {"authorization", "content-type", "api-key"}
+    (home / "settings.toml").write_text('[providers.openai]\nheaders = { authorization = "Bearer x" }\n',
+                                        encoding="utf-8")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-real")
+    headers = ChatClient(model="openai/gpt-4o", hooks=[])._headers()
+    assert [v for k, v in headers.items() if k.lower() == "authorization"] == ["Bearer x"]
+    (home / "settings.toml").write_text('[providers.openai]\nheaders = { "X-A" = "h\u00e9llo" }\n', encoding="utf-8")
+    with pytest.raises(SettingsError) as info:
+        load_settings()
+    assert "headers" in info.value.message and "ASCII" in info.value.message
+
+
+@pytest.mark.parametrize("model", ["azure/..", "azure/.", "azure/a/../b", "openai/./x"])
+def test_model_ids_that_are_path_segments_are_refused(home, monkeypatch, model):
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", "https://lab.openai.azure.com")
+    with pytest.raises(LLMError) as info:
+        ChatClient(model=model, hooks=[])
+    assert info.value.code == UNKNOWN_MODEL

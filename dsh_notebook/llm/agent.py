@@ -125,7 +125,10 @@ class Agent:
                 except StreamError as exc:  # an error inside the reply: what arrived is kept, marked incomplete
                     if cancel is not None and cancel.is_set():
                         raise
-                    self._log_reply(exc.partial, incomplete=True)
+                    try:
+                        self._log_reply(exc.partial, incomplete=True)
+                    except Exception:  # noqa: S110 - the partial reply cannot be logged; the error still ends the turn
+                        pass
                     raise
                 calls = self._log_reply(result)
                 for c in calls:

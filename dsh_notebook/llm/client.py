@@ -179,7 +179,15 @@ class ChatClient:
             env = "AZURE_OPENAI_ENDPOINT" if self.provider_id == "azure" else f"{self.provider_id.upper()}_BASE_URL"
             raise LLMError(SETTINGS, f"provider {self.provider_id!r} has no base_url: set {env} or base_url under "
                                      f"[providers.{self.provider_id}] in settings.toml")
-        return base.replace("{model}", quote(self.model.id, safe="")).rstrip("/") + "/chat/completions"
+        url = base.replace("{model}", quote(self.model.id, safe="")).rstrip("/") + "/chat/completions"
+        try:
+            parsed = httpx.URL(url)
+        except (httpx.InvalidURL, ValueError, TypeError):
+            parsed = None
+        if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
+            raise LLMError(SETTINGS, f"the base_url of provider {self.provider_id!r} is not an http(s) URL with a host: "
+                                     f"{url_without_credentials(_printable(base))[:120]!r}")
+        return url
 
     def build(self, messages: list[dict], tools: list[dict] | None = None, stream: bool = True,
               system: SystemPrompt | None = None, **params) -> tuple[dict, list[str]]:
@@ -274,11 +282,22 @@ class ChatClient:
         _ = self.url
 
     def _headers(self) -> dict:
-        headers = {**self.provider.headers, "Content-Type": "application/json"}
+        """The request's headers: the provider's own (they win, compared without case: an
+        ``Authorization`` of yours replaces the key, as Azure's Entra ID tokens need), then
+        ``Content-Type`` and the key as ``auth`` says. Raises ``SETTINGS`` for a key an HTTP
+        header cannot carry (never echoing it)."""
+        headers = dict(self.provider.headers)
+        given = {k.lower() for k in headers}
+        if "content-type" not in given:
+            headers["Content-Type"] = "application/json"
         key = api_key(self.provider_id, self.provider)
-        if key and self.provider.auth == "api-key":
+        if key and (not key.isascii() or not key.isprintable()):
+            raise LLMError(SETTINGS, f"the key of provider {self.provider_id!r} ({self.provider.api_key_env} or "
+                                     f"credentials.toml) holds characters an HTTP header cannot carry (non-ASCII or "
+                                     f"control characters); paste it again")
+        if key and self.provider.auth == "api-key" and "api-key" not in given:
             headers["api-key"] = key
-        elif key:
+        elif key and self.provider.auth != "api-key" and "authorization" not in given:
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
@@ -316,6 +335,16 @@ class ChatClient:
         if key and len(key) >= 6:
             text = text.replace(key, "[key]")
         return redact_url_credentials(mask(text, "[key]")[0])
+
+    def _scrub(self, exc: LLMError) -> LLMError:
+        """``exc`` with its message (and a partial reply's text) redacted: a provider may echo
+        the key inside a reply or an error event as well as in an error status."""
+        exc.message = self._redact(exc.message)
+        exc.args = (exc.message,)
+        partial = getattr(exc, "partial", None)
+        if partial is not None:
+            partial.text = self._redact(partial.text)
+        return exc
 
     def _status_error(self, response: httpx.Response) -> LLMError:
         status = response.status_code
@@ -426,6 +455,8 @@ class ChatClient:
             raise LLMError(CANCELLED, "the call was cancelled") from None
         except (httpx.HTTPError, SSEError) as exc:
             raise self._transport_error(exc) from None
+        except LLMError as exc:
+            raise self._scrub(exc) from None
 
     def _whole_json(self, resp: httpx.Response) -> Any:
         if not resp.content.strip():
@@ -480,9 +511,15 @@ class ChatClient:
                 raise LLMError(CANCELLED, "the call was cancelled") from None
             except (httpx.HTTPError, SSEError) as exc:
                 raise self._transport_error(exc) from None
+            except LLMError as exc:
+                raise self._scrub(exc) from None
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _printable(text: str) -> str:
+    return "".join(ch if ch.isprintable() else "?" for ch in text)
 
 
 def _alnum9(cid: str, seen: dict[str, str]) -> str:

@@ -130,6 +130,8 @@ class Assembler:
         self.tool_id = tool_id
         self.where = where
         self.calls: list[dict] = []
+        self.by_id: dict[str, dict] = {}  # the latest call of each id, and of each index
+        self.by_index: dict[int, dict] = {}
         self.text: list[str] = []
         self.reasoning: list[str] = []
         self.refusal: list[str] = []
@@ -148,7 +150,7 @@ class Assembler:
         # which decides (whitespace around the object, extra data, the error message).
         try:
             obj, end = _raw_decode(data)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, a number over Python's digit limit, nesting
             end = -1
         if end != len(data):
             obj = _json(data, self.where)
@@ -168,7 +170,8 @@ class Assembler:
                 piece = d.get("content")
                 if type(piece) is str and piece and (len(d) == 1 or not (
                         d.get("tool_calls") or d.get("reasoning_content") or d.get("reasoning")
-                        or d.get("reasoning_details") or d.get("refusal"))):
+                        or d.get("reasoning_details") or d.get("refusal") or d.get("extra_content")
+                        or d.get("thought_signature"))):
                     self.text.append(piece)
                     self.shown = True
                     if self.on_delta is not None:
@@ -313,21 +316,28 @@ class Assembler:
         name = _text(fn.get("name")) or ""
         slot = None
         if cid:
-            slot = next((c for c in reversed(self.calls) if c["id"] == cid), None)
+            slot = self.by_id.get(cid)
+            if slot is not None and index is not None and slot["index"] is not None and slot["index"] != index:
+                slot = None  # the same id at another index: another call (its id is made unique at the end)
             if slot is None and index is not None:
                 # the first delta of a call may carry the index before its id (some servers)
-                slot = next((c for c in reversed(self.calls) if c["index"] == index and not c["id"]), None)
-                if slot is not None and slot["name"] and name:
+                slot = self.by_index.get(index)
+                if slot is not None and (slot["id"] or (slot["name"] and name)):
                     slot = None
         elif index is not None:
-            slot = next((c for c in reversed(self.calls) if c["index"] == index), None)
+            slot = self.by_index.get(index)
         elif self.calls and not (name and self.calls[-1]["name"]):
             slot = self.calls[-1]
         if slot is None:
             slot = {"id": "", "index": index, "name": "", "arguments": [], "extra": {}}
             self.calls.append(slot)
+        if index is not None:
+            self.by_index[index] = slot
+            if slot["index"] is None:
+                slot["index"] = index
         if cid:
             slot["id"] = cid
+            self.by_id[cid] = slot
         if name:
             slot["name"] = name
         args = fn.get("arguments")
@@ -343,16 +353,16 @@ class Assembler:
         err = data.get("error")
         message, code = _error_fields(err)
         partial = self._result()
-        status = code if isinstance(code, int) and not isinstance(code, bool) else None
-        if isinstance(code, str) and code.isdigit():
+        status = code if isinstance(code, int) and not isinstance(code, bool) and 100 <= code <= 599 else None
+        if isinstance(code, str) and code.isascii() and code.isdigit() and len(code) == 3:
             status = int(code)
         if status is None and isinstance(err, dict) and err.get("type") in ("overloaded_error", "server_error"):
             status = 503
-        text = f"{self.where} reported an error in the middle of its reply: {message or 'no message'}"
+        text = f"{self.where} reported an error in the middle of its reply: {_one_line(message, 300) or 'no message'}"
         if code not in (None, ""):
-            text += f" (code {code})"
+            text += f" (code {_one_line(str(code), 60)})"
         # retried only while nothing was shown (the retry policy reads ``status``)
-        raise StreamError(text, partial, self.shown, None if self.shown else status)
+        raise StreamError(_utf8(text), partial, self.shown, None if self.shown else status)
 
     # ------------------------------------------------------------ whole body
 
@@ -368,12 +378,18 @@ class Assembler:
             if _text(msg.get("refusal")):
                 self.refusal.append(msg["refusal"])
             for tc in msg.get("tool_calls") or []:
-                self._tool_delta({**{k: v for k, v in tc.items() if k != "index"}, "index": None})
-                self.calls[-1]["index"] = len(self.calls) - 1
+                if not isinstance(tc, dict):
+                    raise TypeError("a tool call is not an object")
+                self.calls.append({"id": "", "index": None, "name": "", "arguments": [], "extra": {}})
+                self._tool_delta({**{k: v for k, v in tc.items() if k not in ("index", "id")}, "index": None})
+                self.calls[-1]["id"] = _text(tc.get("id")) or ""  # whole calls never continue each other
             for key in _OPAQUE_MESSAGE:
                 if msg.get(key) is not None:
                     self.r.opaque[key] = msg[key]
-            self.r.finish_reason = choice.get("finish_reason")
+            finish = choice.get("finish_reason")
+            if finish is not None and not isinstance(finish, str):
+                raise TypeError(f"finish_reason is {type(finish).__name__}")
+            self.r.finish_reason = finish
             if self.r.finish_reason == "error":
                 self._error({"error": {"message": "the provider ended the reply with finish_reason 'error'"}})
             self.r.usage = _usage(data.get("usage"))
@@ -393,16 +409,22 @@ class Assembler:
         if self.details:
             r.opaque["reasoning_details"] = [d for _, d in sorted(self.details.items(), key=lambda kv: str(kv[0]))]
         calls = []
+        seen: set[str] = set()
         for c in self.calls:
             if not c["name"] and not c["arguments"]:
                 continue
             cid = _utf8(c["id"])
-            if not cid:
-                cid = generated_id(self.tool_id)
-                r.notices.append(("tool-id", (f"{self.where} sent tool call {c['name']!r} without an id; "
-                                             f"it was given the id {cid}")))
-            calls.append(ToolCall(cid, _utf8(c["name"]), _utf8("".join(c["arguments"])), dict(c["extra"])))
+            name = _utf8(c["name"])
+            if not cid or cid in seen:
+                new = generated_id(self.tool_id)
+                why = "without an id" if not cid else f"with the id {_one_line(cid, 60)} of an earlier call"
+                r.notices.append(("tool-id", (f"{self.where} sent tool call {_one_line(name, 60)!r} {why}; "
+                                             f"it was given the id {new}")))
+                cid = new
+            seen.add(cid)
+            calls.append(ToolCall(cid, name, _utf8("".join(c["arguments"])), _clean(c["extra"])))
         r.tool_calls = calls
+        r.opaque = _clean(r.opaque)
         u = r.usage
         served = r.served
         cached = _dig(u, "prompt_tokens_details", "cached_tokens")
@@ -415,6 +437,7 @@ class Assembler:
             served["reasoning_tokens"] = reasoning
         if "cost" in u:
             served["cost"] = u["cost"]
+        r.served = _clean(served)
         return r
 
     def finish(self) -> ChatResult:
@@ -469,6 +492,27 @@ def _harmony(text: str, reasoning: str) -> tuple[str, str]:
     thought = [body for channel, body in parts if channel == "analysis"]
     answer = [body for channel, body in parts if channel != "analysis"]
     return reasoning + "".join(thought), "".join(answer)
+
+
+def _clean(value: Any, depth: int = 0) -> Any:
+    """A value from the provider as a log can hold it: strings valid UTF-8 (lone surrogates as
+    U+FFFD), non-finite numbers as ``None``, nesting beyond 32 levels dropped."""
+    if isinstance(value, str):
+        return _utf8(value)
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return None
+    if depth > 32:
+        return None
+    if isinstance(value, dict):
+        return {_utf8(str(k)): _clean(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v, depth + 1) for v in value]
+    return value
+
+
+def _one_line(text: str, limit: int) -> str:
+    text = " ".join(_utf8(text).split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _dig(d: dict, *keys):
@@ -527,3 +571,7 @@ def _json(text: str, where: str = "the provider"):
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise LLMError(PROTOCOL, f"{where} sent something that is not JSON ({exc.msg} at {exc.pos})") from None
+    except ValueError as exc:  # a number over Python's digit limit
+        raise LLMError(PROTOCOL, f"{where} sent JSON that cannot be read ({' '.join(str(exc).split())[:120]})") from None
+    except RecursionError:
+        raise LLMError(PROTOCOL, f"{where} sent JSON nested too deeply to be read") from None

@@ -44,7 +44,6 @@ from ..llm.session import EVENT_TYPES, SessionLog
 from ..reckoner import list_records, read_record
 from ..reckoner.display import value_text
 from ..reckoner.values import parse_tagged
-from ..settings import api_key
 from ..storage import LockedError, read_jsonl
 from ..version import __version__
 
@@ -305,7 +304,7 @@ def open_session(folder: Path, name: str, opts: ChatOptions, engine) -> ChatSess
         preset, model = opts.preset or "plain", None
     try:
         client = ChatClient(model=opts.model or model)
-        api_key(client.provider_id, client.provider)  # a missing key is named before a session starts
+        client.check_credentials()  # a missing key (or base URL) is named before a session starts
     except LLMError as exc:
         raise ChatUsageError(f"{exc.code}: {exc.message}") from None
     try:

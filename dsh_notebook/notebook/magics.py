@@ -577,7 +577,8 @@ class ChatMagics(Magics):
         data, md = chat.turn_bundle(session, outcome, rm.location)
         display(data, raw=True, metadata=md)
         reviewer = current_reviewer(self.shell)
-        if reviewer is not None and outcome["result"] is not None and outcome["result"].status == "completed":
+        finished = ("completed", "truncated", "filtered")
+        if reviewer is not None and outcome["result"] is not None and outcome["result"].status in finished:
             reviewer.turn_completed(session.log.path)  # watching this notebook's chat: review the new turn
         if outcome.get("interrupted"):
             raise chat.ChatInterrupted("the turn was interrupted (the session log records it as cancelled)")
