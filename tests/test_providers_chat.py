@@ -738,3 +738,20 @@ def test_model_ids_that_are_path_segments_are_refused(home, monkeypatch, model):
     with pytest.raises(LLMError) as info:
         ChatClient(model=model, hooks=[])
     assert info.value.code == UNKNOWN_MODEL
+
+
+def test_a_logged_session_with_an_undeclared_local_model_continues_in_a_new_kernel(sh, monkeypatch):
+    monkeypatch.delenv("OLLAMA_API_KEY", raising=False)
+    srv = ScriptedServer([{"expect": {"model": "qwen3:8b"}, "reply": {"content": "one"}},
+                          {"expect": {"model": "qwen3:8b"}, "reply": {"content": "two"}}]).start()
+    monkeypatch.setenv("OLLAMA_BASE_URL", srv.base_url)
+    try:
+        sh.chat("first", "--model ollama/qwen3:8b")
+        [path] = sh.sessions()
+        assert sh.events(path)[0]["provider"] == "ollama"
+        sh.ip.extension_manager.reload_extension("dsh_notebook")
+        r, _ = sh.chat("second", f"--session {path.stem}")
+    finally:
+        srv.stop()
+    assert r.error_in_exec is None, r.error_in_exec
+    assert [m["content"] for m in srv.requests[1]["body"]["messages"]] == ["first", "one", "second"]

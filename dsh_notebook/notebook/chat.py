@@ -297,6 +297,8 @@ def open_session(folder: Path, name: str, opts: ChatOptions, engine) -> ChatSess
             raise ChatUsageError(f"session {name} uses preset {preset}; a session cannot change preset "
                                  f"(add --new to start another)")
         model = start.get("model")
+        if isinstance(start.get("provider"), str) and isinstance(model, str):
+            model = f"{start['provider']}/{model}"  # an undeclared model resolves only with its provider
     elif SESSION_ID.fullmatch(name) and not opts.new:
         raise ChatUsageError(f"no chat session {name} is logged in {folder} (see %chat list); to start one, "
                              f"give it a name of your own")
@@ -309,7 +311,7 @@ def open_session(folder: Path, name: str, opts: ChatOptions, engine) -> ChatSess
         raise ChatUsageError(f"{exc.code}: {exc.message}") from None
     try:
         if start is not None:
-            if opts.model and opts.model not in (start.get("model"), f"{client.provider_id}/{start.get('model')}"):
+            if opts.model and opts.model not in (start.get("model"), model, f"{client.provider_id}/{start.get('model')}"):
                 raise ChatUsageError(f"session {name} uses model {start.get('model')}; add --new to change model")
             try:
                 log = SessionLog.open(logged)
@@ -321,7 +323,7 @@ def open_session(folder: Path, name: str, opts: ChatOptions, engine) -> ChatSess
         tools = _tools(preset, engine, client)
         if log is None:
             persona = {"plain": None, "research": "research-lead/1"}.get(preset, PERSONA_VERSION)
-            extra = {"name": name, **({"persona": persona} if persona else {})}
+            extra = {"name": name, "provider": client.provider_id, **({"persona": persona} if persona else {})}
             log = SessionLog.create(folder, model=client.model.id, preset=preset, tools=[t.name for t in tools],
                                     system=system_prompt(preset), **extra)
     except BaseException:
