@@ -247,6 +247,7 @@ class ChatClient:
         if other in body:
             value = body.pop(other)
             body.setdefault(param, value)
+            notes.append(f"{other} {value!r} sent as {param} ({self.name} takes {param})")
         if caps.effort == "none" and "reasoning_effort" in body:
             notes.append(f"reasoning_effort {body.pop('reasoning_effort')!r} not sent: {self.provider_id} takes none")
         msgs = [dict(m) for m in body["messages"]]
