@@ -28,7 +28,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import re
+import ssl
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,7 +48,7 @@ from ..settings import Capabilities, ModelInfo, Settings, api_key, load_settings
 from .context import Fit, estimate_tokens, fit_messages
 from .hooks import RequestHook, default_request_hooks
 from .prompt import SystemPrompt
-from .stream import Assembler, ChatResult, StreamError, ToolCall, _json
+from .stream import Assembler, ChatResult, StreamError, ToolCall, parse_json
 
 __all__ = ["ChatClient", "ChatResult", "RequestContext", "StreamError", "ToolCall", "interruptible"]
 
@@ -432,7 +434,7 @@ class ChatClient:
                         raise self._status_error(resp)
                     if _is_json(resp):  # a server that ignored ``stream``
                         resp.read()
-                        asm.body(_json(resp.text, self.name))
+                        asm.body(parse_json(resp.text, self.name))
                         return asm.finish()
                     for event in source.iter_sse():
                         if cancel is not None and cancel.is_set():
@@ -465,7 +467,7 @@ class ChatClient:
         if _is_html(resp):
             raise LLMError(PROTOCOL, f"{self.name} answered HTTP {resp.status_code} with an HTML page, not JSON "
                                      f"(a proxy or gateway in between?)")
-        return _json(resp.text, f"{self.name} (HTTP {resp.status_code})")
+        return parse_json(resp.text, f"{self.name} (HTTP {resp.status_code})")
 
     # ------------------------------------------------------------ async
 
@@ -490,7 +492,7 @@ class ChatClient:
                             raise self._status_error(resp)
                         if _is_json(resp):
                             await resp.aread()
-                            asm.body(_json(resp.text, self.name))
+                            asm.body(parse_json(resp.text, self.name))
                             return asm.finish()
                         async for event in source.aiter_sse():
                             data = event.data
@@ -538,15 +540,11 @@ def _alnum9(cid: str, seen: dict[str, str]) -> str:
 def _verify_from_environment() -> dict:
     """``verify=`` for a CA bundle named the way other tools name it (``REQUESTS_CA_BUNDLE``,
     ``CURL_CA_BUNDLE``) when httpx's own ``SSL_CERT_FILE``/``SSL_CERT_DIR`` are not set."""
-    import os
-
     if os.environ.get("SSL_CERT_FILE") or os.environ.get("SSL_CERT_DIR"):
         return {}
     for var in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):
         path = os.environ.get(var)
         if path and os.path.isfile(path):
-            import ssl
-
             return {"verify": ssl.create_default_context(cafile=path)}
     return {}
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from ..errors import PROTOCOL, PROVIDER, LLMError
 
-__all__ = ["Assembler", "ChatResult", "StreamError", "ToolCall", "generated_id"]
+__all__ = ["Assembler", "ChatResult", "StreamError", "ToolCall", "generated_id", "parse_json"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _ALNUM = string.ascii_letters + string.digits
@@ -153,7 +153,7 @@ class Assembler:
         except (ValueError, RecursionError):  # not JSON, a number over Python's digit limit, nesting
             end = -1
         if end != len(data):
-            obj = _json(data, self.where)
+            obj = parse_json(data, self.where)
         try:
             choices = obj.get("choices")
         except AttributeError:
@@ -566,7 +566,8 @@ def _excerpt(data) -> str:
 _raw_decode = json.JSONDecoder().raw_decode
 
 
-def _json(text: str, where: str = "the provider"):
+def parse_json(text: str, where: str = "the provider") -> Any:
+    """``text`` as JSON; ``PROTOCOL`` naming ``where`` when it is not JSON Python can read."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
