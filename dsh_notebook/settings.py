@@ -222,7 +222,8 @@ OPENAI_REASONING = re.compile(r"(?:^|/)(?:o[1-9][0-9]*|gpt-(?:[5-9]|[1-9][0-9]+)
 
 class ModelSpec(BaseModel):
     """A model's limits and capabilities without its id: ``context_window`` and
-    ``max_tokens`` (ceiling) in tokens, ``default_max_tokens`` sent when nothing else sets it,
+    ``max_tokens`` (ceiling) in tokens, ``default_max_tokens`` (the output limit academic mode
+    asks for; a request without one leaves the provider's own),
     ``reasoning_efforts`` weakest to strongest (empty when none), ``input`` kinds, and the
     ``capabilities`` that differ from its provider's."""
 
@@ -231,7 +232,8 @@ class ModelSpec(BaseModel):
     context_window: int = Field(default=131072, gt=0, description="tokens the model reads at most")
     max_tokens: int = Field(default=8192, gt=0, description="the most tokens a reply may ask for (ceiling)")
     default_max_tokens: int = Field(default=4096, gt=0,
-                                    description="max_tokens sent when nothing else sets it (at most max_tokens)")
+                                    description="the output limit academic mode asks for (at most max_tokens); "
+                                                "without a limit in the request the provider's own applies")
     reasoning_efforts: list[str] = Field(default_factory=list,
                                          description="reasoning_effort values, weakest to strongest; [] when none")
     input: list[Literal["text", "image"]] = Field(default_factory=lambda: list[Literal["text", "image"]](["text"]),

@@ -755,3 +755,131 @@ def test_a_logged_session_with_an_undeclared_local_model_continues_in_a_new_kern
         srv.stop()
     assert r.error_in_exec is None, r.error_in_exec
     assert [m["content"] for m in srv.requests[1]["body"]["messages"]] == ["first", "one", "second"]
+
+
+# --------------------------------------------------------------------------- from the second attack
+
+
+def test_a_tool_call_id_used_again_in_a_later_reply_is_matched_within_its_step():
+    """Providers that restart ids every reply (``add:0`` twice): an unanswered call of a later
+    step is dropped even though an earlier step answered the same id."""
+    from dsh_notebook.llm.session import history
+
+    def call(cid):
+        return {"id": cid, "name": "add", "arguments": "{}"}
+
+    events = [{"type": "user/message", "text": "one"},
+              {"type": "assistant/message", "text": "", "tool_calls": [call("add:0")]},
+              {"type": "tool/result", "id": "add:0", "content": "1"},
+              {"type": "assistant/message", "text": "done"},
+              {"type": "user/message", "text": "two"},
+              {"type": "assistant/message", "text": "", "tool_calls": [call("add:1"), call("add:0")]},
+              {"type": "tool/result", "id": "add:1", "content": "2"},
+              {"type": "user/message", "text": "three"},
+              {"type": "tool/result", "id": "stray", "content": "x"}]
+    msgs = history(events)
+    step2 = msgs[5]
+    assert [c["id"] for c in step2["tool_calls"]] == ["add:1"]
+    for i, m in enumerate(msgs):
+        if m["role"] == "tool":
+            owner = next(x for x in reversed(msgs[:i]) if x["role"] == "assistant")
+            assert m["tool_call_id"] in {c["id"] for c in owner.get("tool_calls", [])}
+    assert not any(m.get("tool_call_id") == "stray" for m in msgs)
+
+
+def test_a_logged_session_cannot_continue_at_another_provider(sh, monkeypatch):
+    srv = ScriptedServer([{"reply": {"content": "deepseek answer"}}]).start()
+    monkeypatch.setenv("DEEPSEEK_BASE_URL", srv.base_url)
+    monkeypatch.setenv("OPENROUTER_API_KEY", "test-key-not-real")
+    try:
+        sh.chat("first", "--session a")
+        [path] = sh.sessions()
+        sh.ip.extension_manager.reload_extension("dsh_notebook")
+        r, _ = sh.chat("continue", f"--session {path.stem} --model openrouter/deepseek-chat")
+    finally:
+        srv.stop()
+    assert r.error_in_exec is not None and "add --new" in str(r.error_in_exec)
+    assert len(srv.requests) == 1
+
+
+def test_a_content_filter_stop_never_runs_its_tool_calls(monkeypatch, tmp_path):
+    monkeypatch.setenv("DSH_NOTEBOOK_HOME", str(tmp_path))
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "k-test")
+    from dsh_notebook.llm.agent import Agent, Tool
+    from dsh_notebook.llm.session import SessionLog
+
+    ran = []
+    tool = Tool("f", "f", {"type": "object"}, lambda a: ran.append(a) or 1)
+    with ScriptedServer([{"reply": {"content": "Let me rec", "tool_calls": [{"id": "c1", "name": "f", "arguments": "{}"}],
+                                    "finish_reason": "content_filter"}}]) as srv:
+        monkeypatch.setenv("DEEPSEEK_BASE_URL", srv.base_url)
+        with SessionLog.create(tmp_path, model="deepseek-chat") as log:
+            res = Agent(ChatClient(hooks=[]), log, [tool], stop_hooks=[]).run_turn("go")
+    assert res.status == "filtered" and ran == [] and res.text == "Let me rec" and "content filter" in res.notice
+
+
+def test_the_context_note_is_shown_once_a_turn(sh, monkeypatch, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("DSH_NOTEBOOK_HOME", str(home))
+    (home / "settings.toml").write_text(
+        '[[providers.deepseek.models]]\nid = "deepseek-chat"\ncontext_window = 1400\nmax_tokens = 200\n'
+        'default_max_tokens = 200\n', encoding="utf-8")
+    long = "word " * 240
+    script = [{"reply": {"content": f"answer {i}"}} for i in range(3)]
+    script += [{"reply": {"tool_calls": [call(1, "get", {"name": "x"})]}}, {"reply": {"content": "done"}}]
+    srv = ScriptedServer(script).start()
+    monkeypatch.setenv("DEEPSEEK_BASE_URL", srv.base_url)
+    try:
+        for i in range(3):
+            sh.chat(f"question {i}: {long}", "--preset reckoner")
+        r, cap = sh.chat(f"question 3: {long}")
+    finally:
+        srv.stop()
+    assert r.error_in_exec is None, r.error_in_exec
+    assert answer(cap).data["text/plain"].count("(note: left out the") == 1
+
+
+def test_what_arrived_before_an_error_is_shown_refusal_included(sh, monkeypatch):
+    refusal = b'data: {"choices":[{"index":0,"delta":{"refusal":"I cannot help with that."}}]}\n\n'
+    err = b'data: {"error":{"message":"upstream died","code":502}}\n\n'
+    srv = _openrouter(monkeypatch, [(200, SSE, refusal + err)])
+    try:
+        r, cap = sh.chat("hi", "--model openrouter/openai/gpt-4o")
+    finally:
+        srv.stop()
+    assert "upstream died (code 502)" in str(r.error_in_exec)
+    shown = "\n".join(o.data.get("text/plain", "") for o in cap.outputs)
+    assert "(the model refused: I cannot help with that.)" in shown and "incomplete" in shown
+
+
+def test_a_record_left_open_by_a_failed_turn_is_shown_closed(sh, monkeypatch):
+    srv = ScriptedServer([{"reply": {"tool_calls": [call(1, "record_start", {"title": "Kettle current"})]}},
+                          {"reply": {"status": 500, "message": "boom"}}]).start()
+    monkeypatch.setenv("DEEPSEEK_BASE_URL", srv.base_url)
+    try:
+        r, cap = sh.chat("kettle?", "--preset reckoner")
+    finally:
+        srv.stop()
+    assert r.error_in_exec is not None
+    shown = "\n".join(o.data.get("text/plain", "") for o in cap.outputs)
+    assert "(the model left the record 'Kettle current' open; it was closed at the end of the turn)" in shown
+    assert "Kettle current" in shown
+
+
+@pytest.mark.parametrize("reported", [10 ** 15, 1])
+def test_one_absurd_usage_report_does_not_move_the_estimate(ds, reported):
+    def reply(n):
+        body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": n, "completion_tokens": 1}}
+        return (200, JSON, json.dumps(body).encode())
+
+    client, srv = ds([reply(reported), reply(5)])
+    msgs = [{"role": "user", "content": "x " * 2000}]
+    try:
+        client.complete(msgs, stream=False)
+        before = client.build(msgs, stream=False)[0]
+        client.complete(msgs, stream=False)  # a plausible report (5 tokens is not: also ignored)
+    finally:
+        srv.stop()
+    assert client._scale == 1.0 and before["messages"] == msgs

@@ -192,7 +192,12 @@ class Agent:
         """Log one reply (its notices for the person first) and return its tool calls as
         logged. ``incomplete``: an error cut it (its tool calls are not kept: none is run)."""
         log = self.log
+        start = max((i for i, e in enumerate(log.events) if e.get("type") == "turn/start"), default=0)
+        said = {e.get("kind") for e in log.events[start:] if e.get("type") == "notice" and e.get("form") == "info"}
         for kind, text in result.notices:
+            if kind in ("context", "model") and kind in said:
+                continue  # once a turn: every step of a long turn may leave the same turns out
+            said.add(kind)
             log.append("notice", kind=kind, form="info", text=text)
         calls = [] if incomplete else [{"id": c.id, "name": c.name, "arguments": c.arguments}
                                        for c in result.tool_calls]

@@ -386,9 +386,10 @@ class ChatClient:
         """Correct the token estimate from the prompt tokens the provider reported."""
         reported = result.usage.get("prompt_tokens")
         if isinstance(reported, int) and reported > 0 and fit.tokens > 0:
-            raw = fit.tokens / self._scale
-            lo, hi = _SCALE_BOUNDS
-            self._scale = min(hi, max(lo, reported / raw))
+            ratio = reported / (fit.tokens / self._scale)
+            if 0.2 <= ratio <= 5.0:  # a report further off than that is not believed
+                lo, hi = _SCALE_BOUNDS
+                self._scale = min(hi, max(lo, (self._scale + ratio) / 2))  # halfway: one report moves it half
         return result
 
     # ------------------------------------------------------------ sync

@@ -134,14 +134,30 @@ def history(events: list[dict], provider: str | None = None) -> list[dict]:
                         "content": content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)})
         elif t == "notice" and e.get("text") and e.get("form") != "info":
             out.append({"role": "system", "content": e["text"]})
-    # a tool call without its result (a cancelled step) must not reach the provider
-    answered = {m.get("tool_call_id") for m in out if m["role"] == "tool"}
+    # A tool call without its result (a cancelled step) must not reach the provider, nor a result
+    # without its call. Calls and results are matched within one step (the results right after
+    # their assistant message): a provider may use the same id again in a later reply.
+    kept: list[dict] = []
+    step: dict[str, dict] | None = None  # the open step's calls by id
     for m in out:
+        if m["role"] == "tool":
+            if step is not None and m.get("tool_call_id") in step:
+                step[m["tool_call_id"]]["answered"] = True
+                kept.append(m)
+            continue
         if m["role"] == "assistant" and m.get("tool_calls"):
-            m["tool_calls"] = [c for c in m["tool_calls"] if c["id"] in answered]
+            step = {c["id"]: {"answered": False} for c in m["tool_calls"]}
+            m["_calls"] = step
+        elif m["role"] != "system":
+            step = None
+        kept.append(m)
+    for m in kept:
+        answered = m.pop("_calls", None)
+        if answered is not None:
+            m["tool_calls"] = [c for c in m["tool_calls"] if answered.get(c["id"], {}).get("answered")]
             if not m["tool_calls"]:
                 del m["tool_calls"]
-    return out
+    return kept
 
 
 def sessions_table(folder: Path) -> list[dict]:

@@ -447,8 +447,8 @@ class Assembler:
                 raise LLMError(PROTOCOL, f"{self.where} answered HTTP 200 with an empty reply (no events)")
             raise LLMError(PROTOCOL, f"{self.where}'s reply stopped before it finished (no finish reason"
                                      f"{'; ' + str(len(r.text)) + ' characters of text had arrived' if r.text else ''})")
-        if r.finish_reason in ("length", "max_tokens"):
-            r.truncated = True
+        if r.finish_reason in ("length", "max_tokens", "content_filter"):
+            r.truncated = r.finish_reason != "content_filter"
             if r.tool_calls:
                 # a call cut mid-arguments is never run
                 r.served["cut_tool_calls"] = [c.name for c in r.tool_calls]

@@ -311,7 +311,9 @@ def open_session(folder: Path, name: str, opts: ChatOptions, engine) -> ChatSess
         raise ChatUsageError(f"{exc.code}: {exc.message}") from None
     try:
         if start is not None:
-            if opts.model and opts.model not in (start.get("model"), model, f"{client.provider_id}/{start.get('model')}"):
+            logged_provider = start.get("provider")
+            if opts.model and (client.model.id != start.get("model")
+                               or (isinstance(logged_provider, str) and client.provider_id != logged_provider)):
                 raise ChatUsageError(f"session {name} uses model {start.get('model')}; add --new to change model")
             try:
                 log = SessionLog.open(logged)
@@ -531,12 +533,43 @@ def turn_bundle(session: ChatSession, outcome: dict, location) -> tuple[dict, di
     return data, {"dsh": meta}
 
 
-def partial_bundle(text: str, exc) -> dict:
-    """The part of a reply that arrived before the provider reported an error, marked
-    incomplete (rendered inert, as every answer)."""
-    note = f"(incomplete: the provider reported an error before the reply finished: {exc.message})"
-    body = answer_markdown(text) if text.strip() else "*(only reasoning had arrived)*"
-    return {"text/plain": f"{note}\n\n{text}".rstrip(), "text/html": markdown_html(f"*{_md_text(note)}*\n\n{body}")}
+def failed_turn_bundle(outcome: dict, exc: BaseException) -> dict | None:
+    """What a failed turn still shows before its error: the part of the reply (text or
+    refusal) that arrived before the provider reported an error, marked incomplete; the note
+    that a record the model left open was closed; the records the turn wrote. ``None`` when
+    there is none of these. Rendered inert, as every answer."""
+    md: list[str] = []
+    plain: list[str] = []
+    partial = getattr(exc, "partial", None)
+    if partial is not None:
+        text = partial.text or ""
+        refusal = " ".join((partial.refusal or "").split())
+        if text.strip() or refusal or partial.reasoning.strip():
+            note = ("(incomplete: the provider reported an error before the reply finished: "
+                    f"{getattr(exc, 'message', exc)})")
+            md.append(f"*{_md_text(note)}*")
+            plain.append(note)
+            if text.strip():
+                md.append(answer_markdown(text))
+                plain.append(text)
+            if refusal:
+                md.append(f"*{_md_text(f'(the model refused: {refusal})')}*")
+                plain.append(f"(the model refused: {refusal})")
+            if not text.strip() and not refusal:
+                md.append("*(only reasoning had arrived)*")
+                plain.append("(only reasoning had arrived)")
+    if outcome.get("closed_for_model"):
+        note = (f"(the model left the record {outcome['closed_for_model']!r} open; it was closed at the end of "
+                f"the turn)")
+        md.append(f"*{_md_text(note)}*")
+        plain.append(note)
+    for rec in outcome.get("records") or []:
+        lines = _record_lines(rec)
+        plain.append("\n".join(lines))
+        md.append("```text\n" + "\n".join(lines) + "\n```")
+    if not md:
+        return None
+    return {"text/plain": "\n\n".join(plain), "text/html": markdown_html("\n\n".join(md))}
 
 
 def turn_notices(session: ChatSession) -> list[str]:

@@ -568,9 +568,9 @@ class ChatMagics(Magics):
         outcome = chat.run_turn(session, text, shell=self.shell, engine=engine)
         if outcome["error"] is not None:
             exc = outcome["error"]
-            partial = getattr(exc, "partial", None)
-            if partial is not None and (partial.text.strip() or partial.reasoning.strip()):
-                display(chat.partial_bundle(partial.text or "", exc), raw=True)  # kept, marked incomplete
+            shown = chat.failed_turn_bundle(outcome, exc)
+            if shown is not None:  # what arrived before the error, and the records the turn wrote
+                display(shown, raw=True)
             if isinstance(exc, LLMError):
                 raise chat.ChatFailed(f"{exc.code}: {exc.message}", exc.code)
             raise chat.ChatFailed(f"{type(exc).__name__}: {exc}")
