@@ -285,9 +285,11 @@ class Provider(BaseModel):
     api_key_env: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
                              description="the name of the environment variable that holds the key (letters, "
                                          "digits and _; never the key itself)")
-    protocol: Literal["openai-chat"] = Field("openai-chat", description="the wire protocol (OpenAI chat completions)")
-    auth: Literal["bearer", "api-key", "none"] = Field(
-        "bearer", description="Authorization: Bearer KEY, api-key: KEY (Azure), or none (a key, if set, as bearer)")
+    protocol: Literal["openai-chat", "anthropic-messages"] = Field(
+        "openai-chat", description="the wire protocol: OpenAI chat completions, or Anthropic's Messages API")
+    auth: Literal["bearer", "api-key", "x-api-key", "none"] = Field(
+        "bearer", description="Authorization: Bearer KEY, api-key: KEY (Azure), x-api-key: KEY (Anthropic), or "
+                              "none (a key, if set, as bearer)")
     headers: Annotated[dict[str, str], BeforeValidator(_headers)] = Field(
         default_factory=dict, description="headers sent with every request")
     query: dict[str, str] = Field(default_factory=dict, description="query parameters of every request (api-version)")
@@ -851,6 +853,7 @@ def _m(model_id: str, context: int, most: int, default: int, efforts: tuple[str,
 
 
 _OPENAI_EFFORTS = ("low", "medium", "high")
+_CLAUDE_EFFORTS = ("low", "medium", "high")  # extended-thinking budgets (dsh_notebook.llm.anthropic)
 
 #: The built-in providers (issue 19). Limits are the providers' published ones (context window,
 #: most output tokens); a model not listed runs on its provider's ``model_defaults``.
@@ -888,6 +891,14 @@ BUILTIN: dict[str, Any] = {
             _m("mistral-small-latest", 131072, 32768, 4096),
             _m("magistral-medium-latest", 40960, 40960, 8192),
         ], capabilities={"tool_id": "alnum9", "effort": "none"}),
+        "anthropic": _provider("https://api.anthropic.com", "ANTHROPIC_API_KEY", [
+            _m("claude-sonnet-4-5", 200000, 64000, 16384, _CLAUDE_EFFORTS),
+            _m("claude-opus-4-1", 200000, 32000, 16384, _CLAUDE_EFFORTS),
+            _m("claude-haiku-4-5", 200000, 64000, 16384, _CLAUDE_EFFORTS),
+            _m("claude-sonnet-4-0", 200000, 64000, 16384, _CLAUDE_EFFORTS),
+            _m("claude-3-5-haiku-latest", 200000, 8192, 4096),
+        ], protocol="anthropic-messages", auth="x-api-key", headers={"anthropic-version": "2023-06-01"},
+            model_defaults={"context_window": 200000, "max_tokens": 32000, "default_max_tokens": 8192}),
         "ollama": _provider("http://127.0.0.1:11434/v1", "OLLAMA_API_KEY", [], auth="none", local=True,
                             capabilities={"reasoning_fields": ["reasoning", "reasoning_content"]},
                             model_defaults={"context_window": 8192, "max_tokens": 8192, "default_max_tokens": 2048}),

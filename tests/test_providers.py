@@ -16,7 +16,7 @@ from dsh_notebook.llm import ChatClient, LLMError
 from dsh_notebook.llm.stream import StreamError
 
 KEYS = ("DEEPSEEK_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY", "MISTRAL_API_KEY",
-        "AZURE_OPENAI_API_KEY")
+        "AZURE_OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 
 
 @pytest.fixture(autouse=True)
@@ -31,7 +31,8 @@ def home(tmp_path, monkeypatch):
 def replay(monkeypatch, model: str, replies: list, **kw) -> tuple[ChatClient, ReplayServer]:
     srv = ReplayServer(replies).start()
     pid = model.split("/", 1)[0]
-    monkeypatch.setenv(f"{pid.upper()}_BASE_URL", srv.base_url + "/v1")
+    # ANTHROPIC_BASE_URL is the host, as Anthropic's SDK reads it; the OpenAI-compatible ones end in /v1
+    monkeypatch.setenv(f"{pid.upper()}_BASE_URL", srv.base_url + ("" if pid == "anthropic" else "/v1"))
     return ChatClient(model=model, hooks=[], backoff=0.01, **kw), srv
 
 
@@ -508,23 +509,21 @@ def test_mistral__error_400_tool_call_id_format_json(monkeypatch):
     assert 'tool_id = "alnum9"' in e.message
 
 
-# --------------------------------------------------------------------------- Anthropic's native stream
-# Anthropic's Messages protocol is issue 20; through an OpenAI-compatible provider these files give
-# a clear error, never a traceback nor a silent empty answer.
+# --------------------------------------------------------------------------- Anthropic's Messages API (issue 20)
 
 
 @pytest.mark.parametrize("name", ["anthropic__stream_error_overloaded.documented.sse",
                                   "anthropic__stream_error_overloaded.observed.sse"])
 def test_anthropic__stream_error_overloaded(monkeypatch, name):
-    client, srv = replay(monkeypatch, "openai/gpt-4o", [(200, SSE, fixture(name))] * 2, max_retries=1)
+    """Overloaded mid-stream (HTTP 200): retried as a 529 while nothing was shown, then named."""
+    client, srv = replay(monkeypatch, "anthropic/claude-sonnet-4-5", [(200, SSE, fixture(name))] * 2, max_retries=1)
     try:
         with pytest.raises(StreamError) as info:
             client.complete([{"role": "user", "content": "hi"}])
     finally:
         srv.stop()
-    assert info.value.code == PROVIDER and "Overloaded" in info.value.message
-    assert "overloaded_error" in info.value.message
-    assert len(srv.requests) == 2  # nothing was shown: retried as a 503 would be
+    assert info.value.code == PROVIDER and "Overloaded (code 529)" in info.value.message
+    assert len(srv.requests) == 2
 
 
 def test_anthropic__stream_error_overloaded_documented_sse(monkeypatch):
@@ -535,10 +534,50 @@ def test_anthropic__stream_error_overloaded_observed_sse(monkeypatch):
     test_anthropic__stream_error_overloaded(monkeypatch, "anthropic__stream_error_overloaded.observed.sse")
 
 
+def test_anthropic__stream_extended_thinking_response_sse(monkeypatch):
+    r, _ = run(monkeypatch, "anthropic/claude-sonnet-4-0", "anthropic__stream_extended_thinking.response.sse")
+    assert r.text.startswith("Here are the basic steps for safely crossing the street:")
+    assert r.text.endswith("Always prioritize safety over speed when crossing streets.")
+    assert r.reasoning.startswith("This is a straightforward question about pedestrian safety.")
+    [block] = r.opaque["anthropic_thinking"]
+    assert block["type"] == "thinking" and block["thinking"] == r.reasoning and len(block["signature"]) > 100
+    assert r.finish_reason == "stop" and r.usage["output_tokens"] == 282 and r.usage["prompt_tokens"] == 43
+    assert r.served["model"] == "claude-sonnet-4-20250514"
+
+
+def test_anthropic__stream_extended_thinking_request_json(monkeypatch):
+    want = fixture_json("anthropic__stream_extended_thinking.request.json")
+    text = want["messages"][0]["content"][0]["text"]
+    _, srv = run(monkeypatch, "anthropic/claude-sonnet-4-0", "anthropic__stream_extended_thinking.response.sse",
+                 messages=[{"role": "user", "content": text}], max_tokens=want["max_tokens"], reasoning_effort="minimal")
+    req = srv.requests[0]
+    got = req["body"]
+    for key in ("model", "stream", "max_tokens", "thinking", "messages"):
+        assert got[key] == want[key], key
+    assert req["path"] == "/v1/messages"
+    assert req["headers"]["x-api-key"] == "test-key-not-real" and req["headers"]["anthropic-version"] == "2023-06-01"
+    assert "authorization" not in req["headers"]
+
+
+def test_anthropic__stream_max_tokens_padded_response_sse(monkeypatch):
+    r, _ = run(monkeypatch, "anthropic/claude-3-7-sonnet-20250219", "anthropic__stream_max_tokens_padded.response.sse",
+               tools=TOOL, max_tokens=124)
+    assert r.truncated and r.finish_reason == "length" and r.tool_calls == []  # the cut call is never run
+    assert r.text.startswith("I'll create a comprehensive tax guide") and r.served["cut_tool_calls"]
+    assert "output limit of 124 tokens" in r.truncation_notice()
+
+
+def test_anthropic__stream_tool_use_response_sse(monkeypatch):
+    r, _ = run(monkeypatch, "anthropic/claude-sonnet-4-5", "anthropic__stream_tool_use.response.sse", tools=TOOL)
+    assert r.text == "I'll check the current weather in Paris for you."
+    assert [(c.id, c.name, c.parsed()) for c in r.tool_calls] == [
+        ("toolu_01NRLabsLyVHZPKxbKvkfSMn", "get_weather", {"location": "Paris"})]
+    assert r.finish_reason == "tool_calls"
+
+
 @pytest.mark.parametrize("name", ["anthropic__stream_extended_thinking.response.sse",
-                                  "anthropic__stream_max_tokens_padded.response.sse",
                                   "anthropic__stream_tool_use.response.sse"])
-def test_anthropic__streams_through_openai_chat_are_named(monkeypatch, name):
+def test_an_anthropic_stream_at_an_openai_chat_provider_is_named(monkeypatch, name):
     client, srv = replay(monkeypatch, "openai/gpt-4o", [(200, SSE, fixture(name))])
     try:
         with pytest.raises(LLMError) as info:
@@ -546,33 +585,6 @@ def test_anthropic__streams_through_openai_chat_are_named(monkeypatch, name):
     finally:
         srv.stop()
     assert info.value.code == PROTOCOL and "Anthropic Messages" in info.value.message
-
-
-def test_anthropic__stream_extended_thinking_response_sse(monkeypatch):
-    test_anthropic__streams_through_openai_chat_are_named(monkeypatch, "anthropic__stream_extended_thinking.response.sse")
-
-
-def test_anthropic__stream_max_tokens_padded_response_sse(monkeypatch):
-    test_anthropic__streams_through_openai_chat_are_named(monkeypatch, "anthropic__stream_max_tokens_padded.response.sse")
-
-
-def test_anthropic__stream_tool_use_response_sse(monkeypatch):
-    test_anthropic__streams_through_openai_chat_are_named(monkeypatch, "anthropic__stream_tool_use.response.sse")
-
-
-def test_anthropic__stream_extended_thinking_request_json(monkeypatch):
-    """Anthropic's request shape differs (content blocks, ``thinking``); what the files share
-    with ours: the user's text and the model, and ``max_tokens`` always sent."""
-    want = fixture_json("anthropic__stream_extended_thinking.request.json")
-    text = want["messages"][0]["content"][0]["text"]
-    client, srv = replay(monkeypatch, "openai/gpt-4o", [(200, SSE, fixture(
-        "openai__stream_gpt5_usage_then_extra_empty_choices_chunk.response.sse"))])
-    try:
-        client.complete([{"role": "user", "content": text}], max_tokens=want["max_tokens"])
-    finally:
-        srv.stop()
-    got = srv.requests[0]["body"]
-    assert got["messages"] == [{"role": "user", "content": text}] and got["max_tokens"] == want["max_tokens"]
 
 
 def test_every_fixture_file_has_a_test():

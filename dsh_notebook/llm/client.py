@@ -45,6 +45,7 @@ from ..net import CONNECTION_ERRORS, RetryCancelled, RetryPolicy
 from ..redact import redact_url_credentials, url_without_credentials
 from ..secretscan import mask
 from ..settings import Capabilities, ModelInfo, Settings, api_key, load_settings
+from . import anthropic
 from .context import Fit, estimate_tokens, fit_messages
 from .hooks import RequestHook, default_request_hooks
 from .prompt import SystemPrompt
@@ -173,6 +174,11 @@ class ChatClient:
     # ------------------------------------------------------------ request
 
     @property
+    def anthropic(self) -> bool:
+        """Whether the provider speaks Anthropic's Messages API (:mod:`.anthropic`)."""
+        return self.provider.protocol == "anthropic-messages"
+
+    @property
     def url(self) -> str:
         """The chat-completions URL (``{model}`` in the base URL replaced by the model id).
         Raises ``SETTINGS`` when the provider has no base URL (Azure before its endpoint is set)."""
@@ -181,7 +187,8 @@ class ChatClient:
             env = "AZURE_OPENAI_ENDPOINT" if self.provider_id == "azure" else f"{self.provider_id.upper()}_BASE_URL"
             raise LLMError(SETTINGS, f"provider {self.provider_id!r} has no base_url: set {env} or base_url under "
                                      f"[providers.{self.provider_id}] in settings.toml")
-        url = base.replace("{model}", quote(self.model.id, safe="")).rstrip("/") + "/chat/completions"
+        path = "/v1/messages" if self.anthropic else "/chat/completions"
+        url = base.replace("{model}", quote(self.model.id, safe="")).rstrip("/") + path
         try:
             parsed = httpx.URL(url)
         except (httpx.InvalidURL, ValueError, TypeError):
@@ -237,6 +244,8 @@ class ChatClient:
         fixed = estimate_tokens(json.dumps(tools, ensure_ascii=False)) if tools else 0
         fit = fit_messages(body["messages"], budget, self._scale, fixed=round(fixed * self._scale))
         body["messages"] = fit.messages
+        if self.anthropic:
+            body = anthropic.request(body, self.model.default_max_tokens)
         return body, notes, fit
 
     def _shape(self, body: dict) -> list[str]:
@@ -298,9 +307,9 @@ class ChatClient:
             raise LLMError(SETTINGS, f"the key of provider {self.provider_id!r} ({self.provider.api_key_env} or "
                                      f"credentials.toml) holds characters an HTTP header cannot carry (non-ASCII or "
                                      f"control characters); paste it again")
-        if key and self.provider.auth == "api-key" and "api-key" not in given:
-            headers["api-key"] = key
-        elif key and self.provider.auth != "api-key" and "authorization" not in given:
+        if key and self.provider.auth in ("api-key", "x-api-key") and self.provider.auth not in given:
+            headers[self.provider.auth] = key
+        elif key and self.provider.auth not in ("api-key", "x-api-key") and "authorization" not in given:
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
@@ -379,8 +388,9 @@ class ChatClient:
             self._announced = True
         limit = body.get(self.capabilities.token_param or "max_tokens")
         result.limit = limit if isinstance(limit, int) and not isinstance(limit, bool) else None
-        return Assembler(result, on_delta, list(self.capabilities.reasoning_fields or ()), self.capabilities.tool_id or "any",
-                         where=self.name)
+        kind = anthropic.AnthropicAssembler if self.anthropic else Assembler
+        return kind(result, on_delta, list(self.capabilities.reasoning_fields or ()), self.capabilities.tool_id or "any",
+                    where=self.name)
 
     def _learn(self, result: ChatResult, fit: Fit) -> ChatResult:
         """Correct the token estimate from the prompt tokens the provider reported."""

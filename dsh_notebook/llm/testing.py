@@ -20,6 +20,9 @@
   counts as left out); anything else raises ``ValueError`` naming the turn, so a script error
   never surfaces as a failing request. (A subclass that overrides ``_handle`` may read reply
   keys of its own; those are let through.)
+* ``POST /v1/messages`` is answered in Anthropic's Messages shape (a whole message, or the
+  ``message_start`` ... ``message_stop`` events; reasoning as a thinking block with a scripted
+  signature), so the ``anthropic`` provider can be pointed at the same script.
 * The server is the standard library's threading HTTP server: no extra dependency.
 * :class:`FakeSearxng` and :class:`FakeWikipedia` are fake search providers on the same
   footing (the JSON shapes :mod:`.search` reads), for the ``search`` tool's tests.
@@ -74,7 +77,8 @@ class ScriptedServer(LoopbackServer):
     def _handle(self, h) -> None:
         length = int(h.headers.get("Content-Length") or 0)
         raw = h.rfile.read(length)
-        if h.path.rstrip("/") not in ("/chat/completions", "/v1/chat/completions"):
+        anthropic = h.path.rstrip("/") == "/v1/messages"
+        if h.path.rstrip("/") not in ("/chat/completions", "/v1/chat/completions") and not anthropic:
             h._json(404, {"error": {"message": f"unknown path {h.path}"}})
             return
         try:
@@ -107,12 +111,17 @@ class ScriptedServer(LoopbackServer):
             h._json(status, {"error": {"message": reply.get("message", f"scripted status {status}")}},
                     reply.get("headers"))
             return
-        if body.get("stream"):
+        if anthropic:
+            if body.get("stream"):
+                self._stream(h, body, reply, events=_anthropic_events)
+            else:
+                h._json(200, _anthropic_message(body, reply))
+        elif body.get("stream"):
             self._stream(h, body, reply)
         else:
             h._json(200, _completion(body, reply))
 
-    def _stream(self, h, body: dict, reply: dict) -> None:
+    def _stream(self, h, body: dict, reply: dict, events=None) -> None:
         h.send_response(200)
         h.send_header("Content-Type", "text/event-stream")
         h.send_header("Cache-Control", "no-cache")
@@ -122,17 +131,19 @@ class ScriptedServer(LoopbackServer):
 
         def send(obj: Any) -> None:
             data = obj if isinstance(obj, str) else json.dumps(obj)
-            h.wfile.write(f"data: {data}\n\n".encode())
+            name = f"event: {obj['type']}\n" if isinstance(obj, dict) and events is not None else ""
+            h.wfile.write(f"{name}data: {data}\n\n".encode())
             h.wfile.flush()
 
         try:
-            for chunk in _chunks(body, reply):
+            for chunk in (events or _chunks)(body, reply):
                 send(chunk)
                 if reply.get("chunk_delay"):
                     time.sleep(float(reply["chunk_delay"]))
             if reply.get("malformed"):  # True: broken JSON; a string: that exact data line
                 send(reply["malformed"] if isinstance(reply["malformed"], str) else "{this is not json")
-            send("[DONE]")
+            if events is None:
+                send("[DONE]")
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client went away (a cancelled stream)
 
@@ -148,7 +159,7 @@ def _mismatch(expect: dict, body: dict) -> str | None:
         if expect["contains"] not in str(last):
             return f"expected the last user message to contain {expect['contains']!r}, got {str(last)[:80]!r}"
     if "tools" in expect:
-        names = sorted(t.get("function", {}).get("name") for t in body.get("tools") or [])
+        names = sorted(t.get("function", {}).get("name") or t.get("name") for t in body.get("tools") or [])
         if names != sorted(expect["tools"]):
             return f"expected tools {sorted(expect['tools'])}, got {names}"
     for key, value in (expect.get("params") or {}).items():
@@ -208,6 +219,63 @@ def _chunks(body: dict, reply: dict):
             yield delta({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
     finish = reply.get("finish_reason") or ("tool_calls" if calls else "stop")
     yield delta({}, finish, _usage(reply, body))
+
+
+_ANTHROPIC_STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens", "content_filter": "refusal"}
+
+
+def _anthropic_usage(reply: dict, body: dict) -> dict:
+    u = _usage(reply, body)
+    return {"input_tokens": u.get("prompt_tokens", 0), "output_tokens": u.get("completion_tokens", 0)}
+
+
+def _anthropic_message(body: dict, reply: dict) -> dict:
+    """A whole Messages reply (Anthropic's shape) for a scripted reply."""
+    content: list[dict] = []
+    if reply.get("reasoning"):
+        content.append({"type": "thinking", "thinking": reply["reasoning"], "signature": "scripted-signature"})
+    if reply.get("content"):
+        content.append({"type": "text", "text": reply["content"]})
+    calls = reply.get("tool_calls") or []
+    for c in calls:
+        content.append({"type": "tool_use", "id": c["id"], "name": c["name"],
+                        "input": json.loads(c.get("arguments") or "{}")})
+    finish = reply.get("finish_reason") or ("tool_calls" if calls else "stop")
+    return {"id": "msg_scripted", "type": "message", "role": "assistant", "model": body.get("model"),
+            "content": content, "stop_reason": _ANTHROPIC_STOP.get(finish, finish), "stop_sequence": None,
+            "usage": _anthropic_usage(reply, body)}
+
+
+def _anthropic_events(body: dict, reply: dict):
+    """The streamed events of a Messages reply (Anthropic's event types) for a scripted reply."""
+    n = reply.get("chunk", 8)
+    whole = _anthropic_message(body, reply)
+    yield {"type": "message_start", "message": {**whole, "content": [], "stop_reason": None,
+                                                "usage": {**whole["usage"], "output_tokens": 1}}}
+    for i, block in enumerate(whole["content"]):
+        kind = block["type"]
+        if kind == "thinking":
+            yield {"type": "content_block_start", "index": i,
+                   "content_block": {"type": "thinking", "thinking": "", "signature": ""}}
+            yield {"type": "ping"}
+            for piece in _pieces(block["thinking"], n):
+                yield {"type": "content_block_delta", "index": i, "delta": {"type": "thinking_delta", "thinking": piece}}
+            yield {"type": "content_block_delta", "index": i,
+                   "delta": {"type": "signature_delta", "signature": block["signature"]}}
+        elif kind == "text":
+            yield {"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}
+            for piece in _pieces(block["text"], n):
+                yield {"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": piece}}
+        else:
+            yield {"type": "content_block_start", "index": i,
+                   "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}
+            for piece in _pieces(json.dumps(block["input"]), n):
+                yield {"type": "content_block_delta", "index": i,
+                       "delta": {"type": "input_json_delta", "partial_json": piece}}
+        yield {"type": "content_block_stop", "index": i}
+    yield {"type": "message_delta", "delta": {"stop_reason": whole["stop_reason"], "stop_sequence": None},
+           "usage": whole["usage"]}
+    yield {"type": "message_stop"}
 
 
 # ---------------------------------------------------------------- the script's shape

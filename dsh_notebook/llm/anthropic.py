@@ -1,0 +1,295 @@
+"""Anthropic's Messages API as the ``anthropic-messages`` protocol (issue 20; Anthropic's
+documentation "Messages", "Streaming Messages", "Extended thinking"; the recorded streams
+``anthropic__*`` in ``../shared/fixtures/providers/``).
+
+The client builds every request in the OpenAI shape first (hooks, capabilities, the context
+window); :func:`request` then turns it into a Messages request:
+
+* system messages at the head become ``system``; a system message later in the history (a
+  steering notice) becomes a text block of the next user message, Anthropic having no system
+  role inside a conversation;
+* an assistant message becomes content blocks: its thinking blocks (kept verbatim with their
+  signatures, as Anthropic requires them back before the tool results of the same turn), its
+  text, then one ``tool_use`` block per tool call (the arguments as a JSON object);
+* tool messages become ``tool_result`` blocks of one user message; messages of one role in a
+  row are merged (Anthropic alternates user and assistant);
+* ``max_tokens`` is always sent (the model's ``default_max_tokens`` when nothing set it);
+  a ``reasoning_effort`` (academic mode's strongest) becomes an extended-thinking budget of
+  :data:`THINKING_BUDGETS` tokens, at most half of ``max_tokens`` (none below 1024).
+
+:class:`AnthropicAssembler` folds the streamed events (``message_start``,
+``content_block_start``/``delta``/``stop`` with ``text_delta``, ``thinking_delta``,
+``signature_delta`` and ``input_json_delta``, ``message_delta``, ``message_stop``, ``ping``,
+``error``) or a whole body into the same :class:`~.stream.ChatResult` as the OpenAI wire:
+``stop_reason`` ``max_tokens`` is a truncation, ``refusal`` a filtered stop, an ``error`` event
+a :class:`~.stream.StreamError` (``overloaded_error`` retried as HTTP 529 while nothing was
+shown).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import PROTOCOL, LLMError
+from .stream import Assembler, _clean, _excerpt, _text, parse_json
+from .stream import _usage as usage_counts
+
+__all__ = ["ANTHROPIC_VERSION", "THINKING_BUDGETS", "AnthropicAssembler", "request"]
+
+#: The ``anthropic-version`` header sent with every request.
+ANTHROPIC_VERSION = "2023-06-01"
+#: Extended-thinking budgets (tokens) for the efforts a model declares, weakest to strongest.
+THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "max": 32768}
+#: The opaque field an assistant message's thinking blocks travel in (session log and history).
+THINKING_FIELD = "anthropic_thinking"
+
+_STOP = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length",
+         "refusal": "content_filter", "pause_turn": "stop", "model_context_window_exceeded": "length"}
+
+
+def _arguments(text: str) -> dict:
+    """Tool-call arguments as the JSON object ``tool_use.input`` must be (a call whose
+    arguments are not an object sends them under ``arguments``, so nothing is lost)."""
+    try:
+        value = json.loads(text or "{}")
+    except (ValueError, RecursionError):
+        return {"arguments": text}
+    return value if isinstance(value, dict) else {"arguments": value}
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return "" if content is None else json.dumps(content, ensure_ascii=False)
+
+
+def request(body: dict, default_max_tokens: int) -> dict:
+    """The Messages request for an OpenAI-shaped chat ``body`` (see the module docstring)."""
+    system: list[str] = []
+    messages: list[dict] = []
+    pending: list[dict] = []  # blocks waiting for the next user message (notices, tool results)
+
+    def add(role: str, blocks: list[dict]) -> None:
+        if not blocks:
+            return
+        if messages and messages[-1]["role"] == role:
+            messages[-1]["content"].extend(blocks)
+        else:
+            messages.append({"role": role, "content": list(blocks)})
+
+    head = True
+    for m in body.get("messages", []):
+        role = m.get("role")
+        if role == "system":
+            text = _text_of(m.get("content"))
+            if head:
+                system.append(text)
+            elif text:
+                pending.append({"type": "text", "text": text})
+            continue
+        head = False
+        if role == "user":
+            add("user", [*pending, {"type": "text", "text": _text_of(m.get("content")) or " "}])
+            pending = []
+        elif role == "tool":
+            add("user", [*pending, {"type": "tool_result", "tool_use_id": str(m.get("tool_call_id", "")),
+                                    "content": _text_of(m.get("content"))}])
+            pending = []
+        elif role == "assistant":
+            if pending:
+                add("user", pending)
+                pending = []
+            blocks: list[dict] = []
+            for block in m.get(THINKING_FIELD) or []:
+                if isinstance(block, dict) and block.get("type") in ("thinking", "redacted_thinking"):
+                    blocks.append(block)
+            text = _text_of(m.get("content"))
+            if text:
+                blocks.append({"type": "text", "text": text})
+            for c in m.get("tool_calls") or []:
+                fn = c.get("function") or {}
+                blocks.append({"type": "tool_use", "id": str(c.get("id", "")), "name": str(fn.get("name", "")),
+                               "input": _arguments(fn.get("arguments") or "")})
+            add("assistant", blocks or [{"type": "text", "text": " "}])
+    if pending:
+        add("user", pending)
+    out: dict = {"model": body["model"], "messages": messages}
+    if any(system):
+        out["system"] = "\n\n".join(s for s in system if s)
+    limit = body.get("max_tokens") or body.get("max_completion_tokens") or default_max_tokens
+    out["max_tokens"] = int(limit)
+    if body.get("stream"):
+        out["stream"] = True
+    if body.get("tools"):
+        out["tools"] = [{"name": t["function"]["name"], "description": t["function"].get("description", ""),
+                         "input_schema": t["function"].get("parameters") or {"type": "object"}}
+                        for t in body["tools"] if isinstance(t, dict) and isinstance(t.get("function"), dict)]
+    effort = body.get("reasoning_effort")
+    budget = min(THINKING_BUDGETS.get(str(effort), 0), out["max_tokens"] // 2)
+    if effort and budget >= 1024:
+        out["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    else:  # thinking off: earlier thinking blocks are not sent (Anthropic refuses them then)
+        for m in messages:
+            if m["role"] == "assistant":
+                m["content"] = [b for b in m["content"] if b.get("type") not in ("thinking", "redacted_thinking")] \
+                    or [{"type": "text", "text": " "}]
+        for key in ("temperature", "top_p"):
+            if key in body:
+                out[key] = body[key]
+    if isinstance(body.get("stop"), (str, list)):
+        out["stop_sequences"] = [body["stop"]] if isinstance(body["stop"], str) else body["stop"]
+    return out
+
+
+class AnthropicAssembler(Assembler):
+    """Anthropic's events (or a whole Messages body) into a :class:`~.stream.ChatResult`."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.blocks: dict[int, dict] = {}  # content blocks by index, as they stream
+        self.order: list[int] = []
+        self.input_usage: dict = {}
+
+    def event(self, data: str) -> None:
+        self.events += 1
+        obj = parse_json(data, self.where)
+        if not isinstance(obj, dict):
+            raise LLMError(PROTOCOL, f"{self.where} sent a stream event that is not a JSON object")
+        self._guard(self._event, obj)
+
+    def _guard(self, fn, obj: dict) -> None:
+        try:
+            fn(obj)
+        except (AttributeError, TypeError, ValueError, KeyError) as exc:
+            raise LLMError(PROTOCOL, f"{self.where} sent an event of an unexpected shape ({type(exc).__name__}: "
+                                     f"{exc}): {_excerpt(obj)}") from None
+
+    def _event(self, obj: dict) -> None:
+        kind = obj.get("type")
+        if kind == "error" or (obj.get("error") is not None and kind != "message_delta"):
+            err = obj.get("error")
+            if isinstance(err, dict) and err.get("type") == "overloaded_error":
+                err = {**err, "code": 529}
+            self._error({"error": err})
+        if kind == "message_start":
+            msg = obj.get("message") or {}
+            self._meta(msg)
+            self._usage(msg.get("usage"))
+        elif kind == "content_block_start":
+            self._start(int(obj["index"]), obj.get("content_block") or {})
+        elif kind == "content_block_delta":
+            self._delta(int(obj["index"]), obj.get("delta") or {})
+        elif kind == "message_delta":
+            delta = obj.get("delta") or {}
+            stop = delta.get("stop_reason")
+            if stop is not None:
+                if not isinstance(stop, str):
+                    raise TypeError(f"stop_reason is {type(stop).__name__}")
+                self.r.finish_reason = _STOP.get(stop, stop)
+            self._usage(obj.get("usage"))
+        elif kind in ("ping", "content_block_stop", "message_stop", None):
+            pass
+        elif "choices" in obj:
+            raise LLMError(PROTOCOL, f"{self.where} sent an OpenAI chat-completions stream, not Anthropic Messages: "
+                                     f"check the provider's base_url and protocol")
+
+    def _start(self, index: int, block: dict) -> None:
+        kind = block.get("type")
+        slot: dict = {"type": kind}
+        self.blocks[index] = slot
+        self.order.append(index)
+        if kind == "text":
+            slot["text"] = []
+            if _text(block.get("text")):
+                self._piece("text", block["text"])
+        elif kind == "thinking":
+            slot["thinking"] = [_text(block.get("thinking")) or ""]
+            slot["signature"] = _text(block.get("signature")) or ""
+            if slot["thinking"][0]:
+                self._piece("reasoning", slot["thinking"][0])
+        elif kind == "redacted_thinking":
+            slot["data"] = _text(block.get("data")) or ""
+        elif kind in ("tool_use", "server_tool_use"):
+            given = block.get("input")
+            slot.update(id=_text(block.get("id")) or "", name=_text(block.get("name")) or "",
+                        json=[], given=given if isinstance(given, dict) else {})
+
+    def _delta(self, index: int, delta: dict) -> None:
+        slot = self.blocks.get(index)
+        if slot is None:  # a delta before its block started: take it as the block's start
+            slot = self.blocks.setdefault(index, {"type": None})
+            self.order.append(index)
+        kind = delta.get("type")
+        if kind == "text_delta":
+            piece = _text(delta.get("text")) or ""
+            if piece:
+                self._piece("text", piece)
+        elif kind == "thinking_delta":
+            piece = _text(delta.get("thinking")) or ""
+            slot.setdefault("thinking", []).append(piece)
+            slot["type"] = "thinking"
+            if piece:
+                self._piece("reasoning", piece)
+        elif kind == "signature_delta":
+            slot["signature"] = slot.get("signature", "") + (_text(delta.get("signature")) or "")
+        elif kind == "input_json_delta":
+            slot.setdefault("json", []).append(_text(delta.get("partial_json")) or "")
+
+    def _usage(self, usage) -> None:
+        if not isinstance(usage, dict):
+            return
+        self.input_usage.update(usage_counts(usage))
+        u = self.input_usage
+        prompt = sum(u.get(k, 0) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+                     if isinstance(u.get(k), (int, float)))
+        self.r.usage = {**u, "prompt_tokens": prompt, "completion_tokens": u.get("output_tokens", 0),
+                        "total_tokens": prompt + u.get("output_tokens", 0)}
+        if "cache_read_input_tokens" in u:
+            self.r.served["cached_tokens"] = u["cache_read_input_tokens"]
+
+    def body(self, data: Any) -> None:
+        """A whole (unstreamed) Messages reply."""
+        if not isinstance(data, dict):
+            raise LLMError(PROTOCOL, f"{self.where} sent a reply that is not a JSON object")
+
+        def fold(obj: dict) -> None:
+            if obj.get("type") == "error" or obj.get("error") is not None:
+                self._event({"type": "error", "error": obj.get("error")})
+            self._meta(obj)
+            self._usage(obj.get("usage"))
+            for i, block in enumerate(obj.get("content") or []):
+                if not isinstance(block, dict):
+                    raise TypeError("a content block is not an object")
+                self._start(i, {**block, **({"text": ""} if block.get("type") == "text" else {})})
+                if block.get("type") == "text" and _text(block.get("text")):
+                    self._piece("text", block["text"])
+                if block.get("type") in ("tool_use", "server_tool_use"):
+                    self.blocks[i]["json"] = [json.dumps(block.get("input") or {}, ensure_ascii=False)]
+            stop = obj.get("stop_reason")
+            if stop is not None and not isinstance(stop, str):
+                raise TypeError(f"stop_reason is {type(stop).__name__}")
+            self.r.finish_reason = _STOP.get(stop, stop) if stop else None
+
+        self._guard(fold, data)
+
+    def _result(self):
+        thinking: list[dict] = []
+        for index in self.order:
+            slot = self.blocks.get(index) or {}
+            kind = slot.get("type")
+            if kind == "thinking":
+                thinking.append({"type": "thinking", "thinking": "".join(slot.get("thinking", [])),
+                                 "signature": slot.get("signature", "")})
+            elif kind == "redacted_thinking":
+                thinking.append({"type": "redacted_thinking", "data": slot.get("data", "")})
+            elif kind == "tool_use":  # a server tool (web search) ran at Anthropic: nothing to run here
+                args = "".join(slot.get("json", [])) or json.dumps(slot.get("given") or {})
+                self.calls.append({"id": slot.get("id", ""), "index": index, "name": slot.get("name", ""),
+                                   "arguments": [args], "extra": {}})
+        self.order = []  # folded once
+        if thinking:
+            self.r.opaque[THINKING_FIELD] = _clean(thinking)
+        return super()._result()
