@@ -35,6 +35,8 @@ from ..errors import PROTOCOL, LLMError
 from .stream import Assembler, _clean, _excerpt, _text, parse_json
 from .stream import _usage as usage_counts
 
+_raw_decode = json.JSONDecoder().raw_decode
+
 __all__ = ["ANTHROPIC_VERSION", "THINKING_BUDGETS", "AnthropicAssembler", "request"]
 
 #: The ``anthropic-version`` header sent with every request.
@@ -155,7 +157,24 @@ class AnthropicAssembler(Assembler):
 
     def event(self, data: str) -> None:
         self.events += 1
-        obj = parse_json(data, self.where)
+        try:  # as the OpenAI assembler: raw_decode, json.loads deciding anything it does not take whole
+            obj, end = _raw_decode(data)
+        except (ValueError, RecursionError):
+            end = -1
+        if end != len(data):
+            obj = parse_json(data, self.where)
+        # fast path: a text delta (most events of a reply)
+        if type(obj) is dict and obj.get("type") == "content_block_delta":
+            d = obj.get("delta")
+            if type(d) is dict and d.get("type") == "text_delta":
+                piece = d.get("text")
+                if type(piece) is str:
+                    if piece:
+                        self.text.append(piece)
+                        self.shown = True
+                        if self.on_delta is not None:
+                            self.on_delta("text", piece)
+                    return
         if not isinstance(obj, dict):
             raise LLMError(PROTOCOL, f"{self.where} sent a stream event that is not a JSON object")
         self._guard(self._event, obj)
