@@ -282,6 +282,8 @@ def _anthropic_events(body: dict, reply: dict):
 
 _TURN_KEYS = ("expect", "reply")
 _EXPECT_KEYS = ("model", "stream", "contains", "tools", "params")
+#: The finish reasons a script may give (OpenAI's, and ``error`` as OpenRouter ends a failed stream).
+FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter", "error")
 _REPLY_KEYS = ("content", "reasoning", "tool_calls", "finish_reason", "usage", "status", "message", "headers",
                "delay", "malformed", "chunk", "chunk_delay")
 _CALL_KEYS = ("id", "name", "arguments")
@@ -362,6 +364,9 @@ def _reply(where: str, reply, other_keys: bool = False) -> dict:
     for key in ("content", "reasoning", "finish_reason", "message"):
         if key in reply and not isinstance(reply[key], str):
             raise ValueError(f"{where}: {key!r} must be a string, not {_kind(reply[key])}")
+    if "finish_reason" in reply and reply["finish_reason"] not in FINISH_REASONS:
+        raise ValueError(f"{where}: finish_reason {_show(reply['finish_reason'])} is not one a provider sends "
+                         f"({', '.join(FINISH_REASONS)})")
     if "malformed" in reply and not isinstance(reply["malformed"], (bool, str)):  # a string counts as true
         raise ValueError(f"{where}: 'malformed' must be true or false, not {_kind(reply['malformed'])}")
     for key in ("usage", "headers"):
