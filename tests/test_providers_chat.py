@@ -888,4 +888,4 @@ def test_one_absurd_usage_report_does_not_move_the_estimate(ds, reported):
 def test_a_script_with_a_finish_reason_no_provider_sends_is_refused():
     with pytest.raises(ValueError) as info:
         ScriptedServer([{"reply": {"content": "x", "finish_reason": "lenght"}}])
-    assert "finish_reason 'lenght'" in str(info.value) and "length" in str(info.value)
+    assert 'finish_reason "lenght"' in str(info.value) and "length" in str(info.value)
