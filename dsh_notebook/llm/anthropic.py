@@ -70,6 +70,10 @@ def _text_of(content: Any) -> str:
 
 def request(body: dict, default_max_tokens: int) -> dict:
     """The Messages request for an OpenAI-shaped chat ``body`` (see the module docstring)."""
+    limit = body.get("max_tokens") or body.get("max_completion_tokens") or default_max_tokens
+    effort = body.get("reasoning_effort")
+    budget = min(THINKING_BUDGETS.get(str(effort), 0), int(limit) // 2)
+    thinking_on = bool(effort) and budget >= 1024
     system: list[str] = []
     messages: list[dict] = []
     pending: list[dict] = []  # blocks waiting for the next user message (notices, tool results)
@@ -94,7 +98,8 @@ def request(body: dict, default_max_tokens: int) -> dict:
             continue
         head = False
         if role == "user":
-            add("user", [*pending, {"type": "text", "text": _text_of(m.get("content")) or " "}])
+            add("user", [*pending, {"type": "text", "text": (_text_of(m.get("content")).strip() and
+                                    _text_of(m.get("content"))) or "(no text)"}])
             pending = []
         elif role == "tool":
             add("user", [*pending, {"type": "tool_result", "tool_use_id": str(m.get("tool_call_id", "")),
@@ -105,23 +110,22 @@ def request(body: dict, default_max_tokens: int) -> dict:
                 add("user", pending)
                 pending = []
             blocks: list[dict] = []
-            for block in m.get(THINKING_FIELD) or []:
+            for block in m.get(THINKING_FIELD) or [] if thinking_on else []:  # without thinking: refused
                 if isinstance(block, dict) and block.get("type") in ("thinking", "redacted_thinking"):
                     blocks.append(block)
             text = _text_of(m.get("content"))
-            if text:
+            if text.strip():  # Anthropic refuses text blocks of whitespace only
                 blocks.append({"type": "text", "text": text})
             for c in m.get("tool_calls") or []:
                 fn = c.get("function") or {}
                 blocks.append({"type": "tool_use", "id": str(c.get("id", "")), "name": str(fn.get("name", "")),
                                "input": _arguments(fn.get("arguments") or "")})
-            add("assistant", blocks or [{"type": "text", "text": " "}])
+            add("assistant", blocks)  # an empty reply is left out: the user turns around it merge
     if pending:
         add("user", pending)
     out: dict = {"model": body["model"], "messages": messages}
     if any(system):
         out["system"] = "\n\n".join(s for s in system if s)
-    limit = body.get("max_tokens") or body.get("max_completion_tokens") or default_max_tokens
     out["max_tokens"] = int(limit)
     if body.get("stream"):
         out["stream"] = True
@@ -129,15 +133,9 @@ def request(body: dict, default_max_tokens: int) -> dict:
         out["tools"] = [{"name": t["function"]["name"], "description": t["function"].get("description", ""),
                          "input_schema": t["function"].get("parameters") or {"type": "object"}}
                         for t in body["tools"] if isinstance(t, dict) and isinstance(t.get("function"), dict)]
-    effort = body.get("reasoning_effort")
-    budget = min(THINKING_BUDGETS.get(str(effort), 0), out["max_tokens"] // 2)
-    if effort and budget >= 1024:
+    if thinking_on:
         out["thinking"] = {"type": "enabled", "budget_tokens": budget}
-    else:  # thinking off: earlier thinking blocks are not sent (Anthropic refuses them then)
-        for m in messages:
-            if m["role"] == "assistant":
-                m["content"] = [b for b in m["content"] if b.get("type") not in ("thinking", "redacted_thinking")] \
-                    or [{"type": "text", "text": " "}]
+    else:
         for key in ("temperature", "top_p"):
             if key in body:
                 out[key] = body[key]
