@@ -98,8 +98,8 @@ def request(body: dict, default_max_tokens: int) -> dict:
             continue
         head = False
         if role == "user":
-            add("user", [*pending, {"type": "text", "text": (_text_of(m.get("content")).strip() and
-                                    _text_of(m.get("content"))) or "(no text)"}])
+            text = _text_of(m.get("content"))
+            add("user", [*pending, {"type": "text", "text": text if text.strip() else "(no text)"}])
             pending = []
         elif role == "tool":
             add("user", [*pending, {"type": "tool_result", "tool_use_id": str(m.get("tool_call_id", "")),
