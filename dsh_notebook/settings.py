@@ -191,7 +191,9 @@ class Capabilities(BaseModel):
     guides/thinking_mode "Tool Calls"). ``stream_tools``: false when the server cannot stream
     tool calls (such steps go out without streaming). ``tool_id``: ``alnum9`` when tool-call ids
     must be 9 letters or digits (Mistral). ``effort``: ``none`` when the provider takes no
-    ``reasoning_effort``."""
+    ``reasoning_effort``. ``tool_choice``: ``auto`` to say ``tool_choice: "auto"`` whenever
+    tools go out (llama-cpp-python's server calls no tool unless asked so; OpenAI's default
+    already is ``auto``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -203,6 +205,8 @@ class Capabilities(BaseModel):
     stream_tools: bool | None = Field(None, description="false when tool-call steps must go out unstreamed")
     tool_id: Literal["any", "alnum9"] | None = Field(None, description="alnum9: tool-call ids of 9 letters/digits")
     effort: Literal["reasoning_effort", "none"] | None = Field(None, description="none: never send reasoning_effort")
+    tool_choice: Literal["default", "auto"] | None = Field(
+        None, description="auto: send tool_choice \"auto\" with tools (llama-cpp-python uses no tool without it)")
 
     def over(self, base: Capabilities) -> Capabilities:
         """These capabilities, with every key left unset taken from ``base``."""
@@ -213,7 +217,7 @@ class Capabilities(BaseModel):
 DEFAULT_CAPABILITIES = Capabilities(token_param="max_tokens",
                                     reasoning_fields=["reasoning_content", "reasoning", "reasoning_details"],
                                     reasoning_passback="none", stream_tools=True, tool_id="any",
-                                    effort="reasoning_effort")
+                                    effort="reasoning_effort", tool_choice="default")
 
 #: OpenAI's reasoning families (o1, o3, o4..., gpt-5 and later), declared or not, under any
 #: provider prefix (``openai/o3`` at OpenRouter): they take ``max_completion_tokens``.
@@ -907,7 +911,7 @@ BUILTIN: dict[str, Any] = {
                           model_defaults={"context_window": 32768, "max_tokens": 8192, "default_max_tokens": 2048}),
         "llamacpp": _provider("http://127.0.0.1:8080/v1", "LLAMACPP_API_KEY", [], auth="none", local=True,
                               capabilities={"reasoning_fields": ["reasoning_content", "reasoning"],
-                                            "stream_tools": False},
+                                            "stream_tools": False, "tool_choice": "auto"},
                               model_defaults={"context_window": 8192, "max_tokens": 8192,
                                               "default_max_tokens": 2048}),
     },

@@ -130,3 +130,95 @@ def test_a_reply_cut_at_max_tokens_ends_the_turn_truncated(home, monkeypatch):
             res = Agent(ChatClient(model="anthropic/claude-sonnet-4-5", hooks=[]), log, stop_hooks=[]).run_turn("R?")
     assert res.status == "truncated" and "output limit of 16384 tokens" in res.notice
     assert srv.requests[0]["body"]["max_tokens"] == 16384  # always sent: Anthropic requires it
+
+
+# --------------------------------------------------------------------------- from the attack on issue 20
+
+
+def _call(cid: str, args: str) -> dict:
+    return {"id": cid, "type": "function", "function": {"name": "f", "arguments": args}}
+
+
+def test_thinking_switched_on_inside_a_tool_loop_waits_for_the_next_turn():
+    body = {"model": "m", "reasoning_effort": "high", "max_tokens": 32000, "messages": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "Let me look.", "tool_calls": [_call("toolu_1", "{}")]},
+        {"role": "tool", "tool_call_id": "toolu_1", "content": "1"}]}
+    out = request(body, 1000)
+    assert "thinking" not in out  # the loop began without thinking: Anthropic refuses to mix
+    body["messages"][1]["anthropic_thinking"] = [{"type": "thinking", "thinking": "t", "signature": "s"}]
+    out = request(body, 1000)
+    assert out["thinking"] == {"type": "enabled", "budget_tokens": 16000}
+    assert out["messages"][1]["content"][0] == {"type": "thinking", "thinking": "t", "signature": "s"}
+
+
+def test_arguments_json_cannot_carry_and_foreign_ids_are_made_sendable():
+    body = {"model": "m", "messages": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "", "tool_calls": [_call("functions.get_weather:0",
+                                                                    '{"n": 1e999, "s": "\\ud800"}')]},
+        {"role": "tool", "tool_call_id": "functions.get_weather:0", "content": "1"},
+        {"role": "system", "content": "  \n"},
+        {"role": "user", "content": "more"}]}
+    out = request(body, 1000)
+    json.dumps(out, allow_nan=False).encode("utf-8")  # sendable as strict JSON
+    use = out["messages"][1]["content"][0]
+    assert use["input"] == {"n": None, "s": "\ufffd"}
+    assert use["id"].startswith("toolu_") and out["messages"][2]["content"][0]["tool_use_id"] == use["id"]
+    assert all(b.get("text", "x").strip() for m in out["messages"] for b in m["content"])
+
+
+def _events(*events: dict) -> bytes:
+    return b"".join(f"event: {e.get('type')}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+
+
+START = {"type": "message_start", "message": {"model": "claude", "usage": {"input_tokens": 3, "output_tokens": 1}}}
+USE = {"type": "content_block_start", "index": 0,
+       "content_block": {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}}
+ARGS = {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": '{"a":1}'}}
+STOP = {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 5}}
+
+
+@pytest.mark.parametrize("events, calls", [
+    ((START, USE, USE, ARGS, STOP), [("toolu_1", {"a": 1})]),  # a block started twice
+    ((START, ARGS, USE, STOP), [("toolu_1", {"a": 1})]),  # its delta before its start
+])
+def test_odd_event_orders_give_one_call(home, monkeypatch, events, calls):
+    srv = ReplayServer([(200, "text/event-stream", _events(*events))]).start()
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
+    try:
+        r = ChatClient(model="anthropic/claude-sonnet-4-5", hooks=[]).complete([{"role": "user", "content": "q"}])
+    finally:
+        srv.stop()
+    assert [(c.id, c.parsed()) for c in r.tool_calls] == calls
+
+
+@pytest.mark.parametrize("raw, words", [
+    (b'event: x\ndata: {"type":"content_block_delta","index":1e999,"delta":{}}\n\n', "unexpected shape"),
+    (b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n', "check the provider's base_url and protocol"),
+])
+def test_odd_anthropic_streams_are_protocol_errors(home, monkeypatch, raw, words):
+    srv = ReplayServer([(200, "text/event-stream", raw)]).start()
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
+    try:
+        with pytest.raises(LLMError) as info:
+            ChatClient(model="anthropic/claude-sonnet-4-5", hooks=[]).complete([{"role": "user", "content": "q"}])
+    finally:
+        srv.stop()
+    assert info.value.code == "PROTOCOL" and words in info.value.message
+
+
+def test_usage_that_sums_past_a_float_is_not_logged_as_infinite(home, monkeypatch):
+    big = {"type": "message_start", "message": {"model": "c", "usage": {"input_tokens": 1e308,
+                                                                         "cache_read_input_tokens": 1e308}}}
+    text = {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": "ok"}}
+    end = {"type": "message_delta", "delta": {"stop_reason": "end_turn"}}
+    srv = ReplayServer([(200, "text/event-stream", _events(big, text, end))]).start()
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
+    try:
+        with SessionLog.create(home, model="claude-sonnet-4-5") as log:
+            res = Agent(ChatClient(model="anthropic/claude-sonnet-4-5", hooks=[]), log, stop_hooks=[]).run_turn("q")
+    finally:
+        srv.stop()
+    assert res.status == "completed" and res.text == "ok"
+    assert "prompt_tokens" not in next(e for e in log.events if e["type"] == "step/end")["usage"]

@@ -28,7 +28,10 @@ shown).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+import re
 from typing import Any
 
 from ..errors import PROTOCOL, LLMError
@@ -36,6 +39,7 @@ from .stream import Assembler, _clean, _excerpt, _text, parse_json
 from .stream import _usage as usage_counts
 
 _raw_decode = json.JSONDecoder().raw_decode
+_TOOL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 __all__ = ["ANTHROPIC_VERSION", "THINKING_BUDGETS", "AnthropicAssembler", "request"]
 
@@ -52,11 +56,12 @@ _STOP = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", 
 
 def _arguments(text: str) -> dict:
     """Tool-call arguments as the JSON object ``tool_use.input`` must be (a call whose
-    arguments are not an object sends them under ``arguments``, so nothing is lost)."""
+    arguments are not an object sends them under ``arguments``, so nothing is lost; numbers
+    JSON cannot carry become null, lone surrogates U+FFFD)."""
     try:
-        value = json.loads(text or "{}")
+        value = _clean(json.loads(text or "{}"))
     except (ValueError, RecursionError):
-        return {"arguments": text}
+        return {"arguments": _clean(text)}
     return value if isinstance(value, dict) else {"arguments": value}
 
 
@@ -68,15 +73,24 @@ def _text_of(content: Any) -> str:
     return "" if content is None else json.dumps(content, ensure_ascii=False)
 
 
-def request(body: dict, default_max_tokens: int) -> dict:
-    """The Messages request for an OpenAI-shaped chat ``body`` (see the module docstring)."""
-    limit = body.get("max_tokens") or body.get("max_completion_tokens") or default_max_tokens
-    effort = body.get("reasoning_effort")
-    budget = min(THINKING_BUDGETS.get(str(effort), 0), int(limit) // 2)
-    thinking_on = bool(effort) and budget >= 1024
+def _tool_id(cid: object, seen: dict[str, str]) -> str:
+    """A tool-call id as Anthropic takes it (``[A-Za-z0-9_-]``, at most 64): kept when it is one,
+    else a stable digest, the same for the call and its result (ids of another provider, such as
+    ``functions.get_weather:0``)."""
+    text = str(cid or "")
+    if _TOOL_ID.fullmatch(text):
+        return text
+    if text not in seen:
+        seen[text] = "toolu_" + hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:24]
+    return seen[text]
+
+
+def _convert(body: dict, keep_thinking: bool) -> tuple[list[str], list[dict]]:
+    """``(system texts, messages)`` of an OpenAI-shaped body; thinking blocks only if kept."""
     system: list[str] = []
     messages: list[dict] = []
     pending: list[dict] = []  # blocks waiting for the next user message (notices, tool results)
+    ids: dict[str, str] = {}
 
     def add(role: str, blocks: list[dict]) -> None:
         if not blocks:
@@ -93,7 +107,7 @@ def request(body: dict, default_max_tokens: int) -> dict:
             text = _text_of(m.get("content"))
             if head:
                 system.append(text)
-            elif text:
+            elif text.strip():  # Anthropic refuses text blocks of whitespace only
                 pending.append({"type": "text", "text": text})
             continue
         head = False
@@ -102,7 +116,7 @@ def request(body: dict, default_max_tokens: int) -> dict:
             add("user", [*pending, {"type": "text", "text": text if text.strip() else "(no text)"}])
             pending = []
         elif role == "tool":
-            add("user", [*pending, {"type": "tool_result", "tool_use_id": str(m.get("tool_call_id", "")),
+            add("user", [*pending, {"type": "tool_result", "tool_use_id": _tool_id(m.get("tool_call_id"), ids),
                                     "content": _text_of(m.get("content"))}])
             pending = []
         elif role == "assistant":
@@ -110,19 +124,44 @@ def request(body: dict, default_max_tokens: int) -> dict:
                 add("user", pending)
                 pending = []
             blocks: list[dict] = []
-            for block in m.get(THINKING_FIELD) or [] if thinking_on else []:  # without thinking: refused
+            for block in m.get(THINKING_FIELD) or [] if keep_thinking else []:
                 if isinstance(block, dict) and block.get("type") in ("thinking", "redacted_thinking"):
                     blocks.append(block)
             text = _text_of(m.get("content"))
-            if text.strip():  # Anthropic refuses text blocks of whitespace only
+            if text.strip():
                 blocks.append({"type": "text", "text": text})
             for c in m.get("tool_calls") or []:
                 fn = c.get("function") or {}
-                blocks.append({"type": "tool_use", "id": str(c.get("id", "")), "name": str(fn.get("name", "")),
+                blocks.append({"type": "tool_use", "id": _tool_id(c.get("id"), ids), "name": str(fn.get("name", "")),
                                "input": _arguments(fn.get("arguments") or "")})
             add("assistant", blocks)  # an empty reply is left out: the user turns around it merge
     if pending:
         add("user", pending)
+    return system, messages
+
+
+def _loop_without_thinking(messages: list[dict]) -> bool:
+    """Whether the request continues a tool loop whose last assistant message does not start
+    with a thinking block (academic mode switched on inside a turn): Anthropic refuses thinking
+    then ("a final assistant message must start with a thinking block")."""
+    if not messages or messages[-1]["role"] != "user":
+        return False
+    if not any(b.get("type") == "tool_result" for b in messages[-1]["content"]):
+        return False
+    last = next((m for m in reversed(messages) if m["role"] == "assistant"), None)
+    return last is not None and last["content"][0].get("type") not in ("thinking", "redacted_thinking")
+
+
+def request(body: dict, default_max_tokens: int) -> dict:
+    """The Messages request for an OpenAI-shaped chat ``body`` (see the module docstring)."""
+    limit = body.get("max_tokens") or body.get("max_completion_tokens") or default_max_tokens
+    effort = body.get("reasoning_effort")
+    budget = min(THINKING_BUDGETS.get(str(effort), 0), int(limit) // 2)
+    thinking_on = bool(effort) and budget >= 1024
+    system, messages = _convert(body, thinking_on)
+    if thinking_on and _loop_without_thinking(messages):
+        thinking_on = False  # thinking starts with the next user turn
+        system, messages = _convert(body, False)
     out: dict = {"model": body["model"], "messages": messages}
     if any(system):
         out["system"] = "\n\n".join(s for s in system if s)
@@ -180,7 +219,7 @@ class AnthropicAssembler(Assembler):
     def _guard(self, fn, obj: dict) -> None:
         try:
             fn(obj)
-        except (AttributeError, TypeError, ValueError, KeyError) as exc:
+        except (AttributeError, TypeError, ValueError, KeyError, OverflowError) as exc:
             raise LLMError(PROTOCOL, f"{self.where} sent an event of an unexpected shape ({type(exc).__name__}: "
                                      f"{exc}): {_excerpt(obj)}") from None
 
@@ -207,37 +246,44 @@ class AnthropicAssembler(Assembler):
                     raise TypeError(f"stop_reason is {type(stop).__name__}")
                 self.r.finish_reason = _STOP.get(stop, stop)
             self._usage(obj.get("usage"))
-        elif kind in ("ping", "content_block_stop", "message_stop", None):
-            pass
         elif "choices" in obj:
             raise LLMError(PROTOCOL, f"{self.where} sent an OpenAI chat-completions stream, not Anthropic Messages: "
                                      f"check the provider's base_url and protocol")
+        elif kind in ("ping", "content_block_stop", "message_stop", None):
+            pass
 
     def _start(self, index: int, block: dict) -> None:
         kind = block.get("type")
+        known = self.blocks.get(index)
+        if known is not None and known.get("type") is not None:
+            return  # a block started twice: the first start stands
         slot: dict = {"type": kind}
+        if known is None:
+            self.order.append(index)
+        else:  # its deltas came first: keep what they carried
+            slot.update({k: v for k, v in known.items() if k != "type"})
         self.blocks[index] = slot
-        self.order.append(index)
         if kind == "text":
-            slot["text"] = []
             if _text(block.get("text")):
                 self._piece("text", block["text"])
         elif kind == "thinking":
-            slot["thinking"] = [_text(block.get("thinking")) or ""]
-            slot["signature"] = _text(block.get("signature")) or ""
-            if slot["thinking"][0]:
-                self._piece("reasoning", slot["thinking"][0])
+            first = _text(block.get("thinking")) or ""
+            slot["thinking"] = [first, *slot.get("thinking", [])]
+            slot["signature"] = (_text(block.get("signature")) or "") + slot.get("signature", "")
+            if first:
+                self._piece("reasoning", first)
         elif kind == "redacted_thinking":
             slot["data"] = _text(block.get("data")) or ""
         elif kind in ("tool_use", "server_tool_use"):
             given = block.get("input")
             slot.update(id=_text(block.get("id")) or "", name=_text(block.get("name")) or "",
-                        json=[], given=given if isinstance(given, dict) else {})
+                        given=given if isinstance(given, dict) else {})
+            slot.setdefault("json", [])
 
     def _delta(self, index: int, delta: dict) -> None:
         slot = self.blocks.get(index)
-        if slot is None:  # a delta before its block started: take it as the block's start
-            slot = self.blocks.setdefault(index, {"type": None})
+        if slot is None:  # a delta before its block started: kept for the start (or read alone)
+            slot = self.blocks[index] = {"type": None}
             self.order.append(index)
         kind = delta.get("type")
         if kind == "text_delta":
@@ -262,8 +308,10 @@ class AnthropicAssembler(Assembler):
         u = self.input_usage
         prompt = sum(u.get(k, 0) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
                      if isinstance(u.get(k), (int, float)))
-        self.r.usage = {**u, "prompt_tokens": prompt, "completion_tokens": u.get("output_tokens", 0),
-                        "total_tokens": prompt + u.get("output_tokens", 0)}
+        out = u.get("output_tokens", 0)
+        self.r.usage = dict(u)
+        if math.isfinite(prompt) and math.isfinite(prompt + out):  # two huge floats may sum past the limit
+            self.r.usage.update(prompt_tokens=prompt, completion_tokens=out, total_tokens=prompt + out)
         if "cache_read_input_tokens" in u:
             self.r.served["cached_tokens"] = u["cache_read_input_tokens"]
 
@@ -273,6 +321,8 @@ class AnthropicAssembler(Assembler):
             raise LLMError(PROTOCOL, f"{self.where} sent a reply that is not a JSON object")
 
         def fold(obj: dict) -> None:
+            if "choices" in obj:
+                self._event(obj)  # names an OpenAI reply at an Anthropic provider
             if obj.get("type") == "error" or obj.get("error") is not None:
                 self._event({"type": "error", "error": obj.get("error")})
             self._meta(obj)

@@ -259,6 +259,8 @@ class ChatClient:
             value = body.pop(other)
             body.setdefault(param, value)
             notes.append(f"{other} {value!r} sent as {param} ({self.name} takes {param})")
+        if caps.tool_choice == "auto" and body.get("tools") and "tool_choice" not in body:
+            body["tool_choice"] = "auto"
         if caps.effort == "none" and "reasoning_effort" in body:
             notes.append(f"reasoning_effort {body.pop('reasoning_effort')!r} not sent: {self.provider_id} takes none")
         msgs = [dict(m) for m in body["messages"]]

@@ -189,7 +189,7 @@ class Assembler:
                                      f"OpenAI chat completions: check the provider's base_url and protocol")
         try:
             self._chunk(data)
-        except (AttributeError, TypeError, ValueError, KeyError) as exc:
+        except (AttributeError, TypeError, ValueError, KeyError, OverflowError) as exc:
             raise LLMError(PROTOCOL, f"{self.where} sent a stream event of an unexpected shape "
                                      f"({type(exc).__name__}: {exc}): {_excerpt(data)}") from None
 
@@ -393,7 +393,7 @@ class Assembler:
             if self.r.finish_reason == "error":
                 self._error({"error": {"message": "the provider ended the reply with finish_reason 'error'"}})
             self.r.usage = _usage(data.get("usage"))
-        except (KeyError, IndexError, TypeError, AttributeError, ValueError):
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError, OverflowError):
             raise LLMError(PROTOCOL, f"{self.where} sent a reply with no usable choices[0].message: "
                                      f"{_excerpt(data)}") from None
 
