@@ -468,7 +468,8 @@ def test_bad_capability_values_name_the_field(home, text, where):
 
 
 def test_every_built_in_provider_takes_its_base_url_from_the_environment(home, monkeypatch):
-    for pid in ("deepseek", "openai", "openrouter", "azure", "gemini", "mistral", "ollama", "vllm", "llamacpp"):
+    for pid in ("deepseek", "openai", "openrouter", "azure", "anthropic", "gemini", "mistral", "ollama", "vllm",
+                "llamacpp"):
         monkeypatch.setenv(f"{pid.upper()}_BASE_URL", f"http://127.0.0.1:9/{pid}")
     s = load_settings()
     assert {p: s.providers[p].base_url for p in s.providers} == {
