@@ -12,7 +12,7 @@ Anthropic's Messages events (``--wire``; issue 20), each against its own bare lo
 * Baseline (the goal's): httpx streaming the same request, ``iter_lines``, ``json.loads`` of
   each ``data:`` line, the content deltas appended and joined into the reply's text (no
   assembly of reasoning or tool calls, no retries, no error mapping, no SSE field rules).
-* Measured: ``ChatClient.complete(stream=True)`` (httpx-sse, delta assembly, error mapping).
+* Measured: ``ChatClient.complete(stream=True)`` (server-sent event reading, delta assembly, error mapping).
 * Reference only: the same bare loop decoding with ``json.JSONDecoder().raw_decode``, the
   call ChatClient's streaming path makes, so the ratio to it shows what is left of the
   client's own overhead.

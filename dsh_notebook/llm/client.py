@@ -38,7 +38,6 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
-from httpx_sse import SSEError, aconnect_sse, connect_sse
 
 from ..errors import CANCELLED, HTTP_STATUS, PROTOCOL, SETTINGS, TIMEOUT, LLMError
 from ..net import CONNECTION_ERRORS, RetryCancelled, RetryPolicy
@@ -49,7 +48,7 @@ from . import anthropic
 from .context import Fit, estimate_tokens, fit_messages
 from .hooks import RequestHook, default_request_hooks
 from .prompt import SystemPrompt
-from .stream import Assembler, ChatResult, StreamError, ToolCall, parse_json
+from .stream import Assembler, ChatResult, StreamError, ToolCall, asse_data, parse_json, sse_data
 
 __all__ = ["ChatClient", "ChatResult", "RequestContext", "StreamError", "ToolCall", "interruptible"]
 
@@ -103,6 +102,8 @@ def interruptible(fn: Callable[[], Any], cancel: threading.Event | None, cancell
 
 
 _ALNUM9 = re.compile(r"[A-Za-z0-9]{9}")
+#: What a streamed request asks for (as an SSE client does).
+_SSE_HEADERS = {"Accept": "text/event-stream", "Cache-Control": "no-store"}
 #: Scale of the token estimate kept within these bounds when corrected from reported usage.
 _SCALE_BOUNDS = (0.5, 3.0)
 
@@ -328,8 +329,6 @@ class ChatClient:
         """An httpx or SSE failure as the client's stable codes (shared by sync and async)."""
         if isinstance(exc, httpx.TimeoutException):
             return LLMError(TIMEOUT, f"no answer from {self.name} within {self.timeout:g} s")
-        if isinstance(exc, SSEError):
-            return LLMError(PROTOCOL, f"{self.name} did not answer with a server-sent event stream ({exc})")
         if isinstance(exc, httpx.ConnectError):
             return LLMError(HTTP_STATUS, f"could not connect to {url_without_credentials(self.url)} "
                                          f"({self._redact(str(exc)) or 'ConnectError'}); check the provider's "
@@ -440,8 +439,7 @@ class ChatClient:
         def attempt() -> ChatResult:
             asm = self._assembler(notes, on_delta, fit, body)
             if stream:
-                with connect_sse(http, "POST", url, json=body, headers=headers, params=query) as source:
-                    resp = source.response
+                with http.stream("POST", url, json=body, headers={**headers, **_SSE_HEADERS}, params=query) as resp:
                     if resp.status_code != 200:
                         resp.read()
                         raise self._status_error(resp)
@@ -449,10 +447,10 @@ class ChatClient:
                         resp.read()
                         asm.body(parse_json(resp.text, self.name))
                         return asm.finish()
-                    for event in source.iter_sse():
+                    self._check_sse(resp)
+                    for data in sse_data(resp.iter_lines()):
                         if cancel is not None and cancel.is_set():
                             raise LLMError(CANCELLED, "the call was cancelled")
-                        data = event.data
                         if data == "[DONE]" or data.strip() == "[DONE]":
                             break
                         if data.strip():
@@ -469,10 +467,17 @@ class ChatClient:
             return self._learn(self.retry_policy.call(attempt, cancel=cancel), fit)
         except RetryCancelled:
             raise LLMError(CANCELLED, "the call was cancelled") from None
-        except (httpx.HTTPError, SSEError) as exc:
+        except httpx.HTTPError as exc:
             raise self._transport_error(exc) from None
         except LLMError as exc:
             raise self._scrub(exc) from None
+
+    def _check_sse(self, resp: httpx.Response) -> None:
+        """``PROTOCOL`` when a streamed answer is not a server-sent event stream."""
+        kind = resp.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != "text/event-stream":
+            raise LLMError(PROTOCOL, f"{self.name} did not answer with a server-sent event stream (content type "
+                                     f"{kind or 'missing'!r})")
 
     def _whole_json(self, resp: httpx.Response) -> Any:
         if not resp.content.strip():
@@ -498,8 +503,8 @@ class ChatClient:
             async def attempt() -> ChatResult:
                 asm = self._assembler(notes, on_delta, fit, body)
                 if stream:
-                    async with aconnect_sse(http, "POST", url, json=body, headers=headers, params=query) as source:
-                        resp = source.response
+                    async with http.stream("POST", url, json=body, headers={**headers, **_SSE_HEADERS},
+                                           params=query) as resp:
                         if resp.status_code != 200:
                             await resp.aread()
                             raise self._status_error(resp)
@@ -507,8 +512,8 @@ class ChatClient:
                             await resp.aread()
                             asm.body(parse_json(resp.text, self.name))
                             return asm.finish()
-                        async for event in source.aiter_sse():
-                            data = event.data
+                        self._check_sse(resp)
+                        async for data in asse_data(resp.aiter_lines()):
                             if data == "[DONE]" or data.strip() == "[DONE]":
                                 break
                             if data.strip():
@@ -525,7 +530,7 @@ class ChatClient:
                 return self._learn(await self.retry_policy.acall(attempt), fit)
             except asyncio.CancelledError:
                 raise LLMError(CANCELLED, "the call was cancelled") from None
-            except (httpx.HTTPError, SSEError) as exc:
+            except httpx.HTTPError as exc:
                 raise self._transport_error(exc) from None
             except LLMError as exc:
                 raise self._scrub(exc) from None

@@ -29,13 +29,13 @@ import json
 import re
 import secrets
 import string
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import PROTOCOL, PROVIDER, LLMError
 
-__all__ = ["Assembler", "ChatResult", "StreamError", "ToolCall", "generated_id", "parse_json"]
+__all__ = ["Assembler", "ChatResult", "StreamError", "ToolCall", "asse_data", "generated_id", "parse_json", "sse_data"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _ALNUM = string.ascii_letters + string.digits
@@ -100,6 +100,40 @@ class StreamError(LLMError):
         super().__init__(PROVIDER, message, status)
         self.partial = partial
         self.shown = shown
+
+
+def sse_data(lines: Iterable[str]) -> Iterator[str]:
+    """The ``data`` of each server-sent event in a stream's lines (WHATWG HTML, "Server-sent
+    events", interpreting an event stream): ``data`` lines joined by newlines (one space after
+    the colon dropped), dispatched at a blank line; comments (``:``, OpenRouter's keep-alives),
+    ``event``, ``id`` and ``retry`` lines ignored; an event left without its blank line when the
+    stream ends is discarded. Lines come from httpx's ``iter_lines`` (CRLF, LF or CR
+    ended). Read here rather than by a library: this is the loop every delta goes through
+    (benchmarks/bench_llm.py)."""
+    data: list[str] = []
+    for line in lines:
+        if line.startswith("data:"):
+            data.append(line[6:] if line.startswith("data: ") else line[5:])
+        elif not line:
+            if data:
+                yield data[0] if len(data) == 1 else "\n".join(data)
+                data = []
+        elif line == "data":
+            data.append("")
+
+
+async def asse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
+    """:func:`sse_data` over ``aiter_lines``."""
+    data: list[str] = []
+    async for line in lines:
+        if line.startswith("data:"):
+            data.append(line[6:] if line.startswith("data: ") else line[5:])
+        elif not line:
+            if data:
+                yield data[0] if len(data) == 1 else "\n".join(data)
+                data = []
+        elif line == "data":
+            data.append("")
 
 
 def generated_id(kind: str = "any") -> str:
