@@ -890,3 +890,11 @@ def test_a_script_with_a_finish_reason_no_provider_sends_is_refused():
     with pytest.raises(ValueError) as info:
         ScriptedServer([{"reply": {"content": "x", "finish_reason": "lenght"}}])
     assert 'finish_reason "lenght"' in str(info.value) and "length" in str(info.value)
+
+
+def test_server_sent_events_are_read_as_the_standard_says():
+    from dsh_notebook.llm.stream import sse_data
+
+    lines = [": OPENROUTER PROCESSING", "", "event: message_start", "data: one", "", "data:two", "data", "data:  x",
+             "", "id: 7", "retry: 10", "", "data: cut off"]
+    assert list(sse_data(lines)) == ["one", "two\n\n x"]  # the last event never got its blank line
