@@ -1,4 +1,5 @@
-"""The bibliographic verifier, code first (spec: research.md "Running the roles").
+"""The bibliographic verifier, code first (spec: research.md "Running the roles"; issue 21: verdicts
+as curators give them, PubMed books, DataCite).
 
 ``check_source(identifier, claimed=None, *, cache_dir=None, settings=None) -> dict`` normalises
 the identifier, resolves it with httpx, compares the claimed metadata and reads the notices:
@@ -20,7 +21,12 @@ the identifier, resolves it with httpx, compares the claimed metadata and reads 
 * **Resolvers**: Crossref ``GET {crossref_url}/works/{doi}`` (the polite ``mailto`` from the
   settings goes in the query and the User-Agent), the arXiv API ``GET {arxiv_url}/api/query?id_list=``
   and PubMed E-utilities ``efetch.fcgi`` (``esearch.fcgi`` turns a DOI Crossref does not know into
-  a PMID). A DOI Crossref answers 404 for is tried on PubMed before it is called not found.
+  a PMID), and DataCite's REST API ``GET {datacite_url}/dois/{doi}`` (datasets and software:
+  Zenodo, figshare, Dryad). A DOI Crossref answers 404 for is tried on DataCite, then on PubMed,
+  before it is called not found. Each resolver sits behind one interface (:data:`RESOLVERS`:
+  resolve, then read the record) and fetches through :class:`_Fetcher`. PubMed
+  ``PubmedBookArticle`` records (Bookshelf books and chapters, e.g. GeneReviews) resolve with
+  title, authors, year and book.
   Timeouts. A 429, 500, 502, 503 or 504, a connection failure and a read timeout are retried
   ``retries`` times under the network layer's one retry policy (:class:`dsh_notebook.net.RetryPolicy`:
   ``Retry-After`` as seconds or a date, else jittered exponential backoff from 0.5 s, each wait at
@@ -28,14 +34,23 @@ the identifier, resolves it with httpx, compares the claimed metadata and reads 
 * **Verdicts**: ``verified`` (resolves, no notices, claimed metadata agrees or none was
   claimed), ``mismatch`` (title, authors or year disagree), ``inconclusive`` (not found, a
   service error, a network failure, an ISBN or plain URL: no resolver), ``retracted``,
-  ``expression_of_concern``, ``corrected``; the most severe finding wins, in that order
-  (retracted > expression_of_concern > corrected > mismatch > verified). ``needs_judgment`` is set
+  ``withdrawn``, ``expression_of_concern``, ``corrected``; the most severe finding wins, in that
+  order (retracted > withdrawn > expression_of_concern > corrected > mismatch > verified).
+* **Titles** (:func:`title_notice`, case P21): a title that marks a notice or a retracted work,
+  in anchored forms and any case (``Retracted:`` at the start, ``[Retracted]``, ``(Retracted
+  article)``, ``Retraction notice``, ``Withdrawn:``, ``Expression of concern:``), gives the
+  retraction, withdrawal or concern verdict with a ``title_notice`` check citing the title, on
+  every resolver; a paper merely about retractions is not caught.
+* **arXiv withdrawals**: a comment or abstract that is a withdrawal note ("This paper has been
+  withdrawn ...") gives ``withdrawn``; a cited version is compared with the latest (a second
+  lookup without the version), and an older one is reported with both versions' dates. ``needs_judgment`` is set
   when the claimed metadata's match is left undecided (a title similarity from ``TITLE_JUDGE`` to
   below ``TITLE_OK``, or a record without the title or authors to compare) and no other check
   failed outright; the runner then asks a model whether it is the same work (``roles``), whose
   answer never overrides a notice.
 * **Notices**: Crossref ``updated-by`` (notices that update this work, publisher and Retraction
-  Watch entries, de-duplicated by notice DOI) and ``update-to`` (this record *is* a notice for
+  Watch entries, de-duplicated by notice DOI, the Retraction Watch ``record-id`` named), the
+  ``relation`` object (relation types naming a retraction, withdrawal, concern or correction) and ``update-to`` (this record *is* a notice for
   other works; it is flagged with the notice's verdict and a ``notice_of`` check, since a citation
   of a notice nearly always meant the work). Entries pointing at the work's own DOI, and
   ``new_version`` entries, are not notices. PubMed: ``PublicationType`` "Retracted Publication",
@@ -47,9 +62,10 @@ the identifier, resolves it with httpx, compares the claimed metadata and reads 
   (``{"url", "fetched", "status", "content_type", "body"}``) and reused while it is younger than
   ``cache_max_age`` seconds (default 86400: a day). Errors and network failures are never cached.
 * **Settings**: defaults, then the ``[research.bibliographic]`` table of ``settings.toml`` in
-  ``DSH_NOTEBOOK_HOME`` (keys ``crossref_url``, ``arxiv_url``, ``pubmed_url``, ``mailto``,
+  ``DSH_NOTEBOOK_HOME`` (keys ``crossref_url``, ``arxiv_url``, ``pubmed_url``, ``datacite_url``, ``mailto``,
   ``timeout``, ``retries``, ``max_retry_wait``, ``cache_max_age``), then the environment
-  (``DSH_CROSSREF_URL``, ``DSH_ARXIV_URL``, ``DSH_PUBMED_URL``), then the ``settings`` argument.
+  (``DSH_CROSSREF_URL``, ``DSH_ARXIV_URL``, ``DSH_PUBMED_URL``, ``DSH_DATACITE_URL``), then the
+  ``settings`` argument.
   The file and the environment are read and checked by :mod:`dsh_notebook.settings`
   (:class:`~dsh_notebook.settings.BibliographicSettings`): a bad value is logged and its default
   used.
