@@ -86,6 +86,8 @@ def test_case_P21_crossref_work_retracted_by_renaming_is_never_verified(srv):
     ("[RETRACTED ARTICLE] " + ORIGINAL_TITLE, "retracted", "a retracted work"),
     ("Retraction notice", "retracted", "a retraction notice"),
     ("Retraction Note to: " + ORIGINAL_TITLE, "retracted", "a retraction notice"),
+    ("Retraction of \u201c" + ORIGINAL_TITLE + "\u201d", "retracted", "a retraction notice"),
+    ("Retraction : " + ORIGINAL_TITLE, "retracted", "a retraction notice"),
     ("Withdrawn: " + ORIGINAL_TITLE, "withdrawn", "a withdrawn work"),
     ("WITHDRAWN: " + ORIGINAL_TITLE, "withdrawn", "a withdrawn work"),
     ("Expression of concern: " + ORIGINAL_TITLE, "expression_of_concern", "an expression of concern"),
@@ -105,6 +107,7 @@ def test_P21_siblings_title_markers_give_the_curators_verdict(srv, title, verdic
     "Retracted papers and their continued citation",
     "Why retraction notices fail: " + ORIGINAL_TITLE,
     "Withdrawn from therapy: outcomes after stopping treatment",
+    "Retraction of the gingiva after orthodontic treatment",
     "Editors issue expressions of concern more often",
     ORIGINAL_TITLE,
 ])

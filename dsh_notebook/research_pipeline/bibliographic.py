@@ -526,7 +526,8 @@ TITLE_MARKERS: tuple[tuple[re.Pattern, str, str, bool], ...] = tuple(
     (re.compile(p, re.IGNORECASE), verdict, what, is_notice) for p, verdict, what, is_notice in (
         (r"^\s*(?:notice\s+of\s+retraction|retraction\s+(?:notice|note|statement))\b", "retracted",
          "a retraction notice", True),
-        (r"^\s*retraction(?:\s+(?:of|to|for))?" + _SEP, "retracted", "a retraction notice", True),
+        (r"^\s*retraction(?:\s+(?:of|to|for))?\s*(?:[:.\-\u2013\u2014\"\u201c\u2018']|$)", "retracted",
+         "a retraction notice", True),
         (r"^\s*retracted(?:\s+(?:article|paper|publication))?" + _SEP, "retracted", "a retracted work", False),
         (r"[\[(]\s*retracted(?:\s+(?:article|paper|publication))?\s*[\])]", "retracted", "a retracted work", False),
         (r"^\s*(?:notice\s+of\s+withdrawal|withdrawal\s+(?:notice|note))\b", "withdrawn", "a withdrawal notice", True),
