@@ -259,6 +259,10 @@ def test_datacite_unknown_doi_is_inconclusive_never_verified(srv):
     r = check(srv, "10.5061/dryad.nothere")
     assert r["verdict"] == "inconclusive"
     assert "DataCite has no DOI 10.5061/dryad.nothere" in detail(r, "datacite")
+    # no service holds it: Crossref's 404 is the answer shown, DataCite's and PubMed's tries listed
+    assert r["resolver"]["service"] == "crossref" and "Crossref has no work" in detail(r, "resolved")
+    assert [q["service"] for q in srv.requests] == ["crossref", "datacite", "esearch"]
+    assert len(r["resolver"]["requests"]) == 3
 
 
 def test_datacite_goes_through_the_retry_policy_and_the_cache(srv, tmp_path):

@@ -1132,6 +1132,7 @@ def check_source(identifier: str, claimed: dict | None = None, *, cache_dir: str
         if norm["kind"] == "doi":
             res = RESOLVERS["crossref"][0](norm["identifier"], fetch, conf)
             if res["found"] is False:  # not a Crossref DOI: DataCite (datasets, software), then PubMed
+                crossref = res
                 checks.append({"name": "crossref", "ok": None, "detail": res["why"]})
                 res = RESOLVERS["datacite"][0](norm["identifier"], fetch, conf)
                 if res["found"] is not True:
@@ -1139,8 +1140,11 @@ def check_source(identifier: str, claimed: dict | None = None, *, cache_dir: str
                     pmid, why = _pubmed_pmid_for_doi(norm["identifier"], fetch, conf)
                     if pmid:
                         res = RESOLVERS["pubmed"][0](pmid, fetch, conf)
-                    elif why:
-                        checks.append({"name": "pubmed", "ok": None, "detail": why})
+                    else:
+                        if why:
+                            checks.append({"name": "pubmed", "ok": None, "detail": why})
+                        if res["found"] is False:  # no service holds it: Crossref's answer stands
+                            res = crossref
         elif norm["kind"] == "arxiv":
             res = _resolve_arxiv(norm, fetch, conf)
             if res.get("entry") is not None and norm.get("version"):  # the latest version, for withdrawals
