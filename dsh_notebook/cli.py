@@ -768,8 +768,8 @@ def cmd_ledger_check_source(args) -> int:
 def _add_ledger_check_source(ls) -> None:
     """``ledger check-source IDENTIFIER [--json] [--title T --authors A --year Y]``."""
     x = ls.add_parser("check-source", help="resolve a DOI, arXiv id or PMID (ISBN and URL: inconclusive) and "
-                                           "check it: verified, mismatch, inconclusive, retracted, corrected, "
-                                           "expression_of_concern")
+                                           "check it: verified, mismatch, inconclusive, retracted, withdrawn, "
+                                           "corrected, expression_of_concern")
     x.add_argument("identifier", help="DOI (10.x/y, doi:…, https://doi.org/…), arXiv id (1605.08386v2, "
                                       "astro-ph/0601001), PMID, ISBN or URL")
     x.add_argument("--json", action="store_true", help="one JSON object: verdict, checks, metadata, resolver")

@@ -647,7 +647,7 @@ class TiersSettings(Table):
 class BibliographicSettings(Table):
     """``[research.bibliographic]``: the bibliographic verifier's services and patience
     (research.md "Running the roles"). The environment (``DSH_CROSSREF_URL``,
-    ``DSH_ARXIV_URL``, ``DSH_PUBMED_URL``) overrides the URLs; other keys are ignored."""
+    ``DSH_ARXIV_URL``, ``DSH_PUBMED_URL``, ``DSH_DATACITE_URL``) overrides the URLs; other keys are ignored."""
 
     model_config = ConfigDict(extra="ignore")
     _table: ClassVar[str] = "[research.bibliographic]"
@@ -655,6 +655,7 @@ class BibliographicSettings(Table):
     crossref_url: _HttpUrl = Field("https://api.crossref.org", description="Crossref's REST API base URL")
     arxiv_url: _HttpUrl = Field("https://export.arxiv.org", description="the arXiv API's base URL")
     pubmed_url: _HttpUrl = Field("https://eutils.ncbi.nlm.nih.gov", description="PubMed E-utilities' base URL")
+    datacite_url: _HttpUrl = Field("https://api.datacite.org", description="DataCite's REST API base URL (issue 21)")
     mailto: str | None = Field(None, strict=True, min_length=3, max_length=254,
                                description="the address for Crossref's polite pool (sent, never cached)")
     timeout: float = Field(15.0, gt=0, le=600, strict=True, description="seconds per request, 0-600 (15)")
@@ -928,6 +929,7 @@ ENVIRONMENT: dict[str, tuple[str, ...]] = {
     "DSH_CROSSREF_URL": ("research", "bibliographic", "crossref_url"),
     "DSH_ARXIV_URL": ("research", "bibliographic", "arxiv_url"),
     "DSH_PUBMED_URL": ("research", "bibliographic", "pubmed_url"),
+    "DSH_DATACITE_URL": ("research", "bibliographic", "datacite_url"),
 }
 #: Read as well: Azure's resource endpoint, from which its base URL is made (``AZURE_BASE_URL`` wins).
 AZURE_ENDPOINT = "AZURE_OPENAI_ENDPOINT"

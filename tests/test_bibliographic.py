@@ -260,7 +260,7 @@ def test_doi_unknown_to_crossref_found_on_pubmed(srv):
     body = (FIXTURES / "pubmed-efetch-retraction-notice-pmid27508352.xml").read_bytes()
     srv.add("efetch", "29913552", body.replace(b"27508352", b"29913552"))
     r = check(srv, "10.4014/jmb.1812.02044")
-    assert [q["service"] for q in srv.requests[-3:]] == ["crossref", "esearch", "efetch"]
+    assert [q["service"] for q in srv.requests[-4:]] == ["crossref", "datacite", "esearch", "efetch"]
     assert r["resolver"]["service"] == "pubmed" and r["verdict"] == "retracted"
 
 
@@ -373,8 +373,9 @@ def test_datacite_arxiv_doi_is_resolved_through_arxiv(srv, doi, title, version):
     assert r["metadata"]["version"] == version and r["resolver"]["service"] == "arxiv"
     if title:
         assert r["metadata"]["title"].startswith(title)
-    assert [q["service"] for q in srv.requests] == ["arxiv"]  # Crossref is never asked
-    assert srv.requests[-1]["query"]["id_list"] == r["identifier"]
+    # Crossref is never asked; a cited version is looked up, then the latest (for a withdrawal)
+    assert {q["service"] for q in srv.requests} == {"arxiv"}
+    assert srv.requests[0]["query"]["id_list"] == r["identifier"]
     dc = [c for c in r["checks"] if c["name"] == "datacite_doi"]
     assert len(dc) == 1 and dc[0]["ok"] is True
     assert "DataCite arXiv DOI" in dc[0]["detail"] and "resolved through arXiv" in dc[0]["detail"]
@@ -436,7 +437,7 @@ def test_network_failure_is_inconclusive():
 
 
 def test_environment_sets_the_base_urls(srv, monkeypatch):
-    for var in ("DSH_CROSSREF_URL", "DSH_ARXIV_URL", "DSH_PUBMED_URL"):
+    for var in ("DSH_CROSSREF_URL", "DSH_ARXIV_URL", "DSH_PUBMED_URL", "DSH_DATACITE_URL"):
         monkeypatch.setenv(var, srv.base_url + "/")
     assert check_source("10.1063/1.4938384")["verdict"] == "verified"
     assert check_source("1605.08386")["verdict"] == "verified"
@@ -473,7 +474,7 @@ def test_errors_are_not_cached(srv, tmp_path):
 
 def _cli(srv, *args):
     env = {**os.environ, "DSH_CROSSREF_URL": srv.base_url, "DSH_ARXIV_URL": srv.base_url,
-           "DSH_PUBMED_URL": srv.base_url}
+           "DSH_PUBMED_URL": srv.base_url, "DSH_DATACITE_URL": srv.base_url}
     return subprocess.run([sys.executable, "-m", "dsh_notebook.cli", "ledger", "check-source", *args],
                           env=env, capture_output=True, text=True, timeout=60)
 
@@ -546,7 +547,7 @@ def test_cli_cache_in_notebook_sidecar(srv, tmp_path):
 
 def test_settings_file_sets_the_base_urls(srv, tmp_path, monkeypatch):
     monkeypatch.setenv("DSH_NOTEBOOK_HOME", str(tmp_path))
-    for var in ("DSH_CROSSREF_URL", "DSH_ARXIV_URL", "DSH_PUBMED_URL"):
+    for var in ("DSH_CROSSREF_URL", "DSH_ARXIV_URL", "DSH_PUBMED_URL", "DSH_DATACITE_URL"):
         monkeypatch.delenv(var, raising=False)
     (tmp_path / "settings.toml").write_text(
         f'[research.bibliographic]\ncrossref_url = "{srv.base_url}"\nmailto = "lab@example.org"\n', encoding="utf-8")

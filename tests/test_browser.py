@@ -31,6 +31,8 @@
   (no label cut, nothing sticking out); then clicks Approve with a note, then Confirm, and reads
   the ledger file itself: one ``human-decision-recorded`` on the ``explorer`` channel (none
   before), a chain that verifies, and the widget showing the decision approved without buttons.
+* The panel's Ledger tab lists the sources with their verdict (issue 21): a ``withdrawn`` source
+  has a red badge, and its title's markup is shown as text.
 """
 
 from __future__ import annotations
@@ -672,3 +674,38 @@ def test_a_hostile_model_reply_never_runs_in_the_page(lab, page):
     assert not (lab["root"] / "pwned.txt").exists()
     assert not any("example.invalid" in u for u in requested)  # the image was never loaded
     assert not (lab["root"] / "hostile-reply.dsh" / "ledger").exists()
+
+
+def test_the_panel_ledger_tab_shows_a_withdrawn_source(lab, page):
+    """Issue 21: the ledger tab lists the sources with their verdict; a ``withdrawn`` one (an arXiv
+    withdrawal) has a red badge; a title carrying markup is shown as text, never as HTML."""
+    from dsh_notebook.research import Actor, Ledger, ledger_path
+
+    led = Ledger(ledger_path(lab["notebook"], "issue21"))
+    receipts = [
+        led.append("source-proposed", {"source_id": "s-withdrawn", "kind": "arxiv", "identifier": "1605.08386",
+                                       "title": "<b>Heat-bath</b> random walks", "authors": ["Doe"], "year": 2016},
+                   Actor("scout")),
+        led.append("source-verified", {"source_id": "s-withdrawn", "verdict": "withdrawn", "resolver": "arxiv"},
+                   Actor("bibliographic_verifier")),
+    ]
+    assert all(r["ok"] for r in receipts), receipts
+    page.goto(f"{lab['url']}/lab/tree/{NOTEBOOK}?token={TOKEN}")
+    page.wait_for_selector(".jp-Notebook", timeout=60_000)
+    panel = page.locator("[data-testid=dsh-panel]")
+    icon = page.locator("li.lm-TabBar-tab[data-id='dsh-panel']")
+    icon.wait_for()
+    if not panel.is_visible():
+        icon.click()
+    panel.wait_for(state="visible")
+    page.locator("[data-testid=dsh-tab-ledger]").click()
+    select = page.locator("[data-testid=dsh-ledger-select]")
+    if select.count():
+        select.select_option("issue21")
+    row = page.locator("[data-testid=dsh-source][data-verdict=withdrawn]")
+    row.wait_for()
+    assert row.locator(".dsh-badge-error").inner_text() == "withdrawn"
+    assert "<b>Heat-bath</b> random walks" in row.inner_text()
+    assert row.locator("b").count() == 0  # the title's markup stays text
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    panel.screenshot(path=str(ARTIFACTS / "browser-ledger-withdrawn-source.png"))

@@ -81,7 +81,7 @@ def env(tmp_path, monkeypatch):
     paper.write_text(TEXT, encoding="utf-8")
     with FakeResolverServer() as resolver:
         resolver.add("crossref", DOI, crossref_work())
-        for var in ("DSH_CROSSREF_URL", "DSH_ARXIV_URL", "DSH_PUBMED_URL"):
+        for var in ("DSH_CROSSREF_URL", "DSH_ARXIV_URL", "DSH_PUBMED_URL", "DSH_DATACITE_URL"):
             monkeypatch.setenv(var, resolver.base_url + "/")
         yield tmp_path, paper, resolver
 

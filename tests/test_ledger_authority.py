@@ -193,7 +193,8 @@ def test_no_sequence_of_tool_calls_writes_a_human_decision(base, tmp_path_factor
     shutil.copyfile(base, path)
     led = Ledger(path)
     monkeypatch.setenv("DEEPSEEK_API_KEY", "test-key-not-real")
-    for name in ("DSH_CROSSREF_URL", "DSH_ARXIV_URL", "DSH_PUBMED_URL"):  # a closed port: the check is inconclusive
+    # a closed port: the check is inconclusive
+    for name in ("DSH_CROSSREF_URL", "DSH_ARXIV_URL", "DSH_PUBMED_URL", "DSH_DATACITE_URL"):
         monkeypatch.setenv(name, "http://127.0.0.1:9")
     # two model requests at most per delegated task (one retry), each answered from _REPLIES in turn
     script = [{"reply": {"content": json.dumps(_REPLIES[i % len(_REPLIES)])}} for i in range(2 * len(calls))]

@@ -280,7 +280,7 @@ def resolver(home, monkeypatch):
     if not (FIXTURES / "README.md").is_file():
         pytest.skip(f"the recorded bibliographic responses are not at {FIXTURES}")
     with FakeResolverServer.from_fixtures(FIXTURES) as srv:
-        for var in ("DSH_CROSSREF_URL", "DSH_ARXIV_URL", "DSH_PUBMED_URL"):
+        for var in ("DSH_CROSSREF_URL", "DSH_ARXIV_URL", "DSH_PUBMED_URL", "DSH_DATACITE_URL"):
             monkeypatch.setenv(var, srv.base_url)
         yield srv
 

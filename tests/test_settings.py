@@ -29,7 +29,7 @@ from dsh_notebook.settings import (
 @pytest.fixture
 def home(tmp_path, monkeypatch):
     monkeypatch.setenv("DSH_NOTEBOOK_HOME", str(tmp_path))
-    for var in ("DEEPSEEK_BASE_URL", "DSH_MODEL", "DSH_CROSSREF_URL", "DSH_ARXIV_URL", "DSH_PUBMED_URL"):
+    for var in ("DEEPSEEK_BASE_URL", "DSH_MODEL", "DSH_CROSSREF_URL", "DSH_ARXIV_URL", "DSH_PUBMED_URL", "DSH_DATACITE_URL"):
         monkeypatch.delenv(var, raising=False)
     return tmp_path
 

@@ -196,10 +196,11 @@ def decision_view(state: LedgerState, decision_id: str) -> dict:
 def source_view(state: LedgerState, source_id: str) -> dict:
     s = state.sources[source_id]
     latest = s.verdicts[-1] if s.verdicts else {}
-    notices = [v["verdict"] for v in s.verdicts if v["verdict"] in ("retracted", "corrected", "expression_of_concern")]
+    notices = [v["verdict"] for v in s.verdicts
+               if v["verdict"] in ("retracted", "withdrawn", "corrected", "expression_of_concern")]
     return {"source_id": source_id, "kind": s.kind, "identifier": s.identifier, "title": s.title,
             "authors": list(s.authors), "year": s.year, "verdict": s.verdict,
-            "retracted": s.verdict == "retracted", "notices": notices, "resolver": latest.get("resolver"),
+            "retracted": s.verdict == "retracted", "withdrawn": s.verdict == "withdrawn", "notices": notices, "resolver": latest.get("resolver"),
             "fulltext": None if s.fulltext is None else {k: s.fulltext.get(k) for k in ("locator", "sha256", "bytes")}}
 
 
@@ -474,7 +475,7 @@ def graph_svg(state: LedgerState) -> str:
     """Decisions -> claims -> sources as an inline SVG: three columns of labelled boxes, edges
     from each decision to the claims it cites and from each claim to its source. Colours: a
     decision by status, a claim green when eligible, a source green when verified and red when
-    retracted."""
+    retracted or withdrawn."""
     decisions = list(state.decisions.values())
     claim_ids = []
     for d in decisions:
@@ -518,7 +519,7 @@ def graph_svg(state: LedgerState) -> str:
     for i, s in enumerate(source_ids):
         src = state.sources.get(s)
         v = (src.verdict if src else None) or "unverified"
-        colour = "#1a7f37" if v == "verified" else "#c62828" if v in ("retracted", "mismatch") else "#b26a00"
+        colour = "#1a7f37" if v == "verified" else "#c62828" if v in ("retracted", "withdrawn", "mismatch") else "#b26a00"
         box("source", s, i, 2, src.title or src.identifier if src else "(missing)", v, colour)
     edges = []
     for d in decisions:

@@ -238,7 +238,9 @@ class SourceProposed(_Event):
     query: Str = ""
 
 
-SourceVerdict = Literal["verified", "mismatch", "inconclusive", "retracted", "corrected", "expression_of_concern"]
+#: ``withdrawn`` (issue 21): an arXiv withdrawal, or a title marking a withdrawn work
+SourceVerdict = Literal["verified", "mismatch", "inconclusive", "retracted", "withdrawn", "corrected",
+                        "expression_of_concern"]
 
 
 class SourceVerified(_Event):

@@ -22,7 +22,7 @@ _SUPPORTING = ("supported", "partially_supported")
 
 def is_eligible_for_synthesis(state: LedgerState, claim_id: str) -> tuple[bool, str]:
     """A claim may be used in a synthesis when its source's latest bibliographic verdict is
-    ``verified`` (not retracted, corrected or under concern), its span's fulltext is linked with a
+    ``verified`` (not retracted, withdrawn, corrected or under concern), its span's fulltext is linked with a
     matching sha256, and its latest claim verdict is ``supported`` or ``partially_supported``."""
     claim = state.claims.get(claim_id)
     if claim is None:

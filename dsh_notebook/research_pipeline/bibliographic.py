@@ -1,4 +1,5 @@
-"""The bibliographic verifier, code first (spec: research.md "Running the roles").
+"""The bibliographic verifier, code first (spec: research.md "Running the roles"; issue 21: verdicts
+as curators give them, PubMed books, DataCite).
 
 ``check_source(identifier, claimed=None, *, cache_dir=None, settings=None) -> dict`` normalises
 the identifier, resolves it with httpx, compares the claimed metadata and reads the notices:
@@ -20,7 +21,12 @@ the identifier, resolves it with httpx, compares the claimed metadata and reads 
 * **Resolvers**: Crossref ``GET {crossref_url}/works/{doi}`` (the polite ``mailto`` from the
   settings goes in the query and the User-Agent), the arXiv API ``GET {arxiv_url}/api/query?id_list=``
   and PubMed E-utilities ``efetch.fcgi`` (``esearch.fcgi`` turns a DOI Crossref does not know into
-  a PMID). A DOI Crossref answers 404 for is tried on PubMed before it is called not found.
+  a PMID), and DataCite's REST API ``GET {datacite_url}/dois/{doi}`` (datasets and software:
+  Zenodo, figshare, Dryad). A DOI Crossref answers 404 for is tried on DataCite, then on PubMed,
+  before it is called not found. Each resolver sits behind one interface (:data:`RESOLVERS`:
+  resolve, then read the record) and fetches through :class:`_Fetcher`. PubMed
+  ``PubmedBookArticle`` records (Bookshelf books and chapters, e.g. GeneReviews) resolve with
+  title, authors, year and book.
   Timeouts. A 429, 500, 502, 503 or 504, a connection failure and a read timeout are retried
   ``retries`` times under the network layer's one retry policy (:class:`dsh_notebook.net.RetryPolicy`:
   ``Retry-After`` as seconds or a date, else jittered exponential backoff from 0.5 s, each wait at
@@ -28,14 +34,23 @@ the identifier, resolves it with httpx, compares the claimed metadata and reads 
 * **Verdicts**: ``verified`` (resolves, no notices, claimed metadata agrees or none was
   claimed), ``mismatch`` (title, authors or year disagree), ``inconclusive`` (not found, a
   service error, a network failure, an ISBN or plain URL: no resolver), ``retracted``,
-  ``expression_of_concern``, ``corrected``; the most severe finding wins, in that order
-  (retracted > expression_of_concern > corrected > mismatch > verified). ``needs_judgment`` is set
+  ``withdrawn``, ``expression_of_concern``, ``corrected``; the most severe finding wins, in that
+  order (retracted > withdrawn > expression_of_concern > corrected > mismatch > verified).
+* **Titles** (:func:`title_notice`, case P21): a title that marks a notice or a retracted work,
+  in anchored forms and any case (``Retracted:`` at the start, ``[Retracted]``, ``(Retracted
+  article)``, ``Retraction notice``, ``Withdrawn:``, ``Expression of concern:``), gives the
+  retraction, withdrawal or concern verdict with a ``title_notice`` check citing the title, on
+  every resolver; a paper merely about retractions is not caught.
+* **arXiv withdrawals**: a comment or abstract that is a withdrawal note ("This paper has been
+  withdrawn ...") gives ``withdrawn``; a cited version is compared with the latest (a second
+  lookup without the version), and an older one is reported with both versions' dates. ``needs_judgment`` is set
   when the claimed metadata's match is left undecided (a title similarity from ``TITLE_JUDGE`` to
   below ``TITLE_OK``, or a record without the title or authors to compare) and no other check
   failed outright; the runner then asks a model whether it is the same work (``roles``), whose
   answer never overrides a notice.
 * **Notices**: Crossref ``updated-by`` (notices that update this work, publisher and Retraction
-  Watch entries, de-duplicated by notice DOI) and ``update-to`` (this record *is* a notice for
+  Watch entries, de-duplicated by notice DOI, the Retraction Watch ``record-id`` named), the
+  ``relation`` object (relation types naming a retraction, withdrawal, concern or correction) and ``update-to`` (this record *is* a notice for
   other works; it is flagged with the notice's verdict and a ``notice_of`` check, since a citation
   of a notice nearly always meant the work). Entries pointing at the work's own DOI, and
   ``new_version`` entries, are not notices. PubMed: ``PublicationType`` "Retracted Publication",
@@ -47,9 +62,10 @@ the identifier, resolves it with httpx, compares the claimed metadata and reads 
   (``{"url", "fetched", "status", "content_type", "body"}``) and reused while it is younger than
   ``cache_max_age`` seconds (default 86400: a day). Errors and network failures are never cached.
 * **Settings**: defaults, then the ``[research.bibliographic]`` table of ``settings.toml`` in
-  ``DSH_NOTEBOOK_HOME`` (keys ``crossref_url``, ``arxiv_url``, ``pubmed_url``, ``mailto``,
+  ``DSH_NOTEBOOK_HOME`` (keys ``crossref_url``, ``arxiv_url``, ``pubmed_url``, ``datacite_url``, ``mailto``,
   ``timeout``, ``retries``, ``max_retry_wait``, ``cache_max_age``), then the environment
-  (``DSH_CROSSREF_URL``, ``DSH_ARXIV_URL``, ``DSH_PUBMED_URL``), then the ``settings`` argument.
+  (``DSH_CROSSREF_URL``, ``DSH_ARXIV_URL``, ``DSH_PUBMED_URL``, ``DSH_DATACITE_URL``), then the
+  ``settings`` argument.
   The file and the environment are read and checked by :mod:`dsh_notebook.settings`
   (:class:`~dsh_notebook.settings.BibliographicSettings`): a bad value is logged and its default
   used.
@@ -83,14 +99,14 @@ from ..settings import BibliographicSettings, default_settings, load_settings
 
 log = logging.getLogger(__name__)
 
-VERDICTS = ("verified", "mismatch", "inconclusive", "retracted", "corrected", "expression_of_concern")
+VERDICTS = ("verified", "mismatch", "inconclusive", "retracted", "withdrawn", "corrected", "expression_of_concern")
 KINDS = ("doi", "arxiv", "pmid", "isbn", "url")
 #: most severe first: the first one found wins
-SEVERITY = ("retracted", "expression_of_concern", "corrected", "mismatch", "verified")
+SEVERITY = ("retracted", "withdrawn", "expression_of_concern", "corrected", "mismatch", "verified")
 
 #: the ``[research.bibliographic]`` defaults (:class:`~dsh_notebook.settings.BibliographicSettings`)
 DEFAULTS: dict[str, Any] = BibliographicSettings().model_dump()
-_URL_KEYS = ("crossref_url", "arxiv_url", "pubmed_url")
+_URL_KEYS = ("crossref_url", "arxiv_url", "pubmed_url", "datacite_url")
 _warned: set[str] = set()
 TITLE_OK = 90  # rapidfuzz score (0-100) at or above which titles agree
 TITLE_JUDGE = 70  # between this and TITLE_OK the title needs judgment (a model or a person)
@@ -501,6 +517,53 @@ def _compare(claimed: dict | None, meta: dict, checks: list[dict]) -> tuple[bool
     return mismatch, judge and not definite
 
 
+# --------------------------------------------------------------------------- titles that mark a notice
+
+_SEP = r"\s*(?:[:.\-\u2013\u2014]|$)"
+#: (pattern, verdict, what the title marks, this record is the notice itself); anchored forms only,
+#: so a paper *about* retractions ("Retractions in science: ...") is not caught
+TITLE_MARKERS: tuple[tuple[re.Pattern, str, str, bool], ...] = tuple(
+    (re.compile(p, re.IGNORECASE), verdict, what, is_notice) for p, verdict, what, is_notice in (
+        (r"^\s*(?:notice\s+of\s+retraction|retraction\s+(?:notice|note|statement))\b", "retracted",
+         "a retraction notice", True),
+        (r"^\s*retraction(?:\s+(?:of|to|for))?\s*(?:[:.\-\u2013\u2014\"\u201c\u2018']|$)", "retracted",
+         "a retraction notice", True),
+        (r"^\s*retracted(?:\s+(?:article|paper|publication))?" + _SEP, "retracted", "a retracted work", False),
+        (r"[\[(]\s*retracted(?:\s+(?:article|paper|publication))?\s*[\])]", "retracted", "a retracted work", False),
+        (r"^\s*(?:notice\s+of\s+withdrawal|withdrawal\s+(?:notice|note))\b", "withdrawn", "a withdrawal notice", True),
+        (r"^\s*withdrawn(?:\s+(?:article|paper|publication))?" + _SEP, "withdrawn", "a withdrawn work", False),
+        (r"[\[(]\s*withdrawn(?:\s+(?:article|paper|publication))?\s*[\])]", "withdrawn", "a withdrawn work", False),
+        (r"^\s*(?:editorial\s+)?expression\s+of\s+concern(?:\s*[:.\-\u2013\u2014]|\s*$|\s+(?:for|to|on|regarding|about)\b)",
+         "expression_of_concern", "an expression of concern", True),
+    ))
+
+
+def title_notice(title: Any) -> dict | None:
+    """``{"verdict", "marks", "is_notice", "title"}`` when the title itself marks a retraction,
+    a withdrawal or an expression of concern (publishers that retract by renaming, case P21),
+    else ``None``. Markup and entities are removed first; any case."""
+    if title is None:
+        return None
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", str(title))).split())
+    for pattern, verdict, what, is_notice in TITLE_MARKERS:
+        if pattern.search(text):
+            return {"verdict": verdict, "marks": what, "is_notice": is_notice, "title": text}
+    return None
+
+
+def _title_check(meta: dict, checks: list[dict], found: list[str]) -> None:
+    """Add the title-marker check (and its verdict) to a resolved record's checks."""
+    hit = title_notice(meta.get("title"))
+    if hit is None:
+        return
+    found.append(hit["verdict"])
+    meta["title_marks"] = hit["marks"]
+    detail = f"the title marks {hit['marks']}: {hit['title']!r}"
+    if hit["is_notice"]:
+        detail += "; this record is the notice, not the work"
+    checks.append({"name": "title_notice", "ok": False, "detail": detail})
+
+
 # --------------------------------------------------------------------------- Crossref
 
 _CROSSREF_TYPES = {
@@ -519,21 +582,50 @@ def _date_of(entry: dict) -> str | None:
     return "-".join(f"{p:02d}" if i else str(p) for i, p in enumerate(parts) if p) or None
 
 
+def _relation_entries(message: dict) -> tuple[list[dict], list[dict]]:
+    """Crossref's ``relation`` object (``{"<relation type>": [{"id-type", "id", "asserted-by"}]}``)
+    read for notices: a relation type naming a retraction, withdrawal, concern, correction or
+    erratum. ``is-...-by``/``has-...`` types say this work is updated (``updated-by``); ``...-of``
+    and the verb forms (``retracts``) say this record is the notice (``update-to``)."""
+    rel = message.get("relation")
+    by: list[dict] = []
+    to: list[dict] = []
+    if not isinstance(rel, dict):
+        return by, to
+    kinds = (("retract", "retraction"), ("withdr", "withdrawal"), ("concern", "expression_of_concern"),
+             ("correct", "correction"), ("errat", "erratum"), ("corrig", "corrigendum"))
+    for name, items in rel.items():
+        key = str(name).lower().replace("_", "-")
+        typ = next((t for stem, t in kinds if stem in key), None)
+        if typ is None or not isinstance(items, list):
+            continue
+        for it in items:
+            if not isinstance(it, dict) or str(it.get("id-type") or "doi").lower() != "doi" or not it.get("id"):
+                continue
+            entry = {"DOI": str(it["id"]), "type": typ, "source": f"relation {name}", "label": name}
+            (to if key.endswith("-of") or not key.startswith(("is-", "has-")) else by).append(entry)
+    return by, to
+
+
 def crossref_notices(message: dict) -> dict:
     """``{"updated_by": [...], "update_to": [...], "ignored": [...]}`` from a Crossref work message:
     notice entries as ``{"doi", "type", "verdict", "source", "date", "label"}``, de-duplicated by
-    (notice DOI, type); self references and types that are not notices are ``ignored``."""
+    (notice DOI, type); self references and types that are not notices are ``ignored``. Entries
+    come from ``updated-by``/``update-to`` (publisher and Retraction Watch, ``record-id`` kept) and
+    from the ``relation`` object (:func:`_relation_entries`)."""
     own = str(message.get("DOI") or "").lower()
     out: dict[str, list] = {"updated_by": [], "update_to": [], "ignored": []}
-    for field, key in (("updated-by", "updated_by"), ("update-to", "update_to")):
+    rel_by, rel_to = _relation_entries(message)
+    for field, key, extra in (("updated-by", "updated_by", rel_by), ("update-to", "update_to", rel_to)):
         seen: dict[tuple, dict] = {}
-        for e in message.get(field) or []:
-            if not isinstance(e, dict):
-                continue
+        raw = [e for e in (message.get(field) or []) if isinstance(e, dict)] + extra
+        for e in raw:
             doi = str(e.get("DOI") or "").lower()
             typ = str(e.get("type") or "").lower()
             item = {"doi": doi, "type": typ, "verdict": _CROSSREF_TYPES.get(typ), "source": e.get("source"),
                     "date": _date_of(e), "label": e.get("label")}
+            if e.get("record-id"):
+                item["record_id"] = str(e["record-id"])
             if doi == own or item["verdict"] is None:
                 out["ignored"].append({**item, "field": field,
                                        "why": "points at the work itself" if doi == own else f"type {typ!r} is not a notice"})
@@ -542,6 +634,9 @@ def crossref_notices(message: dict) -> dict:
             if k in seen:
                 sources = {seen[k]["source"], item["source"]} - {None}
                 seen[k]["source"] = ", ".join(sorted(sources))
+                if item.get("record_id") and not seen[k].get("record_id"):
+                    seen[k]["record_id"] = item["record_id"]
+                seen[k]["date"] = seen[k]["date"] or item["date"]
                 continue
             seen[k] = item
         out[key] = list(seen.values())
@@ -600,14 +695,16 @@ def _crossref_result(message: dict) -> tuple[dict, list[dict], list[str]]:
     checks, found = [], []
     for n in notes["updated_by"]:
         found.append(n["verdict"])
+        rw = f", Retraction Watch record {n['record_id']}" if n.get("record_id") else ""
         checks.append({"name": "notice", "ok": False,
-                       "detail": f"{n['type']} {n['doi']} ({n['source']}, {n['date']}) updates this work"})
+                       "detail": f"{n['type']} {n['doi']} ({n['source']}{rw}, {n['date']}) updates this work"})
     for n in notes["update_to"]:
         found.append(n["verdict"])
         checks.append({"name": "notice_of", "ok": False,
                        "detail": f"this record is a {n['type']} notice for {n['doi']} ({n['date']}), not the work itself"})
+    _title_check(meta, checks, found)
     if not found:
-        detail = "no retraction, correction or concern notice in update-to or updated-by"
+        detail = "no retraction, correction or concern notice in update-to, updated-by or relation"
         if notes["ignored"]:
             detail += f" ({len(notes['ignored'])} entr{'y' if len(notes['ignored']) == 1 else 'ies'} not notices: " + \
                 ", ".join(f"{i['type']}: {i['why']}" for i in notes["ignored"]) + ")"
@@ -647,6 +744,7 @@ def parse_arxiv_feed(body: str) -> dict:
             "doi": (e.findtext(f"{_ARXIV_NS}doi") or "").strip().lower() or None,
             "journal_ref": (e.findtext(f"{_ARXIV_NS}journal_ref") or "").strip() or None,
             "comment": " ".join((e.findtext(f"{_ARXIV_NS}comment") or "").split()) or None,
+            "summary": " ".join((e.findtext(f"{_ATOM}summary") or "").split()) or None,
         })
     return {"entries": entries, "errors": errors, "total": int(total) if total and total.strip().isdigit() else None}
 
@@ -672,23 +770,63 @@ def _resolve_arxiv(norm: dict, fetch: _Fetcher, conf: dict) -> dict:
     return {**res, "found": True, "entry": match[0]}
 
 
-def _arxiv_result(norm: dict, entry: dict) -> tuple[dict, list[dict], list[str]]:
+#: a withdrawal note in an arXiv comment or abstract ("This paper has been withdrawn by the author(s)
+#: ...", "Withdrawn: ...", "This submission was withdrawn ..."); a passing mention is not one
+_ARXIV_WITHDRAWN = re.compile(
+    r"^\s*(?:this\s+(?:paper|article|submission|manuscript|preprint|work|version)\s+(?:has\s+been|is|was|have\s+been)"
+    r"\s+(?:\w+\s+)?withdrawn\b|withdrawn\b|paper\s+withdrawn\b|the\s+(?:authors?|paper)\s+(?:has|have)\s+"
+    r"(?:been\s+)?withdrawn\b)", re.IGNORECASE)
+
+
+def arxiv_withdrawal(text: str | None) -> bool:
+    """Whether an arXiv comment or abstract is a withdrawal note (anchored at its start)."""
+    return bool(text) and bool(_ARXIV_WITHDRAWN.match(str(text)))
+
+
+def _day(stamp: str | None) -> str:
+    return (stamp or "")[:10] or "no date"
+
+
+def _arxiv_result(norm: dict, entry: dict, latest: dict | None = None) -> tuple[dict, list[dict], list[str]]:
+    """``latest`` is the answer for the id without a version, when a version was cited."""
     years = [int(d[:4]) for d in (entry["published"], entry["updated"]) if d and d[:4].isdigit()]
     meta = {"title": entry["title"], "authors": entry["authors"], "year": years[0] if years else None,
             "years": sorted(set(years)), "arxiv_id": entry["id"], "version": entry["version"],
             "published": entry["published"], "updated": entry["updated"], "doi": entry["doi"],
             "journal_ref": entry["journal_ref"], "comment": entry["comment"], "notices": [], "notice_of": []}
-    checks = []
+    checks: list[dict] = []
+    found: list[str] = []
+    newest = latest if latest is not None and (latest.get("version") or 0) >= (entry["version"] or 0) else entry
     if norm.get("version"):
         ok = entry["version"] == norm["version"]
         checks.append({"name": "version", "ok": ok,
                        "detail": f"v{norm['version']} requested, arXiv answered v{entry['version']}"})
+        if newest is not entry and (newest.get("version") or 0) > (entry["version"] or 0):
+            meta["latest_version"] = newest["version"]
+            meta["latest_updated"] = newest["updated"]
+            checks.append({"name": "latest_version", "ok": None,
+                           "detail": f"v{entry['version']} is cited (dated {_day(entry['updated'])}); the latest is "
+                                     f"v{newest['version']} (dated {_day(newest['updated'])}, first version "
+                                     f"{_day(newest['published'])})"})
     else:
         checks.append({"name": "version", "ok": True, "detail": f"no version requested; latest is v{entry['version']}"})
-    checks.append({"name": "notices", "ok": True,
-                   "detail": "arXiv carries no retraction notices (withdrawals show only in the comment)"
-                             + (f"; comment: {entry['comment']!r}" if entry["comment"] else "")})
-    return meta, checks, []
+    notes = []
+    for which in ([entry, newest] if newest is not entry else [entry]):
+        label = f"v{which['version']}" if which["version"] else "the paper"
+        if arxiv_withdrawal(which.get("comment")):
+            notes.append(f"{label} comment: {which['comment']!r}")
+        elif arxiv_withdrawal(which.get("summary")):
+            notes.append(f"{label} abstract is a withdrawal note: {which['summary'][:300]!r}")
+    if notes:
+        found.append("withdrawn")
+        meta["withdrawal"] = notes
+        checks.append({"name": "withdrawn", "ok": False, "detail": "arXiv withdrawal: " + "; ".join(notes)})
+    _title_check(meta, checks, found)
+    if not found:
+        checks.append({"name": "notices", "ok": True,
+                       "detail": "no withdrawal note in the comment or abstract"
+                                 + (f"; comment: {entry['comment']!r}" if entry["comment"] else "")})
+    return meta, checks, found
 
 
 # --------------------------------------------------------------------------- PubMed
@@ -704,11 +842,60 @@ _REFTYPES = {"RetractionIn": ("retracted", False), "RetractionOf": ("retracted",
              "CorrectedandRepublishedIn": ("corrected", False), "CorrectedandRepublishedFrom": ("corrected", True)}
 
 
+def _pubmed_book(a: ET.Element) -> dict | None:
+    """A ``PubmedBookArticle`` (a Bookshelf book or chapter, e.g. GeneReviews): the chapter's
+    ``ArticleTitle`` or, for a whole book, its ``BookTitle``; the chapter's authors, else the
+    book's; the book's year; the book, publisher and ``kind`` (``chapter`` or ``book``)."""
+    doc = a.find("BookDocument")
+    if doc is None:
+        return None
+    book = doc.find("Book")
+
+    def text(el: ET.Element | None) -> str | None:
+        return " ".join("".join(el.itertext()).split()) or None if el is not None else None
+
+    book_title = text(book.find("BookTitle")) if book is not None else None
+    chapter = text(doc.find("ArticleTitle"))
+
+    def names(parent: ET.Element | None) -> list[str]:
+        out = []
+        for au in (parent.findall("AuthorList/Author") if parent is not None else []):
+            last, fore = au.findtext("LastName"), au.findtext("ForeName") or au.findtext("Initials")
+            name = " ".join(v for v in (fore, last) if v) or au.findtext("CollectiveName")
+            if name:
+                out.append(" ".join(name.split()))
+        return out
+
+    authors = names(doc) or names(book)
+    years = []
+    for path in ("PubDate/Year", "BeginningDate/Year"):
+        y = (book.findtext(path) if book is not None else None) or ""
+        if y.strip().isdigit():
+            years.append(int(y.strip()))
+    for cd in doc.findall("ContributionDate"):
+        cy = (cd.findtext("Year") or "").strip()
+        if cy.isdigit():
+            years.append(int(cy))
+    ids = {i.get("IdType"): (i.text or "").strip() for i in doc.findall("ArticleIdList/ArticleId")}
+    if book is not None:
+        for loc in book.findall("ELocationID"):
+            if loc.get("EIdType") == "doi" and "doi" not in ids:
+                ids["doi"] = (loc.text or "").strip()
+    pubtypes = [" ".join((p.text or "").split()) for p in doc.findall("PublicationType")]
+    return {"pmid": (doc.findtext("PMID") or "").strip(), "title": chapter or book_title, "authors": authors,
+            "years": sorted(set(years)), "journal": None, "book": book_title,
+            "publisher": (book.findtext("Publisher/PublisherName") if book is not None else None),
+            "kind": "chapter" if chapter else "book", "bookaccession": ids.get("bookaccession"),
+            "pubtypes": pubtypes, "comments": [], "doi": (ids.get("doi") or "").lower() or None}
+
+
 def parse_pubmed(body: str) -> list[dict]:
-    """Every ``PubmedArticle`` of an efetch body (a bare ``PubmedArticle`` root is accepted)."""
+    """Every ``PubmedArticle`` and ``PubmedBookArticle`` of an efetch body (a bare
+    ``PubmedArticle`` or ``PubmedBookArticle`` root is accepted)."""
     root = ET.fromstring(body.encode("utf-8") if isinstance(body, str) else body)
     arts = [root] if root.tag == "PubmedArticle" else root.findall(".//PubmedArticle")
-    out = []
+    books = [root] if root.tag == "PubmedBookArticle" else root.findall(".//PubmedBookArticle")
+    out = [b for b in (_pubmed_book(x) for x in books) if b is not None]
     for a in arts:
         cit = a.find("MedlineCitation")
         if cit is None:
@@ -780,8 +967,11 @@ def _pubmed_pmid_for_doi(doi: str, fetch: _Fetcher, conf: dict) -> tuple[str | N
 
 def _pubmed_result(art: dict) -> tuple[dict, list[dict], list[str]]:
     meta = {"title": art["title"], "authors": art["authors"], "year": art["years"][0] if art["years"] else None,
-            "years": art["years"], "container": art["journal"], "pmid": art["pmid"], "doi": art["doi"],
-            "publication_types": art["pubtypes"], "notices": [], "notice_of": []}
+            "years": art["years"], "container": art["journal"] or art.get("book"), "pmid": art["pmid"],
+            "doi": art["doi"], "publication_types": art["pubtypes"], "notices": [], "notice_of": []}
+    if art.get("book") is not None or art.get("kind"):
+        meta.update({"book": art.get("book"), "publisher": art.get("publisher"), "type": f"book-{art.get('kind')}",
+                     "bookaccession": art.get("bookaccession")})
     checks, found = [], []
     for p in art["pubtypes"]:
         v = _PUBTYPES.get(p.casefold())
@@ -800,10 +990,101 @@ def _pubmed_result(art: dict) -> tuple[dict, list[dict], list[str]]:
         checks.append({"name": "notice_of" if is_notice else "notice", "ok": False,
                        "detail": f"{c['reftype']} {ref}" + (f" ({c['source']})" if c["source"] and c["pmid"] else "")
                        + (": this record is the notice, not the work" if is_notice else "")})
+    _title_check(meta, checks, found)
     if not found:
         checks.append({"name": "notices", "ok": True,
                        "detail": "no retraction, correction or concern in PublicationType or CommentsCorrections"})
     return meta, checks, found
+
+
+# --------------------------------------------------------------------------- DataCite
+
+
+def datacite_metadata(body: str) -> dict:
+    """The record of a DataCite REST API ``GET /dois/{doi}`` body (``{"data": {"attributes": ...}}``):
+    title, creators, ``publicationYear``, publisher, resource type. Raises ``ValueError`` (or a
+    ``KeyError``/``TypeError``) for a body that is not one."""
+    data = json.loads(body)["data"]
+    attrs = data["attributes"]
+    if not isinstance(attrs, dict):
+        raise ValueError("data.attributes is not an object")
+    titles = [t.get("title") for t in attrs.get("titles") or [] if isinstance(t, dict) and t.get("title")]
+    main = next((t.get("title") for t in attrs.get("titles") or []
+                 if isinstance(t, dict) and t.get("title") and not t.get("titleType")), titles[0] if titles else None)
+    authors = []
+    for c in attrs.get("creators") or []:
+        if not isinstance(c, dict):
+            continue
+        if c.get("givenName") and c.get("familyName"):
+            authors.append(f"{c['givenName']} {c['familyName']}")
+        elif c.get("name"):
+            authors.append(str(c["name"]))
+    years = []
+    y = attrs.get("publicationYear")
+    if str(y or "").strip().isdigit():
+        years.append(int(str(y).strip()))
+    publisher = attrs.get("publisher")
+    if isinstance(publisher, dict):
+        publisher = publisher.get("name")
+    types = attrs.get("types") or {}
+    return {"title": " ".join(str(main).split()) if main else None, "authors": authors,
+            "year": years[0] if years else None, "years": years, "container": publisher, "publisher": publisher,
+            "doi": str(attrs.get("doi") or data.get("id") or "").lower() or None,
+            "type": types.get("resourceTypeGeneral") or types.get("resourceType"),
+            "state": attrs.get("state"), "registry": "DataCite"}
+
+
+def _resolve_datacite(doi: str, fetch: _Fetcher, conf: dict) -> dict:
+    url = f"{conf['datacite_url']}/dois/{quote(doi, safe='/')}"
+    resp = fetch.get("datacite", url)
+    res = {"service": "datacite", "url": resp.get("url"), "status": resp.get("status"),
+           "fetched": resp.get("fetched"), "cached": resp.get("cached", False)}
+    if resp.get("status") == 404:
+        return {**res, "found": False, "why": f"DataCite has no DOI {doi} (HTTP 404)"}
+    if resp.get("status") != 200:
+        return {**res, "found": None, "why": _failure(resp, "DataCite")}
+    try:
+        record = datacite_metadata(resp.get("body") or "")
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        return {**res, "found": None, "why": f"DataCite answered with an unreadable body ({type(exc).__name__}: {exc})"}
+    return {**res, "found": True, "record": record}
+
+
+def _datacite_result(record: dict) -> tuple[dict, list[dict], list[str]]:
+    meta = {**record, "notices": [], "notice_of": []}
+    checks: list[dict] = [{"name": "registry", "ok": True,
+                           "detail": f"DataCite DOI ({record.get('type') or 'resource'}"
+                                     + (f", {record['publisher']}" if record.get("publisher") else "") + ")"}]
+    found: list[str] = []
+    _title_check(meta, checks, found)
+    if not found:
+        checks.append({"name": "notices", "ok": True, "detail": "DataCite records carry no retraction notices; "
+                                                                "the title marks none"})
+    return meta, checks, found
+
+
+# --------------------------------------------------------------------------- resolvers, one interface
+
+#: service -> (resolve(key, fetch, conf) -> {"service", "url", "status", "fetched", "cached", "found",
+#: "why"?, "record"?}, result(record) -> (metadata, checks, verdicts found)). Every resolver fetches
+#: through :class:`_Fetcher` (the network layer's retry policy and the dated cache).
+RESOLVERS: dict[str, tuple[Any, Any]] = {}
+
+
+def _as_record(resolve: Any, field: str) -> Any:
+    def run(key: Any, fetch: _Fetcher, conf: dict) -> dict:
+        res = resolve(key, fetch, conf)
+        if field in res:
+            res["record"] = res.pop(field)
+        return res
+    return run
+
+
+RESOLVERS.update({
+    "crossref": (_as_record(_resolve_crossref, "message"), _crossref_result),
+    "datacite": (_resolve_datacite, _datacite_result),
+    "pubmed": (_as_record(_resolve_pubmed, "article"), _pubmed_result),
+})
 
 
 # --------------------------------------------------------------------------- the check
@@ -849,29 +1130,36 @@ def check_source(identifier: str, claimed: dict | None = None, *, cache_dir: str
     fetch = _Fetcher(conf, Path(cache_dir) if cache_dir else None)
     try:
         if norm["kind"] == "doi":
-            res = _resolve_crossref(norm["identifier"], fetch, conf)
-            if res["found"] is False:
+            res = RESOLVERS["crossref"][0](norm["identifier"], fetch, conf)
+            if res["found"] is False:  # not a Crossref DOI: DataCite (datasets, software), then PubMed
+                crossref = res
                 checks.append({"name": "crossref", "ok": None, "detail": res["why"]})
-                pmid, why = _pubmed_pmid_for_doi(norm["identifier"], fetch, conf)
-                if pmid:
-                    res = _resolve_pubmed(pmid, fetch, conf)
-                elif why:
-                    checks.append({"name": "pubmed", "ok": None, "detail": why})
-            if res.get("message") is not None:
-                meta, more, found = _crossref_result(res.pop("message"))
-            elif res.get("article") is not None:
-                meta, more, found = _pubmed_result(res.pop("article"))
+                res = RESOLVERS["datacite"][0](norm["identifier"], fetch, conf)
+                if res["found"] is not True:
+                    checks.append({"name": "datacite", "ok": None, "detail": res["why"]})
+                    pmid, why = _pubmed_pmid_for_doi(norm["identifier"], fetch, conf)
+                    if pmid:
+                        res = RESOLVERS["pubmed"][0](pmid, fetch, conf)
+                    else:
+                        if why:
+                            checks.append({"name": "pubmed", "ok": None, "detail": why})
+                        if res["found"] is False:  # no service holds it: Crossref's answer stands
+                            res = crossref
         elif norm["kind"] == "arxiv":
             res = _resolve_arxiv(norm, fetch, conf)
-            if res.get("entry") is not None:
-                meta, more, found = _arxiv_result(norm, res.pop("entry"))
+            if res.get("entry") is not None and norm.get("version"):  # the latest version, for withdrawals
+                latest = _resolve_arxiv({**norm, "identifier": norm["base"], "version": None}, fetch, conf)
+                res["latest"] = latest.get("entry") if latest.get("found") else None
         else:
-            res = _resolve_pubmed(norm["identifier"], fetch, conf)
-            if res.get("article") is not None:
-                meta, more, found = _pubmed_result(res.pop("article"))
+            res = RESOLVERS["pubmed"][0](norm["identifier"], fetch, conf)
+        if res.get("record") is not None:
+            meta, more, found = RESOLVERS[res["service"]][1](res.pop("record"))
+        elif res.get("entry") is not None:
+            meta, more, found = _arxiv_result(norm, res.pop("entry"), res.pop("latest", None))
     finally:
         fetch.close()
-    result["resolver"] = {**{k: v for k, v in res.items() if k not in ("found", "why")}, "requests": fetch.calls}
+    result["resolver"] = {**{k: v for k, v in res.items() if k not in ("found", "why", "latest")},
+                          "requests": fetch.calls}
     if not res.get("found"):
         checks.append({"name": "resolved", "ok": False, "detail": res.get("why") or "not found"})
         return result

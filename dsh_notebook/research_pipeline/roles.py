@@ -28,7 +28,7 @@ Design:
   checks, only whether they describe the same work (``BibliographicJudgment``: verified,
   mismatch or inconclusive, and a rationale). The code's notices always win: the model's answer
   becomes the verdict only when the code's verdict is ``verified`` or ``mismatch``; a
-  ``retracted``, ``corrected`` or ``expression_of_concern`` verdict stands. ONE
+  ``retracted``, ``withdrawn``, ``corrected`` or ``expression_of_concern`` verdict stands. ONE
   ``source-verified`` is written, its checks the code's plus ``model_judgment`` (the model's
   verdict and rationale), its actor carrying the model and prompt version. A model that answers
   invalidly twice (or cannot be reached) leaves the code's verdict, ``inconclusive`` when the
@@ -140,7 +140,7 @@ OUTPUT_MODELS: dict[str, type[_Out]] = {
 #: roles that are a model call (the bibliographic verifier is code that may ask for a judgment)
 MODEL_ROLES = ("scout", "extractor", "claim_verifier", "citation_auditor")
 #: bibliographic verdicts read from notices: a model's judgment never changes them
-NOTICE_VERDICTS = ("retracted", "expression_of_concern", "corrected")
+NOTICE_VERDICTS = ("retracted", "withdrawn", "expression_of_concern", "corrected")
 _JUDGMENT_OK = {"verified": True, "mismatch": False, "inconclusive": None}
 
 _COMMON = """\

@@ -54,7 +54,7 @@ DEFAULT_BUDGET_TOKENS: int = ResearchSettings.model_fields["budget_tokens"].defa
 ESCALATE_REASONS: tuple[str, ...] = ("invalid_output", "uncertain", "disagreement", "cited_by_decision", "retracted",
                                      "needs_judgment")
 _CODE_ROLES = ("bibliographic_verifier",)
-_BAD_SOURCE = ("retracted", "expression_of_concern")
+_BAD_SOURCE = ("retracted", "withdrawn", "expression_of_concern")
 #: problems of ``[research]`` the router refuses (others are logged)
 _REFUSED = ("budget_tokens", "tiers.cheap.model", "tiers.cheap.effort", "tiers.strong.model", "tiers.strong.effort")
 

@@ -1,4 +1,4 @@
-"""A fake Crossref / arXiv / PubMed server on 127.0.0.1 for the bibliographic verifier's tests
+"""A fake Crossref / arXiv / PubMed / DataCite server on 127.0.0.1 for the bibliographic verifier's tests
 and demos (spec: research.md "Running the roles", the bibliographic verifier; standard library
 only; it never imports httpx).
 
@@ -7,6 +7,8 @@ Routes, as the real services have them:
 * ``GET /works/<doi>`` (Crossref; the DOI may be percent-encoded; a ``query.*`` parameter gets
   the recorded 400 ``validation-failure`` body when one was loaded, as Crossref answers);
   an unknown DOI gets HTTP 404 ``Resource not found.`` as ``text/plain``, exactly as Crossref;
+* ``GET /dois/<doi>`` (DataCite's REST API, issue 21): an unknown DOI gets HTTP 404 with an empty
+  body (no recorded DataCite error body was found, so none is made up);
 * ``GET /api/query?id_list=<id>`` (arXiv): an unknown id gets an empty Atom feed (HTTP 200);
 * ``GET /entrez/eutils/efetch.fcgi?id=<pmid>`` and ``GET /entrez/eutils/esearch.fcgi?term=<doi>``
   (PubMed): an unknown PMID gets an empty ``<PubmedArticleSet/>``, an unknown DOI an esearch
@@ -31,8 +33,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from ..loopback import LoopbackServer, QuietHandler
 
-SERVICES = ("crossref", "arxiv", "efetch", "esearch")
-_CT = {"crossref": "application/json", "arxiv": "application/atom+xml; charset=utf-8",
+SERVICES = ("crossref", "arxiv", "efetch", "esearch", "datacite")
+_CT = {"crossref": "application/json", "datacite": "application/json; charset=utf-8", "arxiv": "application/atom+xml; charset=utf-8",
        "efetch": "text/xml; charset=UTF-8", "esearch": "application/json; charset=UTF-8"}
 EMPTY_FEED = ('<?xml version="1.0" encoding="UTF-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom" '
               'xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/"><id>https://arxiv.org/api/fake</id>'
@@ -74,7 +76,7 @@ class FakeResolverServer(LoopbackServer):
     def _key(service: str, key: str) -> tuple[str, str]:
         if service not in SERVICES:
             raise ValueError(f"unknown service {service!r} (one of {', '.join(SERVICES)})")
-        return service, key.lower() if service in ("crossref", "esearch") else key
+        return service, key.lower() if service in ("crossref", "esearch", "datacite") else key
 
     @staticmethod
     def _answer(body, status, content_type, headers, service) -> dict:
@@ -92,6 +94,7 @@ class FakeResolverServer(LoopbackServer):
 
     def settings(self) -> dict:
         return {"crossref_url": self.base_url, "arxiv_url": self.base_url, "pubmed_url": self.base_url,
+                "datacite_url": self.base_url,
                 "retries": 2, "max_retry_wait": 0.2, "timeout": 5.0}
 
     @classmethod
@@ -131,6 +134,9 @@ class FakeResolverServer(LoopbackServer):
             for p in pmids:
                 srv.add("efetch", p, raw)
             srv.add("efetch", ",".join(pmids), raw)
+        for f in sorted(folder.glob("datacite-dois-*.json")):  # tests/data/datacite (recorded DataCite bodies)
+            raw = f.read_bytes()
+            srv.add("datacite", json.loads(raw)["data"]["id"], raw)
         es = folder / "pubmed-esearch-doi-to-pmid-29913552.json"
         if es.is_file():
             srv.add("esearch", "10.4014/jmb.1812.02044", es.read_bytes())
@@ -141,6 +147,8 @@ class FakeResolverServer(LoopbackServer):
     def _route(self, path: str, query: dict) -> tuple[str | None, str | None]:
         if path.startswith("/works/"):
             return "crossref", unquote(path[len("/works/"):])
+        if path.startswith("/dois/"):
+            return "datacite", unquote(path[len("/dois/"):])
         if path == "/api/query":
             return "arxiv", (query.get("id_list") or [""])[0]
         if path == "/entrez/eutils/efetch.fcgi":
@@ -155,6 +163,8 @@ class FakeResolverServer(LoopbackServer):
                 return self._answer(self.crossref_validation_failure, 400, "application/json;charset=utf-8", None,
                                     service)
             return self._answer(b"Resource not found.", 404, "text/plain", None, service)
+        if service == "datacite":
+            return self._answer(b"", 404, "application/json; charset=utf-8", None, service)
         if service == "arxiv":
             return self._answer(self.empty_feed, 200, None, None, service)
         if service == "efetch":

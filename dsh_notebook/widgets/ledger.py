@@ -104,11 +104,11 @@ def sources_html(s: dict) -> str:
     rows = []
     for x in s["sources"]:
         v = x["verdict"] or "unverified"
-        colour = "#1a7f37" if v == "verified" else "#c62828" if v in ("retracted", "mismatch") else "#b26a00"
+        colour = "#1a7f37" if v == "verified" else "#c62828" if v in ("retracted", "withdrawn", "mismatch") else "#b26a00"
         ft = f"<code>{_e(x['fulltext']['sha256'][:12])}…</code>" if x["fulltext"] else "<i>not linked</i>"
         rows.append([f"<code>{_e(x['source_id'])}</code>", _e(x["identifier"]), _e(x["title"]),
                      f"<b style='color:{colour}'>{_e(v)}</b>", "<b style='color:#c62828'>retracted</b>"
-                     if x["retracted"] else _e(", ".join(x["notices"]) or "none"), ft])
+                     if x["retracted"] else "<b style='color:#c62828'>withdrawn</b>" if x.get("withdrawn") else _e(", ".join(x["notices"]) or "none"), ft])
     return _table(["source", "identifier", "title", "verification", "notices", "fulltext"], rows)
 
 

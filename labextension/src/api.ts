@@ -178,13 +178,26 @@ export interface IObjectionView {
   state: string;
 }
 
+/** A source as the ledger's fold shows it (artifact/ledgers.py `source_view`). */
+export interface ISourceView {
+  source_id: string;
+  kind?: string;
+  identifier?: string;
+  title?: string;
+  verdict?: string | null;
+  retracted?: boolean;
+  withdrawn?: boolean;
+  notices?: string[];
+  fulltext?: { locator?: string; sha256?: string; bytes?: number } | null;
+}
+
 /** `GET /dsh/api/ledgers/NAME?notebook=PATH`: the fold summary. */
 export interface ILedgerFold {
   name?: string;
   events: number;
   decisions: IDecisionView[];
   claims: IClaimView[];
-  sources: any[];
+  sources: ISourceView[];
   objections: IObjectionView[];
   timeline?: any[];
   intact?: boolean;

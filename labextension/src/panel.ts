@@ -65,6 +65,20 @@ const VERDICTS: [Verdict, string, string][] = [
   ['needs_revision', 'Needs revision', 'dsh-btn-warn']
 ];
 
+/**
+ * A source's bibliographic verdict (research.md "Events", `source-verified`; issue 21 added
+ * `withdrawn`) and the badge it is drawn with: only `verified` is good.
+ */
+export const SOURCE_VERDICTS: { [verdict: string]: { label: string; kind: string } } = {
+  verified: { label: 'verified', kind: 'ok' },
+  mismatch: { label: 'mismatch', kind: 'error' },
+  inconclusive: { label: 'inconclusive', kind: 'warn' },
+  retracted: { label: 'retracted', kind: 'error' },
+  withdrawn: { label: 'withdrawn', kind: 'error' },
+  expression_of_concern: { label: 'expression of concern', kind: 'warn' },
+  corrected: { label: 'corrected', kind: 'warn' }
+};
+
 /** A review target's source as the notebook's reviewer widget names it (widgets/reviewer.py). */
 const SOURCE_LABELS: { [source: string]: string } = {
   dsh: 'DeepSeek Harness session',
@@ -805,6 +819,33 @@ export class DshPanel extends Widget {
                 )
               )
             : h('div', { class: 'dsh-empty' }, 'No claims yet.')
+        ),
+        h(
+          'details',
+          { open: true, 'data-testid': 'dsh-sources' },
+          h('summary', {}, `Sources (${(fold.sources || []).length})`),
+          (fold.sources || []).length
+            ? h(
+                'ul',
+                { class: 'dsh-kv' },
+                (fold.sources || []).map(s => {
+                  const v = s.verdict ? SOURCE_VERDICTS[s.verdict] : undefined;
+                  return h(
+                    'li',
+                    { 'data-testid': 'dsh-source', 'data-verdict': s.verdict ?? 'unverified' },
+                    code(s.source_id),
+                    ' ',
+                    s.title || s.identifier || '',
+                    ' ',
+                    badge(v ? v.label : s.verdict ?? 'unverified', v ? v.kind : 'muted'),
+                    (s.notices || []).length
+                      ? h('div', { class: 'dsh-muted' }, `notices: ${(s.notices || []).join(', ')}`)
+                      : null,
+                    h('div', { class: 'dsh-muted' }, s.fulltext ? 'fulltext linked' : 'fulltext not linked')
+                  );
+                })
+              )
+            : h('div', { class: 'dsh-empty' }, 'No sources yet.')
         ),
         h(
           'details',
