@@ -73,3 +73,21 @@ def test_the_reason_is_shown_next_to_an_unverified_quote():
     data, _ = review_bundle(review, {"state": "done"})
     html = data["text/html"]
     assert "unverified: not found in the transcript</em> (the part left out before fragment 2 holds 'not'" in html
+
+
+def test_a_note_is_never_evidence():
+    utts = number([("user", "go", "line:1"), ("note", "[compacted history] Codex compacted the conversation here.",
+                                              "line:2"), ("assistant", "done", "line:3")])
+    ins = {"title": "t", "evidence": [{"marker": "N1", "quote": "Codex compacted"}], "why": "w", "suggestion": "s",
+           "check": "c", "confidence": "low"}
+    [e] = verify_evidence([ins], utts)[0]["evidence"]
+    assert e["verified"] is False and e["speaker"] == "note" and "not words of either side" in e["why"]
+
+
+def test_the_panel_shows_the_reason_as_text_never_as_html():
+    from dsh_notebook.widgets.reviewer import evidence_html
+
+    e = {"marker": "A1", "quote": "<b>x</b>", "verified": False,
+         "why": "fragment 1 of 2 ('<img src=x onerror=alert(1)>') does not occur"}
+    html = evidence_html(e)
+    assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html and "<b>" not in html

@@ -268,3 +268,14 @@ def test_claude_compaction_summary_is_labelled_not_a_user_turn(tmp_path):
     assert notes[0][1].startswith("[compacted history] Claude Code compacted the conversation here "
                                   "(trigger manual, 21,345 tokens before).\n[compaction summary]")
     assert "all three were written" in notes[0][1]
+
+
+def test_a_codex_sub_agent_thread_says_whose_words_its_user_messages_are(tmp_path):
+    spawn = {"subagent": {"thread_spawn": {"parent_thread_id": THREAD, "depth": 1}}}
+    sub = write(tmp_path / f"rollout-2026-05-12T10-00-00-{FORK}.jsonl", [new_meta(FORK, source=spawn), *new_turn()])
+    got = pairs(codex.read(sub))
+    assert [m for m, _ in got] == ["N0", "U1", "A1"]
+    assert got[0][1] == (f"[sub-agent] This thread is a sub-agent started by thread {THREAD}: its 'user' messages "
+                         "were written by the agent that started it, not by the person.")
+    [conv] = codex.list_conversations(tmp_path)
+    assert (conv.user_messages, conv.ai_messages) == (1, 1)

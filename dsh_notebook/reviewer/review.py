@@ -85,7 +85,7 @@ Write in the language the conversation mostly uses."""
 
 
 class Evidence(BaseModel):
-    marker: str = Field(pattern=r"^[UAT](0|[1-9]\d*)$")
+    marker: str = Field(pattern=r"^[UATN](0|[1-9]\d*)$")
     quote: str = Field(min_length=1)
 
 
@@ -205,12 +205,15 @@ def verify_evidence(insights: list[dict], utterances: list[Utterance]) -> list[d
         ev = []
         for e in ins["evidence"]:
             found = by_marker.get(e["marker"], [])
-            checks = [find_quote(e["quote"], u.text) for u in found]
+            spoken = [u for u in found if u.speaker != "note"]
+            checks = [find_quote(e["quote"], u.text) for u in spoken]
             ok = any(c.found for c in checks)
             item = {"marker": e["marker"], "speaker": found[0].speaker if found else None,
                     "turn": found[0].turn if found else None, "quote": e["quote"], "verified": ok}
             if not ok:
-                item["why"] = (checks[0].reason if checks else f"the transcript has no utterance {e['marker']}")
+                item["why"] = (checks[0].reason if checks else
+                               f"{e['marker']} is a note the log reader added, not words of either side" if found
+                               else f"the transcript has no utterance {e['marker']}")
             ev.append(item)
         out.append({**ins, "evidence": ev, "verified": all(x["verified"] for x in ev)})
     return out

@@ -487,8 +487,15 @@ class _Reader:
         stamp = iso_utc(p.get("timestamp")) if isinstance(p.get("timestamp"), str) else None
         if stamp and (m.started is None or stamp < m.started):
             m.started = stamp
-        if isinstance(p.get("source"), dict) and "subagent" in p["source"]:
+        if isinstance(p.get("source"), dict) and "subagent" in p["source"] and not m.subagent:
             m.subagent = True
+            spawn = p["source"]["subagent"]
+            spawn = spawn.get("thread_spawn") if isinstance(spawn, dict) else None
+            parent = spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
+            self.items.insert(0, _Item("note", note_text("sub-agent", (
+                f"This thread is a sub-agent{f' started by thread {parent}' if isinstance(parent, str) else ''}: "
+                "its 'user' messages were written by the agent that started it, not by the person.")), "line:1",
+                {"note"}))
         if m.forked_from is None:
             if isinstance(p.get("forked_from_id"), str) and p["forked_from_id"].strip():
                 m.forked_from = p["forked_from_id"].strip().lower()
