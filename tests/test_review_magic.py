@@ -43,7 +43,7 @@ def test_review_this_notebooks_chat_then_watch_the_next_turn(sh, server):  # noq
     out = shown(cap)
     assert out.data[MIME]["headline"] == "The question was answered."
     assert "[U1] \"How far is the Moon\"" in out.data["text/plain"] and "(unverified)" in out.data["text/plain"]
-    assert out.metadata["dsh"]["prompt_version"] == "review/1"
+    assert out.metadata["dsh"]["prompt_version"] == "review/2"
     # the reviewer request was tool-free and non-streaming; the review never went back into the chat
     assert "tools" not in srv.requests[1]["body"] and srv.requests[1]["body"]["stream"] is False
     sh.chat("And the Sun?")

@@ -177,7 +177,7 @@ def summary(us) -> list[tuple[str, str]]:
     return [(u.marker, u.text) for u in us]
 
 
-def test_text_blocks_of_one_message_are_joined_copies_and_sidechains_skipped(tmp_path):
+def test_text_blocks_of_one_message_are_joined_copies_skipped_and_sidechains_labelled(tmp_path):
     lines = [
         row("user", "do it", 1),
         row("assistant", [{"type": "thinking", "thinking": "hmm", "signature": "x"}], 2, "m1"),
@@ -200,12 +200,14 @@ def test_text_blocks_of_one_message_are_joined_copies_and_sidechains_skipped(tmp
     assert summary(us) == [
         ("U1", "do it"),
         ("A1", "First part.\n\nSecond part."),
+        ("N1", "[sub-agent] 1 line(s) of a sub-agent's own transcript (Claude Code sidechain) stand here; they are "
+               "not part of this conversation: the sub-agent's result is the tool output that follows."),
         ("T1", "Bash: command=false\n(error) boom"),
         ("A1", "It failed."),
         ("A1", "Trying again."),
         ("U2", "thanks"),
     ]
-    assert [u.key for u in us] == ["line:1", "line:3", "line:8", "line:9", "line:10", "line:11"]
+    assert [u.key for u in us] == ["line:1", "line:3", "line:6", "line:8", "line:9", "line:10", "line:11"]
 
 
 def test_titles_custom_then_ai_then_summary_of_this_file_then_last_summary(tmp_path):

@@ -353,7 +353,10 @@ def test_torn_last_line_unknown_kinds_and_junk_lines_are_skipped(tmp_path):
         line("event_msg", {"type": "agent_message", "message": "cut sho"})[:40],
     ]
     path = write(rollout(tmp_path, "2026-01-01", "10-00-00"), lines)
-    assert summary(codex.read(path)) == [("U1", "hello"), ("A1", "hi there")]
+    got = summary(codex.read(path))
+    assert got[:2] == [("U1", "hello"), ("A1", "hi there")]
+    # the compaction record is labelled (a note, not conversation); nothing else is read
+    assert len(got) == 3 and got[2][0] == "N1" and got[2][1].startswith("[compacted history] Codex compacted")
 
 
 @needs_fixtures

@@ -98,7 +98,8 @@ def review_bundle(review: dict | None, status: dict, hide_unverified: bool = Fal
         md += ["", f"### {i}. {_md(ins['title'])} ({_md(ins.get('confidence'))})"]
         plain += ["", f"{i}. {ins['title']} ({ins.get('confidence')})"]
         for e in ins["evidence"]:
-            mark = "" if e.get("verified") else " — *unverified: not found in the transcript*"
+            why = f" ({_md(e['why'])})" if e.get("why") else ""
+            mark = "" if e.get("verified") else f" — *unverified: not found in the transcript*{why}"
             quote = _md(e["quote"]).replace("\n", "\n> ")  # every line of a quote stays in the quote
             md.append(f"> [{_md(e['marker'])}] {quote}{mark}")
             plain.append(f"   [{e['marker']}] \"{e['quote']}\"" + ("" if e.get("verified") else " (unverified)"))

@@ -1,9 +1,12 @@
 """Checks on claims done in code before any model is asked (spec: research.md "Running the
 roles": the claim verifier's first step checks that the quote occurs in the stored fulltext).
 
-``quote_in_fulltext(state, claim, *, sidecar)`` -> ``(bool, reason)``: the claim's quote must occur,
-whitespace-normalised (and case-sensitive), in the source's stored fulltext decoded as UTF-8
-(HTML has its tags stripped and entities unescaped first). A PDF is not read without a text
+``quote_in_fulltext(state, claim, *, sidecar)`` -> ``(bool, reason)``: the claim's quote must occur
+in the source's stored fulltext decoded as UTF-8 (HTML has its tags stripped and entities
+unescaped first) under the rule of :func:`dsh_notebook.quotes.find_quote`, shared with the
+reviewer: only typographic punctuation and spacing are folded (never case, digits, superscripts
+or letters), and an ellipsis never bridges (each fragment verbatim and in order; an elision that
+leaves out a negation is not found). A PDF is not read without a text
 extractor: if ``pypdf`` happens to be installed its text is used, otherwise the answer is
 ``False`` with the reason that the text cannot be checked (no new dependency).
 
@@ -21,6 +24,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..quotes import find_quote, fold
 from .fold import Claim, LedgerState
 
 if TYPE_CHECKING:
@@ -42,15 +46,13 @@ def fulltext_path(sidecar: str | os.PathLike[str], sha256: str) -> Path | None:
 
 __all__ = ["fulltext_path", "normalise", "quote_in_fulltext", "sidecar_of", "stored_text"]
 
-_WS = re.compile(r"\s+")
 _TAGS = re.compile(r"<(script|style)\b.*?</\1\s*>|<[^>]+>", re.DOTALL | re.IGNORECASE)
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " ",
-                         "\u2013": "-", "\u2014": "-", "\u00ad": ""})
 
 
 def normalise(text: str) -> str:
-    """Whitespace collapsed to single spaces, typographic quotes and dashes made plain."""
-    return _WS.sub(" ", text.translate(_QUOTES)).strip()
+    """The folding :func:`dsh_notebook.quotes.fold` applies: typographic punctuation and spacing
+    made plain, whitespace collapsed; nothing else."""
+    return fold(text)
 
 
 def _pdf_text(data: bytes) -> str | None:
@@ -111,10 +113,11 @@ def quote_in_fulltext(state: LedgerState, claim: Claim | str, *,
     text, why = stored_text(path, source.fulltext.get("media_type") or "")
     if text is None:
         return False, f"claim {claim.claim_id!r}: {why}"
-    quote = normalise(claim.span.get("quote", ""))
-    if not quote:
+    quote = claim.span.get("quote", "")
+    if not fold(quote):
         return False, f"claim {claim.claim_id!r} has an empty quote"
-    if quote in normalise(text):
-        return True, f"claim {claim.claim_id!r}: the quote occurs in the stored fulltext {sha[:12]}"
-    return False, (f"claim {claim.claim_id!r}: the quote {quote[:80]!r} does not occur in the stored fulltext "
-                   f"of {source.source_id!r} ({sha[:12]})")
+    check = find_quote(quote, text)
+    if check.found:
+        return True, f"claim {claim.claim_id!r}: the quote occurs in the stored fulltext {sha[:12]} ({check.reason})"
+    return False, (f"claim {claim.claim_id!r}: the quote {fold(quote)[:80]!r} does not occur in the stored fulltext "
+                   f"of {source.source_id!r} ({sha[:12]}): {check.reason}")

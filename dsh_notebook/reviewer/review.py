@@ -8,7 +8,8 @@ rules in our words).
 * :func:`run_review` sends one tool-free request (system: the rules and the focus; user:
   the numbered transcript) and expects exactly the JSON of the spec, validated with
   pydantic; an invalid reply is sent back once with the problem named. Every evidence quote
-  is then checked against its marker's utterance (whitespace-normalised, exact otherwise)
+  is then checked against its marker's utterance (:func:`dsh_notebook.quotes.find_quote`:
+  typographic punctuation and spacing folded, nothing else; an ellipsis never bridges)
   and marked ``verified``; the stored review keeps every insight.
 * :class:`ReviewHistory` appends each review (and each follow-up question with its
   answer) to ``<stem>.dsh/reviews/<target-id>.jsonl``, shared by kernels (lock per
@@ -24,7 +25,6 @@ import json
 import re
 import secrets
 import time
-import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,11 +32,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ..quotes import find_quote
 from ..secretscan import mask
 from ..storage import JsonlWriter, read_jsonl
 from .transcript import Utterance
 
-PROMPT_VERSION = "review/1"
+PROMPT_VERSION = "review/2"
 FOCUSES = ("me", "dialogue", "ai")
 VERDICTS = ("on-track", "drifting", "off-track", "unknown")
 WINDOW_CHARS = 60_000
@@ -56,8 +57,9 @@ for each.
 
 Rules:
 1. Evidence is verbatim. Each insight quotes the transcript's own words, each quote with the marker of the \
-utterance it comes from (U3 = the person in turn 3, A3 = the AI, T3 = a tool). Never invent a marker; never \
-attribute the AI's words or numbers to the person. Quotes are checked by code; an unverifiable quote is shown as \
+utterance it comes from (U3 = the person in turn 3, A3 = the AI, T3 = a tool). N3 is a note the log reader \
+added (a compaction summary, a sub-agent's work, a replayed history): neither side said it; never quote it as \
+evidence. Never invent a marker; never attribute the AI's words or numbers to the person. Quotes are checked by code; an unverifiable quote is shown as \
 unverified.
 2. Keep facts apart from inferences: what was said is a fact; why, is an inference: say so.
 3. Each suggestion fits this problem, names a concrete next action, and says how to tell it worked ("check").
@@ -83,7 +85,7 @@ Write in the language the conversation mostly uses."""
 
 
 class Evidence(BaseModel):
-    marker: str = Field(pattern=r"^[UAT](0|[1-9]\d*)$")
+    marker: str = Field(pattern=r"^[UATN](0|[1-9]\d*)$")
     quote: str = Field(min_length=1)
 
 
@@ -190,13 +192,11 @@ def transcript_block(utterances: list[Utterance]) -> str:
     return "\n\n".join(f"[{u.marker}] {u.text}" for u in utterances)
 
 
-def _norm(s: str) -> str:
-    return " ".join(unicodedata.normalize("NFC", s).split())
-
-
 def verify_evidence(insights: list[dict], utterances: list[Utterance]) -> list[dict]:
-    """Add ``speaker``, ``turn`` and ``verified`` to each evidence item: the quote
-    (whitespace-normalised) is found in an utterance with that marker."""
+    """Add ``speaker``, ``turn`` and ``verified`` to each evidence item: the quote is found
+    in an utterance with that marker under :func:`dsh_notebook.quotes.find_quote` (only
+    typographic punctuation and spacing folded; an ellipsis never bridges, and an elision that
+    leaves out a negation is not found). An unverified item also gets ``why`` (one line)."""
     by_marker: dict[str, list[Utterance]] = {}
     for u in utterances:
         by_marker.setdefault(u.marker, []).append(u)
@@ -205,10 +205,16 @@ def verify_evidence(insights: list[dict], utterances: list[Utterance]) -> list[d
         ev = []
         for e in ins["evidence"]:
             found = by_marker.get(e["marker"], [])
-            quote = _norm(e["quote"])
-            ok = bool(quote) and any(quote in _norm(u.text) for u in found)
-            ev.append({"marker": e["marker"], "speaker": found[0].speaker if found else None,
-                       "turn": found[0].turn if found else None, "quote": e["quote"], "verified": ok})
+            spoken = [u for u in found if u.speaker != "note"]
+            checks = [find_quote(e["quote"], u.text) for u in spoken]
+            ok = any(c.found for c in checks)
+            item = {"marker": e["marker"], "speaker": found[0].speaker if found else None,
+                    "turn": found[0].turn if found else None, "quote": e["quote"], "verified": ok}
+            if not ok:
+                item["why"] = (checks[0].reason if checks else
+                               f"{e['marker']} is a note the log reader added, not words of either side" if found
+                               else f"the transcript has no utterance {e['marker']}")
+            ev.append(item)
         out.append({**ins, "evidence": ev, "verified": all(x["verified"] for x in ev)})
     return out
 

@@ -2,8 +2,9 @@
 
 A conversation is read into numbered :class:`Utterance` items: the turn number goes up by one
 at each user utterance, and the marker is the speaker's letter and the turn (``U3`` the
-user's words in turn 3, ``A3`` the AI's, ``T3`` a tool's output), as the reviewer model
-sees them. Each item keeps a stable ``key`` pointing back into its file (``line:17``,
+user's words in turn 3, ``A3`` the AI's, ``T3`` a tool's output, ``N3`` a note: a label the
+reader puts where the log holds something that is neither side's words, such as a compaction
+summary, a sub-agent's work or a history replayed on resume), as the reviewer model sees them. Each item keeps a stable ``key`` pointing back into its file (``line:17``,
 ``seq:2041``, ``message:<id>``), so evidence can be traced to the log.
 
 :class:`Conversation` is one entry of a source's listing: id, title, times and message
@@ -22,7 +23,12 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-SPEAKERS = {"user": "U", "assistant": "A", "tool": "T"}
+SPEAKERS = {"user": "U", "assistant": "A", "tool": "T", "note": "N"}
+#: What a ``note`` utterance is: a label the reader adds where the log's own tool wrote
+#: something that is neither side's words (a compaction summary, a sub-agent's transcript, a
+#: history replayed when a thread was resumed or forked). Its text starts with a bracketed
+#: label (:func:`note_text`); it never starts a turn and is not counted as a message.
+NOTE_LABELS = ("replayed history", "forked", "compacted history", "compaction summary", "sub-agent")
 #: Longest listing title (a first prompt used as the title is cut to this).
 TITLE_CHARS = 80
 #: Longest tool output shown in a tool utterance before the rest is left out with a note.
@@ -36,8 +42,8 @@ EPOCH_MS_FROM = 1e11
 
 @dataclass(frozen=True)
 class Utterance:
-    """One numbered utterance: ``marker`` (``U3``/``A3``/``T3``), ``speaker`` (``user``,
-    ``assistant`` or ``tool``), ``turn`` (from 1; 0 for anything before the first user
+    """One numbered utterance: ``marker`` (``U3``/``A3``/``T3``/``N3``), ``speaker`` (``user``,
+    ``assistant``, ``tool`` or ``note``), ``turn`` (from 1; 0 for anything before the first user
     utterance), ``text`` and the source ``key``."""
 
     marker: str
@@ -85,6 +91,11 @@ def number(items: list[tuple[str, str, str]]) -> list[Utterance]:
             turn += 1
         out.append(Utterance(f"{SPEAKERS[speaker]}{turn}", speaker, turn, text, key))
     return out
+
+
+def note_text(label: str, text: str = "") -> str:
+    """A note's text: ``[label] text`` (``label`` one of :data:`NOTE_LABELS`)."""
+    return f"[{label}] {text}".rstrip()
 
 
 def counts(utterances: list[Utterance]) -> tuple[int, int]:

@@ -110,8 +110,9 @@ def notice_html(target_label: str, host: str | None, remote: bool | None, max_ch
 
 
 def evidence_html(e: dict) -> str:
+    why = f" ({_e(e['why'])})" if e.get("why") else ""
     mark = ("" if e.get("verified") else
-            " <span style='color:#b26a00;font-weight:bold'>unverified: not found in the transcript</span>")
+            f" <span style='color:#b26a00;font-weight:bold'>unverified: not found in the transcript{why}</span>")
     return f"<li><code>[{_e(e.get('marker'))}]</code> “{_e(e.get('quote'))}”{mark}</li>"
 
 

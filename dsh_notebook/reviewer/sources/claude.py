@@ -9,10 +9,18 @@ Design, in a few lines:
 - **Lines.** Every content block is its own line ``{type: user|assistant, message:{content},
   uuid, isMeta?, isSidechain?, timestamp}``. ``summary``, ``file-history-snapshot``,
   ``system`` and other line types hold no conversation text; a line whose ``uuid`` was seen
-  before is a copy and is skipped; sidechain (sub-agent) lines are skipped; non-JSON lines
-  and a torn last line are skipped.
+  before is a copy and is skipped; non-JSON lines and a torn last line are skipped.
+- **Sub-agents and compaction are labelled, not mixed in** (issue 21). A run of sidechain
+  lines (``isSidechain``: a sub-agent's own transcript written into the main one) becomes one
+  ``[sub-agent]`` note; the sub-agent's result stays the ``Task`` tool output after it. A file
+  whose every message is a sidechain (``agent-*.jsonl``, read as a target) is read, with a
+  note first saying its "user" is the main agent. A ``system`` ``compact_boundary`` line
+  becomes a ``[compacted history]`` note and the ``isCompactSummary`` user line (or a user
+  text beginning ``This session is being continued from a previous conversation``) a
+  ``[compaction summary]`` note with the summary, never a user turn. ``summary`` lines are
+  titles of conversation branches (one per ``leafUuid``), read for the title only.
 - **User text** is a string or ``text`` blocks; injected text is dropped per block:
-  ``isMeta`` / ``isCompactSummary`` lines and blocks that start with one of
+  ``isMeta`` lines and blocks that start with one of
   :data:`INJECTED_PREFIXES` (``<command-name>``, ``<local-command-stdout>``, the
   ``Caveat: The messages below were generated…`` line, interruption notes…). Images are
   skipped.
@@ -43,6 +51,7 @@ from ..transcript import (
     iso_utc,
     loads_lenient,
     modified_utc,
+    note_text,
     number,
     short_title,
     tool_text,
@@ -67,6 +76,8 @@ INJECTED_PREFIXES = (
     "[Request interrupted by user",
     "This session is being continued from a previous conversation",
 )
+#: How a compaction summary begins (the ``isCompactSummary`` user line Claude Code writes).
+COMPACT_PREFIX = "This session is being continued from a previous conversation"
 
 
 def default_root() -> Path:
@@ -129,9 +140,12 @@ def _read(path: Path) -> _Transcript:
         if isinstance(d, dict):
             rows.append((n, d))
 
+    talk = [d for _, d in rows if d.get("type") in ("user", "assistant")]
+    # a sub-agent's own transcript (every message a sidechain): read it, labelled as such
+    agent_file = bool(talk) and all(d.get("isSidechain") for d in talk)
     results: dict[str, tuple[int, dict]] = {}
     for n, d in rows:
-        if d.get("type") == "user" and not d.get("isSidechain"):
+        if d.get("type") == "user" and (agent_file or not d.get("isSidechain")):
             for block in _blocks(d):
                 if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
                     results.setdefault(block["tool_use_id"], (n, block))
@@ -144,6 +158,12 @@ def _read(path: Path) -> _Transcript:
     custom = ai_title = None
     summaries: list[tuple[str, str]] = []  # (summary, leafUuid)
     uuids: set[str] = set()
+    side: dict | None = None  # the running sidechain note: {"at": index in items, "lines": n, "agents": set}
+    if agent_file:
+        agent = next((d.get("agentId") for d in talk if isinstance(d.get("agentId"), str)), None)
+        items.append(("note", note_text("sub-agent", (
+            f"This is the transcript of a sub-agent{f' ({agent})' if agent else ''}: its 'user' messages were "
+            "written by the main agent that started it, not by the person.")), f"line:{rows[0][0]}"))
 
     for n, d in rows:
         kind = d.get("type")
@@ -159,7 +179,30 @@ def _read(path: Path) -> _Transcript:
             custom = d["customTitle"].strip()
         elif kind == "ai-title" and isinstance(d.get("aiTitle"), str) and d["aiTitle"].strip():
             ai_title = d["aiTitle"].strip()
-        if kind not in ("user", "assistant") or d.get("isSidechain"):
+        if kind == "system" and d.get("subtype") == "compact_boundary":
+            meta = d.get("compactMetadata") if isinstance(d.get("compactMetadata"), dict) else {}
+            how = ", ".join(x for x in (
+                f"trigger {meta['trigger']}" if isinstance(meta.get("trigger"), str) else "",
+                f"{meta['preTokens']:,} tokens before" if isinstance(meta.get("preTokens"), int) else "") if x)
+            items.append(("note", note_text("compacted history", "Claude Code compacted the conversation here"
+                                            + (f" ({how})" if how else "") + "."), f"line:{n}"))
+            last_text_message = None
+            continue
+        if kind in ("user", "assistant") and d.get("isSidechain") and not agent_file:
+            # a sub-agent's lines inside the main transcript: one note per run, never conversation
+            if side is None:
+                side = {"at": len(items), "lines": 0, "key": f"line:{n}"}
+                items.append(("note", "", side["key"]))
+            side["lines"] += 1
+            last_text_message = None
+            items[side["at"]] = ("note", note_text("sub-agent", (
+                f"{side['lines']} line(s) of a sub-agent's own transcript (Claude Code sidechain) stand here; "
+                "they are not part of this conversation: the sub-agent's result is the tool output that follows.")),
+                side["key"])
+            continue
+        if kind in ("user", "assistant"):
+            side = None
+        if kind not in ("user", "assistant"):
             continue
         uuid = d.get("uuid")
         if isinstance(uuid, str):
@@ -169,6 +212,16 @@ def _read(path: Path) -> _Transcript:
             uuids.add(uuid)
         key = f"line:{n}"
         message = d.get("message") if isinstance(d.get("message"), dict) else {}
+        if kind == "user" and _is_compact_summary(d):
+            summary_text = "\n".join(b["text"] for b in _blocks(d) if isinstance(b.get("text"), str)).strip()
+            label = note_text("compaction summary", "Claude Code went on from this summary of the earlier "
+                              f"conversation, written by the model, not the person:\n{cut(summary_text)}")
+            if items and items[-1][0] == "note" and items[-1][1].startswith("[compacted history]"):
+                items[-1] = ("note", items[-1][1] + "\n" + label, items[-1][2])
+            else:
+                items.append(("note", label, key))
+            last_text_message = None
+            continue
         if kind == "user":
             injected = bool(d.get("isMeta") or d.get("isCompactSummary") or d.get("isVisibleInTranscriptOnly"))
             for block in _blocks(d):
@@ -220,6 +273,15 @@ def _conversation(path: Path, t: _Transcript) -> Conversation:
 
 
 # --- helpers -----------------------------------------------------------------------------
+
+
+def _is_compact_summary(d: dict) -> bool:
+    """The user line holding a compaction summary: ``isCompactSummary``, or (older builds) a
+    user text that begins with :data:`COMPACT_PREFIX`."""
+    if d.get("isCompactSummary"):
+        return True
+    texts = [b.get("text") for b in _blocks(d) if b.get("type") == "text"]
+    return bool(texts) and isinstance(texts[0], str) and texts[0].lstrip().startswith(COMPACT_PREFIX)
 
 
 def _blocks(d: dict) -> list[dict]:

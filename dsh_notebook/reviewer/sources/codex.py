@@ -23,13 +23,26 @@ Design, in a few lines:
   different form is dropped (each utterance absorbs at most one copy per form); for the user,
   only while no AI reply came between. ``last_agent_message`` is kept only if no assistant
   utterance of its turn already says it.
+- **Resumed, forked and compacted histories** (issue 21, case P20). A later rollout file of
+  a thread that begins by replaying the history read before it (same speakers and texts in the
+  same order: Codex writes the earlier records again when a thread is resumed) has that
+  prefix left out and one ``[replayed history]`` note in its place, so each utterance is read
+  once. A run that is only a few items long counts as a replay only when it starts at the
+  thread's first utterance (or covers it all); otherwise a person repeating an earlier prompt
+  is read as said. A forked thread (``session_meta.forked_from_id``, or the parent's own
+  ``session_meta`` copied into the file) gets a ``[forked]`` note where the copy of the
+  parent's history ends (found by the parent's texts and order when its rollout is under the
+  same home or folder), or at the start when the parent is not there. A ``compacted`` record
+  (and the ``context_compacted`` event) becomes one ``[compacted history]`` note with the
+  summary; its ``replacement_history`` is not read as conversation. Notes are
+  :mod:`..transcript` ``note`` utterances (``N3``), never user turns.
 - **Tools.** A call and its output become one tool utterance at the output's line: the call
   on one line (``name: arguments``, cut to 300 characters; a shell command as its command
   line), then the output cut to 2,000 characters with a note (shell JSON outputs as
   ``(exit N)`` and the text; ``exec_command``'s bookkeeping lines dropped). A call with no
   output yet stands at its own line. A ``write_stdin`` is named after the command it feeds,
   and an empty poll that saw nothing new is left out. Reasoning, token counts, turn
-  contexts, ``*_end`` events (copies of the outputs) and compaction records are skipped.
+  contexts and ``*_end`` events (copies of the outputs) are skipped.
 - **Keys** are ``line:<n>`` (1-based line of the decompressed file); when a thread spans
   several files, ``<file name>:line:<n>``.
 - **Titles**: ``project / name`` where the project comes from ``.codex-global-state.json``
@@ -52,9 +65,11 @@ from ..transcript import (
     arguments_text,
     clip,
     counts,
+    cut,
     iso_utc,
     loads_lenient,
     modified_utc,
+    note_text,
     number,
     short_title,
     tool_text,
@@ -169,9 +184,16 @@ def thread_files(path: Path) -> list[Path]:
     thread = _thread_id(path)
     if thread is None:
         return [path]
-    home = _home_of(path)
-    dirs = [d for d in ((home / "sessions", home / "archived_sessions") if home else (path.parent,)) if d.is_dir()]
-    found = {path}
+    return _ordered(_prefer_plain(sorted({path, *_find_thread(thread, path)})))
+
+
+def _find_thread(thread: str, near: Path) -> list[Path]:
+    """The rollout files of ``thread`` under the Codex home ``near`` lives in (or, outside one,
+    in ``near``'s folder), oldest first."""
+    thread = thread.lower()
+    home = _home_of(near)
+    dirs = [d for d in ((home / "sessions", home / "archived_sessions") if home else (near.parent,)) if d.is_dir()]
+    found = set()
     for d in dirs:
         pattern = f"rollout-*{thread}*.jsonl*"
         for f in d.rglob(pattern) if home else d.glob(pattern):
@@ -309,13 +331,21 @@ class _Thread:
     updated: str | None = None
     first_prompt: str | None = None
     subagent: bool = False
+    forked_from: str | None = None
 
 
-def _read_thread(files: list[Path]) -> _Thread:
+def _read_thread(files: list[Path], *, parent: bool = True) -> _Thread:
+    reader = _read_items(files)
+    if parent and reader.meta.forked_from:
+        reader.mark_fork(files[0])
+    return reader.finish()
+
+
+def _read_items(files: list[Path]) -> _Reader:
     reader = _Reader()
     for f in files:
         reader.read_file(f, prefix=f"{f.name}:" if len(files) > 1 else "")
-    return reader.finish()
+    return reader
 
 
 class _Reader:
@@ -331,6 +361,7 @@ class _Reader:
     # one file ----------------------------------------------------------------------------
 
     def read_file(self, path: Path, prefix: str) -> None:
+        start = len(self.items)
         records: list[tuple[str, str, dict]] = []  # (key, kind, payload)
         for n, line in enumerate(_lines(path), 1):
             d = loads_lenient(line)
@@ -356,6 +387,76 @@ class _Reader:
                 self._response_item(key, payload, calls, answered)
             elif kind == "event_msg":
                 self._event(key, payload, item_calls)
+            elif kind == "compacted":
+                self._compacted(key, payload)
+        if start:
+            self._drop_replay(start, path.name)
+
+    # resumed, forked and compacted histories -----------------------------------------------
+
+    def _compacted(self, key: str, p: dict) -> None:
+        """A ``compacted`` record: the history before it was replaced by a summary (and, in
+        newer builds, a ``replacement_history``). Labelled with a note; the replacement items
+        are copies, not new words, and are not read as conversation."""
+        summary = p.get("message") if isinstance(p.get("message"), str) else ""
+        history = p.get("replacement_history")
+        kept = f", keeping {len(history)} items of it" if isinstance(history, list) else ""
+        text = f"Codex compacted the conversation here{kept}; from here on the model worked from a summary"
+        text += f". The summary:\n{cut(summary.strip())}" if summary.strip() else "."
+        if self.items and self.items[-1].speaker == "note" and self.items[-1].text.startswith("[compacted history]"):
+            self.items.pop()  # the context_compacted event of the same compaction
+        self._add(key, "note", note_text("compacted history", text), "note")
+
+    def _drop_replay(self, start: int, name: str) -> None:
+        """A later rollout file of the same thread that begins by replaying the history read
+        before it (P20: Codex writes the earlier messages again at the start of a resumed
+        rollout): the replayed items (the same speakers and texts, in the same order as
+        earlier ones) are dropped and one note says so. Notes in between are kept."""
+        old, new = self.items[:start], self.items[start:]
+        drop, matched = _replayed_prefix(new, old)
+        if not drop:
+            return
+        earlier = [k for k, i in enumerate(old) if i.speaker != "note"]
+        speakers = {new[k].speaker for k in drop}
+        from_the_start = matched[0] == earlier[0] and len(drop) >= 2 and "user" in speakers
+        long_run = len(drop) >= 4 and {"user", "assistant"} <= speakers  # a replay of a compacted, shorter history
+        if not (len(drop) == len(earlier) or from_the_start or long_run):
+            return  # a few new words that happen to repeat earlier ones are new words
+        first, last = _turn_of(old, matched[0]), _turn_of(old, matched[-1])
+        turns = f"turn {first}" if first == last else f"turns {first}-{last}"
+        note = _Item("note", note_text(
+            "replayed history",
+            f"{name} begins by repeating {len(drop)} utterances of {turns} above (Codex replays the earlier history "
+            "when a thread is resumed); they are read once, above, and left out here."), new[drop[0]].key, {"note"})
+        dropped = set(drop)
+        rest = [item for k, item in enumerate(new) if k not in dropped]
+        self.items = [*old, *rest[: drop[0]], note, *rest[drop[0]:]]
+
+    def mark_fork(self, near: Path) -> None:
+        """A forked thread (``session_meta.forked_from_id``, or the parent's own
+        ``session_meta`` copied into the file) begins with the parent's history: a note marks
+        where the copy ends (found by the parent's texts and order when its rollout is under
+        the same Codex home or folder), or, without the parent, that the opening is copied."""
+        parent = str(self.meta.forked_from)
+        files = [f for f in _find_thread(parent, near) if f != near]
+        drop: list[int] = []
+        if files:
+            try:
+                parent_items = _read_items(files).items
+            except OSError:
+                parent_items = []
+            drop, _ = _replayed_prefix(self.items, parent_items)
+        if drop:
+            at = drop[-1] + 1
+            text = (f"This thread was forked from thread {parent}: the {len(drop)} utterances above were copied from "
+                    "it when the fork was made; what follows is this thread's own.")
+            key = self.items[drop[-1]].key
+        else:
+            at = 0
+            text = (f"This thread was forked from thread {parent}; its opening utterances are copied from that thread"
+                    + (" (its rollout is not here, so where the copy ends is not known)." if not files else "."))
+            key = self.items[0].key if self.items else "line:1"
+        self.items.insert(at, _Item("note", note_text("forked", text), key, {"note"}))
 
     def _classify(self, d: dict, first: bool) -> tuple[str | None, dict]:
         kind = d.get("type")
@@ -386,8 +487,20 @@ class _Reader:
         stamp = iso_utc(p.get("timestamp")) if isinstance(p.get("timestamp"), str) else None
         if stamp and (m.started is None or stamp < m.started):
             m.started = stamp
-        if isinstance(p.get("source"), dict) and "subagent" in p["source"]:
+        if isinstance(p.get("source"), dict) and "subagent" in p["source"] and not m.subagent:
             m.subagent = True
+            spawn = p["source"]["subagent"]
+            spawn = spawn.get("thread_spawn") if isinstance(spawn, dict) else None
+            parent = spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
+            self.items.insert(0, _Item("note", note_text("sub-agent", (
+                f"This thread is a sub-agent{f' started by thread {parent}' if isinstance(parent, str) else ''}: "
+                "its 'user' messages were written by the agent that started it, not by the person.")), "line:1",
+                {"note"}))
+        if m.forked_from is None:
+            if isinstance(p.get("forked_from_id"), str) and p["forked_from_id"].strip():
+                m.forked_from = p["forked_from_id"].strip().lower()
+            elif isinstance(p.get("id"), str) and m.session_id and p["id"].lower() != m.session_id.lower():
+                m.forked_from = p["id"].lower()  # the parent's own session_meta, copied into a fork
 
     # items -------------------------------------------------------------------------------
 
@@ -440,6 +553,11 @@ class _Reader:
         elif t == "agent_message":
             if isinstance(p.get("message"), str):
                 self._add_assistant(key, p["message"], "event")
+        elif t == "context_compacted":
+            if not (self.items and self.items[-1].speaker == "note"
+                    and self.items[-1].text.startswith("[compacted history]")):
+                self._add(key, "note", note_text("compacted history", "Codex compacted the conversation here; "
+                                                 "from here on the model worked from a summary."), "note")
         elif t == "task_complete":
             last = p.get("last_agent_message")
             if isinstance(last, str) and last.strip():
@@ -495,6 +613,32 @@ class _Reader:
     def _add(self, key: str, speaker: str, text: str, form: str) -> None:
         if text and text.strip():
             self.items.append(_Item(speaker, text.strip("\n"), key, {form}))
+
+
+def _replayed_prefix(new: list[_Item], old: list[_Item]) -> tuple[list[int], list[int]]:
+    """The items at the start of ``new`` that repeat items of ``old`` in the same order (same
+    speaker, same text with whitespace ignored): ``(indexes in new, indexes in old)``. Notes
+    in ``new`` are passed over; the first item that repeats nothing ends the prefix."""
+    drop: list[int] = []
+    matched: list[int] = []
+    j = 0
+    for k, item in enumerate(new):
+        if item.speaker == "note":
+            continue
+        want = (item.speaker, _norm(item.text))
+        i = j
+        while i < len(old) and (old[i].speaker, _norm(old[i].text)) != want:
+            i += 1
+        if i == len(old):
+            break
+        drop.append(k)
+        matched.append(i)
+        j = i + 1
+    return drop, matched
+
+
+def _turn_of(items: list[_Item], index: int) -> int:
+    return sum(1 for i in items[: index + 1] if i.speaker == "user")
 
 
 # --- text helpers ------------------------------------------------------------------------
