@@ -15,8 +15,9 @@ The rule:
   fragment between ellipses must occur verbatim (folded as above) and in order, each after
   the previous one ends.
 - **An elision may not remove a negation.** If the text left out between two fragments
-  holds ``not``, ``no``, ``never``, ``without`` (or ``n't``, ``cannot``, ``nor``), the
-  quote is not found: cutting "is *not* safe" to "is ... safe" reverses what was said.
+  holds ``not``, ``no``, ``never``, ``without`` (or ``n't``, ``cannot``, ``nor``, the prefix
+  ``non-``), the quote is not found: cutting "is *not* safe" to "is ... safe" reverses what
+  was said. Nor may an elision cut inside a word ("was ... safe" is not in "was unsafe").
 
 :func:`find_quote` returns a :class:`QuoteCheck` (``found`` and a one-line ``reason``);
 :func:`fold` is the folding alone.
@@ -24,6 +25,7 @@ The rule:
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -44,9 +46,10 @@ _DASHES = re.compile(r"-{2,}")
 _WS = re.compile(r"\s+")
 _ELLIPSIS = re.compile(r"\s*(?:\[\s*\.\.\.\s*\]|\(\s*\.\.\.\s*\)|\.\.\.)\s*")
 #: Words whose removal by an elision reverses a statement.
-NEGATIONS = ("not", "no", "never", "without", "n't", "cannot", "nor")
+NEGATIONS = ("not", "no", "never", "without", "n't", "cannot", "nor", "non-")
 MAX_PLACEMENTS = 200
-_NEGATION = re.compile(r"(?<![A-Za-z])(?:not|no|never|without|cannot|nor)(?![A-Za-z])|n't(?![A-Za-z])", re.IGNORECASE)
+_NEGATION = re.compile(r"(?<![A-Za-z])(?:not|no|never|without|cannot|nor)(?![A-Za-z])|n't(?![A-Za-z])"
+                       r"|(?<![A-Za-z])non-", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -69,12 +72,19 @@ def fold(text: str) -> str:
     return _WS.sub(" ", t).strip()
 
 
+@functools.lru_cache(maxsize=8)
+def _folded_text(text: str) -> str:
+    """:func:`fold` of a text many quotes are looked up in (a full text, a transcript): folded
+    once, not once per quote."""
+    return fold(text)
+
+
 def find_quote(quote: str, text: str) -> QuoteCheck:
     """Whether ``quote`` occurs in ``text`` (see the module docstring). With an elision, every
     placement of the fragments in order is tried (up to :data:`MAX_PLACEMENTS` per fragment),
     so a fragment that also occurs across a negation earlier does not hide a faithful
     placement later."""
-    q, t = fold(quote), fold(text)
+    q, t = fold(quote), _folded_text(text)
     if not q:
         return QuoteCheck(False, "the quote is empty")
     if q in t:
@@ -102,6 +112,15 @@ def find_quote(quote: str, text: str) -> QuoteCheck:
         for _ in range(MAX_PLACEMENTS):
             if i < 0:
                 break
+            end = i + len(fragment)
+            # an elision never cuts inside a word ("was ... safe" is not in "was unsafe")
+            cut_before = n > 0 and fragment[0].isalnum() and i > 0 and t[i - 1].isalnum()
+            cut_after = n < len(fragments) - 1 and fragment[-1].isalnum() and end < len(t) and t[end].isalnum()
+            if cut_before or cut_after:
+                failures.append(f"fragment {n + 1} of {len(fragments)} ({fragment[:60]!r}) occurs only inside a "
+                                "word, so the elision would cut a word")
+                i = t.find(fragment, i + 1)
+                continue
             neg = _NEGATION.search(t[previous_end:i]) if previous_end is not None else None
             if neg is None:
                 if place(n + 1, i + len(fragment), i + len(fragment)):

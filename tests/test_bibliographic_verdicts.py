@@ -333,3 +333,74 @@ def test_withdrawn_is_a_source_verdict_that_blocks_synthesis(tmp_path):
     assert "withdrawn" in shown and "<b>Heat-bath</b>" not in shown and "&lt;b&gt;Heat-bath" in shown
     bad = led.append("source-verified", {"source_id": "s1", "verdict": "pulled"}, bib)
     assert bad["ok"] is False and bad["code"] == "LEDGER_SCHEMA"
+
+
+# ----------------------------------------------------------------------------- from the attack on issue 21
+
+
+@pytest.mark.parametrize("title, caught", [
+    ("WITHDRAWN--a resource for withdrawn and discontinued drugs", False),  # a database's name
+    ("Withdrawn drugs in Europe, 2000-2020", False),
+    ("Statement of Retraction: Effect of oxide layers", True),
+    ("Retracted; Effect of oxide layers", True),
+    ("Retracted\uff1aEffect of oxide layers", True),
+    ("Withdrawal: Effect of oxide layers", True),
+    ("Retracted article - Effect of oxide layers", True),
+])
+def test_title_markers_need_a_separator_a_name_does_not_have(title, caught):
+    assert bool(title_notice(title)) is caught
+
+
+@pytest.mark.parametrize("text, withdrawn", [
+    ("Withdrawn from NeurIPS 2021; accepted at ICLR 2022", False),
+    ("Withdrawn drugs are a burden on health systems", False),
+    ("The authors withdraw this paper because of an error in Lemma 2.", True),
+    ("We withdraw this paper.", True),
+    ("The submission has been withdrawn", True),
+    ("arXiv admin note: This submission has been withdrawn by arXiv administrators due to a dispute", True),
+    ("12 pages. This paper has been withdrawn by the author", True),
+    ("Withdrawn.", True),
+])
+def test_arxiv_withdrawal_notes_as_authors_and_arxiv_write_them(text, withdrawn):
+    from dsh_notebook.research_pipeline.bibliographic import arxiv_withdrawal
+
+    assert arxiv_withdrawal(text) is withdrawn
+
+
+def test_a_cited_version_whose_latest_cannot_be_read_is_not_verified(srv):
+    srv.add("arxiv", "1111.2011v1", (DATA / "arxiv" / "arxiv-atom-1111.2011v1-older-version.xml").read_bytes())
+    srv.add("arxiv", "1111.2011", b"<html><body>Rate exceeded.</body></html>", status=503, content_type="text/html")
+    r = check(srv, "1111.2011v1")
+    assert r["verdict"] == "inconclusive" and "a withdrawal cannot be ruled out" in detail(r, "latest_version")
+
+
+@needs_fixtures
+@pytest.mark.parametrize("field, value", [
+    ("updated-by", 5), ("title", [None]), ("author", ["Smith"]), ("issued", [2020]),
+    ("issued", {"date-parts": [["n/a"]]}),
+])
+def test_a_crossref_record_of_an_odd_shape_is_inconclusive_not_a_crash(srv, field, value):
+    body = json.loads((FIXTURES / "crossref-work-ordinary-10.1063_1.4938384.json").read_bytes())
+    body["message"][field] = value  # derived from the recorded ordinary work: one field changed
+    srv.add("crossref", P21_DOI, json.dumps(body))
+    r = check(srv, P21_DOI)
+    assert r["verdict"] in ("inconclusive", "verified", "mismatch")
+    if r["verdict"] == "inconclusive":
+        assert "unexpected shape" in detail(r, "resolved")
+
+
+@needs_fixtures
+def test_a_relation_of_the_work_to_itself_names_no_notice(srv):
+    body = json.loads((FIXTURES / "crossref-work-ordinary-10.1063_1.4938384.json").read_bytes())
+    body["message"]["relation"] = {"is-retracted-by": [{"id-type": "doi", "id": f"https://doi.org/{P21_DOI}",
+                                                        "asserted-by": "subject"}]}
+    srv.add("crossref", P21_DOI, json.dumps(body))
+    assert check(srv, P21_DOI)["verdict"] == "verified"
+
+
+def test_an_html_page_from_pubmed_is_not_called_no_record(srv):
+    srv.add("efetch", "20301494", b"<!DOCTYPE html><html><body>Service unavailable</body></html>",
+            content_type="text/html")
+    r = check(srv, "PMID:20301494")
+    assert r["verdict"] == "inconclusive"
+    assert "no record" not in detail(r, "resolved") and "not a PubMed record set" in detail(r, "resolved")

@@ -91,3 +91,16 @@ def test_the_panel_shows_the_reason_as_text_never_as_html():
          "why": "fragment 1 of 2 ('<img src=x onerror=alert(1)>') does not occur"}
     html = evidence_html(e)
     assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html and "<b>" not in html
+
+
+@pytest.mark.parametrize("quote, text", [
+    ("The treatment was ... safe", "The treatment was unsafe for most patients."),
+    ("the effect was ... significant", "the effect was insignificant."),
+    ("the effect was ... significant", "the effect was non-significant."),
+    ("it is ... effective", "it is ineffective in adults."),
+])
+def test_an_elision_never_cuts_inside_a_word(quote, text):
+    from dsh_notebook.quotes import find_quote
+
+    r = find_quote(quote, text)
+    assert not r.found and ("inside a word" in r.reason or "'non-'" in r.reason)

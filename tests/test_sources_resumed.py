@@ -279,3 +279,32 @@ def test_a_codex_sub_agent_thread_says_whose_words_its_user_messages_are(tmp_pat
                          "were written by the agent that started it, not by the person.")
     [conv] = codex.list_conversations(tmp_path)
     assert (conv.user_messages, conv.ai_messages) == (1, 1)
+
+
+# --------------------------------------------------------------------------- from the attack on issue 21
+
+
+def _git_status_turn(prompt: str, cid: str, out: str, answer: str) -> list[str]:
+    E = envelope
+    return [E("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": prompt}]}),
+            E("event_msg", {"type": "user_message", "message": prompt}),
+            E("response_item", {"type": "function_call", "name": "shell", "call_id": cid,
+                                "arguments": json.dumps({"command": ["bash", "-lc", "git status --short"]})}),
+            E("response_item", {"type": "function_call_output", "call_id": cid,
+                                "output": json.dumps({"output": out, "metadata": {"exit_code": 0}})}),
+            E("event_msg", {"type": "agent_message", "message": answer})]
+
+
+def test_a_repeated_first_request_with_the_same_output_and_a_new_answer_is_kept(tmp_path):
+    """The person starts a resumed session (no replay) with the thread's first request again; the
+    command gives the same output, the answer is new: that is new work, not a replay."""
+    home = tmp_path / ".codex"
+    write(home / "sessions/2026/05/11" / f"rollout-2026-05-11T11-26-55-{THREAD}.jsonl",
+          [new_meta(), *_git_status_turn("git status", "c1", "", "The tree is clean."),
+           *_git_status_turn("run the tests", "c2", "ok", "All pass.")])
+    later = resumed(home, [], _git_status_turn("git status", "c3", "", "Still clean; nothing changed."))
+    us = codex.read(later)
+    texts = [u.text for u in us if u.speaker in ("user", "assistant")]
+    assert texts == ["git status", "The tree is clean.", "run the tests", "All pass.", "git status",
+                     "Still clean; nothing changed."]
+    assert not any("replayed history" in u.text for u in us)

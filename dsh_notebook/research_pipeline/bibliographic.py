@@ -519,18 +519,22 @@ def _compare(claimed: dict | None, meta: dict, checks: list[dict]) -> tuple[bool
 
 # --------------------------------------------------------------------------- titles that mark a notice
 
-_SEP = r"\s*(?:[:.\-\u2013\u2014]|$)"
+#: what follows a marker word: a colon or semicolon (also full-width), a spaced dash, or the end;
+#: never a bare hyphen or a full stop ("WITHDRAWN--a resource for withdrawn drugs" is a paper)
+_SEP = r"\s*(?:[:;\uff1a\uff1b]|\s[\-\u2013\u2014]+\s|$)"
 #: (pattern, verdict, what the title marks, this record is the notice itself); anchored forms only,
 #: so a paper *about* retractions ("Retractions in science: ...") is not caught
 TITLE_MARKERS: tuple[tuple[re.Pattern, str, str, bool], ...] = tuple(
     (re.compile(p, re.IGNORECASE), verdict, what, is_notice) for p, verdict, what, is_notice in (
-        (r"^\s*(?:notice\s+of\s+retraction|retraction\s+(?:notice|note|statement))\b", "retracted",
-         "a retraction notice", True),
+        (r"^\s*(?:notice\s+of\s+retraction|statement\s+of\s+retraction|retraction\s+(?:notice|note|statement))\b",
+         "retracted", "a retraction notice", True),
         (r"^\s*retraction(?:\s+(?:of|to|for))?\s*(?:[:.\-\u2013\u2014\"\u201c\u2018']|$)", "retracted",
          "a retraction notice", True),
         (r"^\s*retracted(?:\s+(?:article|paper|publication))?" + _SEP, "retracted", "a retracted work", False),
         (r"[\[(]\s*retracted(?:\s+(?:article|paper|publication))?\s*[\])]", "retracted", "a retracted work", False),
-        (r"^\s*(?:notice\s+of\s+withdrawal|withdrawal\s+(?:notice|note))\b", "withdrawn", "a withdrawal notice", True),
+        (r"^\s*(?:notice\s+of\s+withdrawal|statement\s+of\s+withdrawal|withdrawal\s+(?:notice|note))\b",
+         "withdrawn", "a withdrawal notice", True),
+        (r"^\s*withdrawal" + _SEP, "withdrawn", "a withdrawal notice", True),
         (r"^\s*withdrawn(?:\s+(?:article|paper|publication))?" + _SEP, "withdrawn", "a withdrawn work", False),
         (r"[\[(]\s*withdrawn(?:\s+(?:article|paper|publication))?\s*[\])]", "withdrawn", "a withdrawn work", False),
         (r"^\s*(?:editorial\s+)?expression\s+of\s+concern(?:\s*[:.\-\u2013\u2014]|\s*$|\s+(?:for|to|on|regarding|about)\b)",
@@ -582,6 +586,12 @@ def _date_of(entry: dict) -> str | None:
     return "-".join(f"{p:02d}" if i else str(p) for i, p in enumerate(parts) if p) or None
 
 
+def _bare_doi(value: Any) -> str:
+    """A DOI as compared: lower case, without a resolver prefix (``https://doi.org/``, ``doi:``)."""
+    text = str(value or "").strip().lower()
+    return re.sub(r"^(?:https?://(?:dx\.)?doi\.org/|doi:)", "", text)
+
+
 def _relation_entries(message: dict) -> tuple[list[dict], list[dict]]:
     """Crossref's ``relation`` object (``{"<relation type>": [{"id-type", "id", "asserted-by"}]}``)
     read for notices: a relation type naming a retraction, withdrawal, concern, correction or
@@ -594,6 +604,7 @@ def _relation_entries(message: dict) -> tuple[list[dict], list[dict]]:
         return by, to
     kinds = (("retract", "retraction"), ("withdr", "withdrawal"), ("concern", "expression_of_concern"),
              ("correct", "correction"), ("errat", "erratum"), ("corrig", "corrigendum"))
+    own = _bare_doi(message.get("DOI"))
     for name, items in rel.items():
         key = str(name).lower().replace("_", "-")
         typ = next((t for stem, t in kinds if stem in key), None)
@@ -602,6 +613,8 @@ def _relation_entries(message: dict) -> tuple[list[dict], list[dict]]:
         for it in items:
             if not isinstance(it, dict) or str(it.get("id-type") or "doi").lower() != "doi" or not it.get("id"):
                 continue
+            if own and _bare_doi(it["id"]) == own:
+                continue  # a relation of the work to itself names no notice
             entry = {"DOI": str(it["id"]), "type": typ, "source": f"relation {name}", "label": name}
             (to if key.endswith("-of") or not key.startswith(("is-", "has-")) else by).append(entry)
     return by, to
@@ -772,15 +785,28 @@ def _resolve_arxiv(norm: dict, fetch: _Fetcher, conf: dict) -> dict:
 
 #: a withdrawal note in an arXiv comment or abstract ("This paper has been withdrawn by the author(s)
 #: ...", "Withdrawn: ...", "This submission was withdrawn ..."); a passing mention is not one
-_ARXIV_WITHDRAWN = re.compile(
-    r"^\s*(?:this\s+(?:paper|article|submission|manuscript|preprint|work|version)\s+(?:has\s+been|is|was|have\s+been)"
-    r"\s+(?:\w+\s+)?withdrawn\b|withdrawn\b|paper\s+withdrawn\b|the\s+(?:authors?|paper)\s+(?:has|have)\s+"
-    r"(?:been\s+)?withdrawn\b)", re.IGNORECASE)
+_ARXIV_WITHDRAWN_ANYWHERE = re.compile(
+    r"\b(?:this|the)\s+(?:paper|article|submission|manuscript|preprint|work|version)\s+(?:has\s+been|is|was|have\s+been)"
+    r"\s+(?:\w+\s+)?withdrawn\b"
+    r"|\bwithdrawn\s+by\s+(?:the\s+)?(?:authors?|submitter|arxiv)"
+    r"|\b(?:the\s+authors?|we|i)\s+(?:have\s+|has\s+)?(?:withdraw|withdrew|withdrawn)\s+(?:this|the|our|my)\s+"
+    r"(?:paper|article|submission|manuscript|preprint|work)", re.IGNORECASE)
+#: "Withdrawn.", "Withdrawn: ...", "Paper withdrawn due to ...": at the start, followed by what a note
+#: says next; never "Withdrawn from NeurIPS" nor "Withdrawn drugs ..."
+_ARXIV_WITHDRAWN_START = re.compile(
+    r"^\s*(?:this\s+)?(?:paper\s+|article\s+|submission\s+)?withdrawn\s*(?:$|[:;.,!(\uff1a]|by\b|due\b|because\b|as\b"
+    r"|for\s+(?:revision|now)\b|pending\b|until\b)", re.IGNORECASE)
 
 
 def arxiv_withdrawal(text: str | None) -> bool:
-    """Whether an arXiv comment or abstract is a withdrawal note (anchored at its start)."""
-    return bool(text) and bool(_ARXIV_WITHDRAWN.match(str(text)))
+    """Whether an arXiv comment or abstract is a withdrawal note: "This paper has been withdrawn
+    by the author ...", "arXiv admin note: This submission has been withdrawn ...", "The authors
+    withdraw this paper ...", or a note starting "Withdrawn: ..."; a passing mention ("Withdrawn
+    from NeurIPS 2021", an abstract on withdrawn drugs) is not one."""
+    if not text:
+        return False
+    t = " ".join(str(text).split())
+    return bool(_ARXIV_WITHDRAWN_ANYWHERE.search(t) or _ARXIV_WITHDRAWN_START.match(t))
 
 
 def _day(stamp: str | None) -> str:
@@ -941,8 +967,13 @@ def _resolve_pubmed(pmid: str, fetch: _Fetcher, conf: dict) -> dict:
            "fetched": resp.get("fetched"), "cached": resp.get("cached", False)}
     if resp.get("status") != 200:
         return {**res, "found": None, "why": _failure(resp, "PubMed")}
+    body = resp.get("body") or ""
+    if not re.search(r"<Pubmed(?:Book)?Article(?:Set)?\b", body if isinstance(body, str) else body.decode("utf-8", "replace")):
+        # an HTML page or another document answered with 200: not PubMed saying it has no record
+        return {**res, "found": None, "why": "PubMed's answer is not a PubMed record set (an error page?); "
+                                             f"whether it holds {pmid} is not known"}
     try:
-        arts = parse_pubmed(resp.get("body") or "")
+        arts = parse_pubmed(body)
     except ET.ParseError as exc:
         return {**res, "found": None, "why": f"PubMed answered with a body that is not XML ({exc})"}
     match = [a for a in arts if a["pmid"] == pmid]
@@ -1128,6 +1159,7 @@ def check_source(identifier: str, claimed: dict | None = None, *, cache_dir: str
         result["resolver"] = {"service": None}
         return result
     fetch = _Fetcher(conf, Path(cache_dir) if cache_dir else None)
+    unknown_latest = False
     try:
         if norm["kind"] == "doi":
             res = RESOLVERS["crossref"][0](norm["identifier"], fetch, conf)
@@ -1150,12 +1182,23 @@ def check_source(identifier: str, claimed: dict | None = None, *, cache_dir: str
             if res.get("entry") is not None and norm.get("version"):  # the latest version, for withdrawals
                 latest = _resolve_arxiv({**norm, "identifier": norm["base"], "version": None}, fetch, conf)
                 res["latest"] = latest.get("entry") if latest.get("found") else None
+                if not latest.get("found"):  # a withdrawal may be in the latest version: not known
+                    checks.append({"name": "latest_version", "ok": None,
+                                   "detail": f"the latest version of {norm['base']} could not be read "
+                                             f"({latest.get('why') or 'no answer'}); a withdrawal cannot be ruled out"})
+                    unknown_latest = True
         else:
             res = RESOLVERS["pubmed"][0](norm["identifier"], fetch, conf)
-        if res.get("record") is not None:
-            meta, more, found = RESOLVERS[res["service"]][1](res.pop("record"))
-        elif res.get("entry") is not None:
-            meta, more, found = _arxiv_result(norm, res.pop("entry"), res.pop("latest", None))
+        try:
+            if res.get("record") is not None:
+                meta, more, found = RESOLVERS[res["service"]][1](res.pop("record"))
+            elif res.get("entry") is not None:
+                meta, more, found = _arxiv_result(norm, res.pop("entry"), res.pop("latest", None))
+        except (TypeError, AttributeError, ValueError, KeyError, IndexError, OverflowError) as exc:
+            # a record of a shape the service does not document: not read, so not verified
+            res = {**res, "found": False, "why": f"{res.get('service', 'the service')}'s record has an unexpected "
+                                                 f"shape and was not read ({type(exc).__name__}: "
+                                                 f"{' '.join(str(exc).split())[:160]})"}
     finally:
         fetch.close()
     result["resolver"] = {**{k: v for k, v in res.items() if k not in ("found", "why", "latest")},
@@ -1169,6 +1212,8 @@ def check_source(identifier: str, claimed: dict | None = None, *, cache_dir: str
     result["metadata"] = meta
     result["needs_judgment"] = judge
     result["verdict"] = _verdict(found, mismatch)
+    if unknown_latest and result["verdict"] == "verified":
+        result["verdict"] = "inconclusive"
     return result
 
 

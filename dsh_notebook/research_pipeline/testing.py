@@ -124,6 +124,11 @@ class FakeResolverServer(LoopbackServer):
             key = m.group(1).replace("_", "/")
             status = 400 if "error-400" in f.name else 200
             srv.add("arxiv", key, f.read_bytes(), status=status)
+            base = re.sub(r"v\d+$", "", key)
+            if base != key and status == 200 and srv._key("arxiv", base) not in srv.routes:
+                # a versioned recording also answers for its base id (the verifier asks for the
+                # latest version), as arXiv does while that version is the latest
+                srv.add("arxiv", base, f.read_bytes())
             if "empty-feed" in f.name:
                 srv.empty_feed = f.read_bytes()
         for f in sorted(folder.glob("pubmed-efetch-*.xml")):

@@ -418,7 +418,9 @@ class _Reader:
             return
         earlier = [k for k, i in enumerate(old) if i.speaker != "note"]
         speakers = {new[k].speaker for k in drop}
-        from_the_start = matched[0] == earlier[0] and len(drop) >= 2 and "user" in speakers
+        # a replay repeats a request and what answered it: a person typing an earlier request again
+        # (and a command giving the same output) is not one
+        from_the_start = matched[0] == earlier[0] and {"user", "assistant"} <= speakers
         long_run = len(drop) >= 4 and {"user", "assistant"} <= speakers  # a replay of a compacted, shorter history
         if not (len(drop) == len(earlier) or from_the_start or long_run):
             return  # a few new words that happen to repeat earlier ones are new words
@@ -621,6 +623,7 @@ def _replayed_prefix(new: list[_Item], old: list[_Item]) -> tuple[list[int], lis
     in ``new`` are passed over; the first item that repeats nothing ends the prefix."""
     drop: list[int] = []
     matched: list[int] = []
+    pending: list[int] = []  # tool outputs that differ from the earlier ones (a replay may shorten them)
     j = 0
     for k, item in enumerate(new):
         if item.speaker == "note":
@@ -630,7 +633,12 @@ def _replayed_prefix(new: list[_Item], old: list[_Item]) -> tuple[list[int], lis
         while i < len(old) and (old[i].speaker, _norm(old[i].text)) != want:
             i += 1
         if i == len(old):
+            if item.speaker == "tool" and drop:
+                pending.append(k)  # kept out of the prefix unless what follows is replayed too
+                continue
             break
+        drop.extend(pending)
+        pending = []
         drop.append(k)
         matched.append(i)
         j = i + 1
