@@ -404,3 +404,17 @@ def test_an_html_page_from_pubmed_is_not_called_no_record(srv):
     r = check(srv, "PMID:20301494")
     assert r["verdict"] == "inconclusive"
     assert "no record" not in detail(r, "resolved") and "not a PubMed record set" in detail(r, "resolved")
+
+
+def test_a_book_chapter_takes_neither_editors_for_authors_nor_misses_its_revision(srv):
+    # test-time derivation (tests/data/README.md): the book's author list marked as its editors,
+    # a chapter title added, a DateRevised of 2023 added, the PMID changed to 29465924
+    raw = BOOK.read_bytes().replace(b"29465922", b"29465924").replace(
+        b'<AuthorList Type="authors">', b'<AuthorList Type="editors">').replace(
+        b"<Language>eng</Language>",
+        b"<ArticleTitle>Seeing Safety</ArticleTitle><Language>eng</Language>"
+        b"<DateRevised><Year>2023</Year><Month>01</Month><Day>05</Day></DateRevised>")
+    srv.add("efetch", "29465924", _efetch(raw))
+    r = check(srv, "29465924", {"title": "Seeing Safety", "year": 2023})
+    assert r["metadata"]["authors"] == []  # editors are not the chapter's authors
+    assert r["verdict"] == "verified", r["checks"]

@@ -884,8 +884,11 @@ def _pubmed_book(a: ET.Element) -> dict | None:
     chapter = text(doc.find("ArticleTitle"))
 
     def names(parent: ET.Element | None) -> list[str]:
+        """The authors of ``parent``'s author lists; a list of editors is not its authors."""
         out = []
-        for au in (parent.findall("AuthorList/Author") if parent is not None else []):
+        lists = [al for al in (parent.findall("AuthorList") if parent is not None else [])
+                 if (al.get("Type") or "authors").lower() != "editors"]
+        for au in (x for al in lists for x in al.findall("Author")):
             last, fore = au.findtext("LastName"), au.findtext("ForeName") or au.findtext("Initials")
             name = " ".join(v for v in (fore, last) if v) or au.findtext("CollectiveName")
             if name:
@@ -895,13 +898,14 @@ def _pubmed_book(a: ET.Element) -> dict | None:
     authors = names(doc) or names(book)
     years = []
     for path in ("PubDate/Year", "BeginningDate/Year"):
-        y = (book.findtext(path) if book is not None else None) or ""
-        if y.strip().isdigit():
-            years.append(int(y.strip()))
-    for cd in doc.findall("ContributionDate"):
-        cy = (cd.findtext("Year") or "").strip()
-        if cy.isdigit():
-            years.append(int(cy))
+        y = ((book.findtext(path) if book is not None else None) or "").strip()
+        if y.isascii() and y.isdigit():
+            years.append(int(y))
+    for tag in ("ContributionDate", "DateRevised"):  # a chapter cited as "[Updated 2023]" is its revision
+        for cd in doc.findall(tag):
+            cy = (cd.findtext("Year") or "").strip()
+            if cy.isascii() and cy.isdigit():
+                years.append(int(cy))
     ids = {i.get("IdType"): (i.text or "").strip() for i in doc.findall("ArticleIdList/ArticleId")}
     if book is not None:
         for loc in book.findall("ELocationID"):
