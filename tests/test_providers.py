@@ -6,8 +6,6 @@ error bodies are mapped to our codes. Sources of every file: that folder's READM
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from providers_replay import JSON, SSE, ReplayServer, fixture, fixture_json, wire
 
@@ -75,8 +73,7 @@ def test_deepseek__reasoner_stream_request_json(monkeypatch):
     assert srv.requests[0]["headers"]["authorization"] == "Bearer test-key-not-real"
 
 
-@pytest.mark.parametrize("step", [1, 2, 3])
-def test_deepseek__thinking_tool_loop_requests(monkeypatch, step):
+def _thinking_tool_loop_request(monkeypatch, step):
     """``deepseek__thinking_tool_loop.step{1,2,3}.request.json``: the request we build for the
     same conversation carries every assistant tool-call message's ``reasoning_content``."""
     name = f"deepseek__thinking_tool_loop.step{step}.request.json"
@@ -100,15 +97,15 @@ def test_deepseek__thinking_tool_loop_requests(monkeypatch, step):
 
 
 def test_deepseek__thinking_tool_loop_step1_request_json(monkeypatch):
-    test_deepseek__thinking_tool_loop_requests(monkeypatch, 1)
+    _thinking_tool_loop_request(monkeypatch, 1)
 
 
 def test_deepseek__thinking_tool_loop_step2_request_json(monkeypatch):
-    test_deepseek__thinking_tool_loop_requests(monkeypatch, 2)
+    _thinking_tool_loop_request(monkeypatch, 2)
 
 
 def test_deepseek__thinking_tool_loop_step3_request_json(monkeypatch):
-    test_deepseek__thinking_tool_loop_requests(monkeypatch, 3)
+    _thinking_tool_loop_request(monkeypatch, 3)
 
 
 def test_deepseek__thinking_tool_loop_step1_response_json(monkeypatch):
@@ -134,9 +131,7 @@ def test_deepseek__thinking_tool_loop_step3_response_json(monkeypatch):
     assert r.finish_reason == "stop" and r.served["cached_tokens"] == 896
 
 
-@pytest.mark.parametrize("name", ["deepseek__error_400_missing_reasoning_content.json",
-                                  "deepseek__error_400_reasoning_content_must_be_passed_back.json"])
-def test_deepseek__error_400_bodies(monkeypatch, name):
+def _deepseek_error_400(monkeypatch, name):
     client, srv = replay(monkeypatch, "deepseek/deepseek-reasoner", [(400, JSON, fixture(name))])
     try:
         with pytest.raises(LLMError) as info:
@@ -150,11 +145,11 @@ def test_deepseek__error_400_bodies(monkeypatch, name):
 
 
 def test_deepseek__error_400_missing_reasoning_content_json(monkeypatch):
-    test_deepseek__error_400_bodies(monkeypatch, "deepseek__error_400_missing_reasoning_content.json")
+    _deepseek_error_400(monkeypatch, "deepseek__error_400_missing_reasoning_content.json")
 
 
 def test_deepseek__error_400_reasoning_content_must_be_passed_back_json(monkeypatch):
-    test_deepseek__error_400_bodies(monkeypatch, "deepseek__error_400_reasoning_content_must_be_passed_back.json")
+    _deepseek_error_400(monkeypatch, "deepseek__error_400_reasoning_content_must_be_passed_back.json")
 
 
 # --------------------------------------------------------------------------- OpenAI
@@ -512,9 +507,7 @@ def test_mistral__error_400_tool_call_id_format_json(monkeypatch):
 # --------------------------------------------------------------------------- Anthropic's Messages API (issue 20)
 
 
-@pytest.mark.parametrize("name", ["anthropic__stream_error_overloaded.documented.sse",
-                                  "anthropic__stream_error_overloaded.observed.sse"])
-def test_anthropic__stream_error_overloaded(monkeypatch, name):
+def _anthropic_overloaded(monkeypatch, name):
     """Overloaded mid-stream (HTTP 200): retried as a 529 while nothing was shown, then named."""
     client, srv = replay(monkeypatch, "anthropic/claude-sonnet-4-5", [(200, SSE, fixture(name))] * 2, max_retries=1)
     try:
@@ -527,11 +520,11 @@ def test_anthropic__stream_error_overloaded(monkeypatch, name):
 
 
 def test_anthropic__stream_error_overloaded_documented_sse(monkeypatch):
-    test_anthropic__stream_error_overloaded(monkeypatch, "anthropic__stream_error_overloaded.documented.sse")
+    _anthropic_overloaded(monkeypatch, "anthropic__stream_error_overloaded.documented.sse")
 
 
 def test_anthropic__stream_error_overloaded_observed_sse(monkeypatch):
-    test_anthropic__stream_error_overloaded(monkeypatch, "anthropic__stream_error_overloaded.observed.sse")
+    _anthropic_overloaded(monkeypatch, "anthropic__stream_error_overloaded.observed.sse")
 
 
 def test_anthropic__stream_extended_thinking_response_sse(monkeypatch):
@@ -602,7 +595,6 @@ def test_every_fixture_file_has_a_test():
         if stem not in names:
             missing.append(f"{f.name} (expected {stem})")
     assert not missing, missing
-    assert json.dumps(sorted(names))  # the module's tests are named
 
 
 def test_the_async_client_reads_the_same_streams(monkeypatch):
