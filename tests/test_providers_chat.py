@@ -898,3 +898,20 @@ def test_server_sent_events_are_read_as_the_standard_says():
     lines = [": OPENROUTER PROCESSING", "", "event: message_start", "data: one", "", "data:two", "data", "data:  x",
              "", "id: 7", "retry: 10", "", "data: cut off"]
     assert list(sse_data(lines)) == ["one", "two\n\n x"]  # the last event never got its blank line
+
+
+def test_a_hand_edited_log_cannot_crash_or_reshape_the_request():
+    from dsh_notebook.llm.session import history
+
+    events = [{"type": "user/message", "text": "q"},
+              {"type": "assistant/message", "text": "", "reasoning": ["odd"],
+               "tool_calls": [{"id": "c1", "name": "f", "arguments": "{}"}, {"name": "no id"}, {"id": ["x"], "name": "g"}],
+               "opaque": {"provider": "deepseek", "message": {"tool_calls": "x", "prefix": True, "role": "system"},
+                          "tool_calls": {"c1": {"type": "nope", "function": {"name": "evil"}, "extra_content": {"a": 1}}}}},
+              {"type": "tool/result", "id": "c1", "content": "1"},
+              {"type": "tool/result", "id": ["c2"], "content": "2"}]
+    msgs = history(events, "deepseek")
+    assert msgs[1] == {"role": "assistant", "content": "",
+                       "tool_calls": [{"extra_content": {"a": 1}, "id": "c1", "type": "function",
+                                       "function": {"name": "f", "arguments": "{}"}}]}
+    assert [m["role"] for m in msgs] == ["user", "assistant", "tool"]

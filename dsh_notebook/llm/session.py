@@ -22,6 +22,13 @@ EVENT_TYPES = ("session/start", "turn/start", "user/message", "step/start", "ass
                "tool/result", "notice", "step/end", "turn/end")
 
 
+#: The fields a provider sends with a reply that go back to it verbatim (the only ones read from
+#: ``assistant/message.opaque``): OpenRouter's reasoning details, Gemini's thought signatures,
+#: Anthropic's thinking blocks.
+OPAQUE_MESSAGE_FIELDS = ("reasoning_details", "extra_content", "thought_signature", "anthropic_thinking")
+OPAQUE_CALL_FIELDS = ("extra_content", "thought_signature")
+
+
 def new_session_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
 
@@ -116,21 +123,26 @@ def history(events: list[dict], provider: str | None = None) -> list[dict]:
                 msg["reasoning_content"] = e["reasoning"]
             if same and isinstance(opaque.get("message"), dict):
                 for k, v in opaque["message"].items():
-                    msg.setdefault(k, v)
-            calls = e.get("tool_calls") or []
+                    if k in OPAQUE_MESSAGE_FIELDS:  # a log edited by hand changes nothing else
+                        msg.setdefault(k, v)
+            calls = [c for c in e.get("tool_calls") or [] if isinstance(c, dict) and isinstance(c.get("id"), str)
+                     and isinstance(c.get("name"), str)] if isinstance(e.get("tool_calls"), list) else []
             if calls:
                 given = opaque.get("tool_calls")
                 extras: dict = given if same and isinstance(given, dict) else {}
                 msg["tool_calls"] = []
                 for c in calls:
                     extra = extras.get(c["id"])
-                    msg["tool_calls"].append({"id": c["id"], "type": "function",
-                                              "function": {"name": c["name"], "arguments": c.get("arguments", "")},
-                                              **(extra if isinstance(extra, dict) else {})})
+                    args = c.get("arguments", "")
+                    msg["tool_calls"].append({
+                        **{k: v for k, v in (extra if isinstance(extra, dict) else {}).items()
+                           if k in OPAQUE_CALL_FIELDS},
+                        "id": c["id"], "type": "function",
+                        "function": {"name": c["name"], "arguments": args if isinstance(args, str) else ""}})
             out.append(msg)
         elif t == "tool/result":
             content = e.get("content")
-            out.append({"role": "tool", "tool_call_id": e.get("id", ""),
+            out.append({"role": "tool", "tool_call_id": e.get("id") if isinstance(e.get("id"), str) else "",
                         "content": content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)})
         elif t == "notice" and e.get("text") and e.get("form") != "info":
             out.append({"role": "system", "content": e["text"]})
