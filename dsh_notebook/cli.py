@@ -422,7 +422,8 @@ def cmd_serve_fake_llm(args) -> int:
         return fail(f"cannot listen on 127.0.0.1:{args.port}: {getattr(exc, 'strerror', None) or exc}")
     print(f"scripted chat server (replies are scripted, not a model) on {srv.base_url}; "
           f"point DEEPSEEK_BASE_URL there and set DEEPSEEK_API_KEY to any value, or point OLLAMA_BASE_URL there "
-          f"and use --model ollama/ANY-NAME with no key. Ctrl-C stops it.", flush=True)
+          f"and use --model ollama/ANY-NAME with no key, or ANTHROPIC_BASE_URL with --model anthropic/... "
+          f"The script's turns are answered in order. Ctrl-C stops it.", flush=True)
     try:
         srv.httpd.serve_forever()
     except KeyboardInterrupt:
