@@ -366,9 +366,10 @@ def cmd_records(args) -> int:
 
 
 def cmd_article(args) -> int:
+    from .artifact.articles import write_article
     from .artifact.paths import sidecar_for
     from .reckoner import find_record
-    from .reckoner.articles import ArticleError, write_article
+    from .reckoner.articles import ArticleError
 
     nb = Path(args.notebook)
     sidecar = sidecar_for(nb)

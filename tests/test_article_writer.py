@@ -13,21 +13,18 @@ from pathlib import Path
 import pytest
 from test_articles import _record, example_records  # noqa: F401 - the fixture is used below
 
+from dsh_notebook.artifact.articles import write_article
+from dsh_notebook.llm.article_prompt import WRITER_PROMPT_VERSION, WRITER_RULES, writer_prompt, writer_system_prompt
 from dsh_notebook.llm.testing import ScriptedServer
 from dsh_notebook.llm.writer import ModelArticleWriter
 from dsh_notebook.reckoner import Engine
 from dsh_notebook.reckoner.articles import (
     AUTHOR,
     FIXED_TITLE,
-    WRITER_PROMPT_VERSION,
-    WRITER_RULES,
     OfflineWriter,
     allowed_numbers,
     check_article,
     facts,
-    write_article,
-    writer_prompt,
-    writer_system_prompt,
     written_numbers,
 )
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from dsh_notebook.artifact.articles import write_article
 from dsh_notebook.reckoner import Engine, read_record
 from dsh_notebook.reckoner.articles import (
     FORBIDDEN,
@@ -17,7 +18,6 @@ from dsh_notebook.reckoner.articles import (
     facts,
     result_numbers,
     sanitize_latex,
-    write_article,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -190,12 +190,8 @@ def _record_with_lookup(home: Path, tier: str = "strict") -> Path:
 
 @pytest.mark.parametrize("fmt", ["md", "latex"])
 def test_answered_lookups_reach_the_writer_and_the_article(tmp_path, fmt):
-    from dsh_notebook.reckoner.articles import (
-        OfflineWriter,
-        check_article,
-        facts,
-        writer_prompt,
-    )
+    from dsh_notebook.llm.article_prompt import writer_prompt
+    from dsh_notebook.reckoner.articles import OfflineWriter, check_article, facts
 
     f = facts(_record_with_lookup(tmp_path / "calc"))
     [lk] = f.lookups  # the insufficient lookup is not a fact
@@ -210,7 +206,8 @@ def test_answered_lookups_reach_the_writer_and_the_article(tmp_path, fmt):
 
 
 def test_open_tier_lookups_are_flagged_unverified(tmp_path):
-    from dsh_notebook.reckoner.articles import OfflineWriter, facts, writer_prompt
+    from dsh_notebook.llm.article_prompt import writer_prompt
+    from dsh_notebook.reckoner.articles import OfflineWriter, facts
 
     f = facts(_record_with_lookup(tmp_path / "calc", tier="open"))
     assert "from the open web: unverified" in writer_prompt(f, "md")
@@ -285,7 +282,7 @@ def test_upstream_list_is_kept_and_extended():
 def test_compile_cannot_read_an_absolute_path(tmp_path):
     """Defence in depth: even a body the sanitizer missed cannot read outside the article's
     folder, because compile_latex runs TeX with openin_any=p (paranoid)."""
-    from dsh_notebook.reckoner.articles import compile_latex
+    from dsh_notebook.artifact.articles import compile_latex
 
     secret = tmp_path / "credentials.toml"
     secret.write_text("SECRETMARKER\n", encoding="utf-8")
@@ -310,7 +307,7 @@ def test_compile_cannot_read_an_absolute_path(tmp_path):
 
 
 def test_compile_runs_without_shell_escape_in_paranoid_mode():
-    from dsh_notebook.reckoner.articles import LATEXMK_COMMAND, TEX_ENVIRONMENT
+    from dsh_notebook.artifact.articles import LATEXMK_COMMAND, TEX_ENVIRONMENT
 
     assert "-no-shell-escape" in LATEXMK_COMMAND and "-norc" in LATEXMK_COMMAND
     assert TEX_ENVIRONMENT["openin_any"] == "p" and TEX_ENVIRONMENT["openout_any"] == "p"
@@ -445,3 +442,34 @@ def test_a_title_with_line_breaks_stays_one_heading(tmp_path):
     tex = write_article(e.last_closed, tmp_path / "b", "latex").path.read_text(encoding="utf-8")
     title = next(line for line in tex.splitlines() if line.startswith("\\title{"))
     assert title.endswith("}") and "\n" not in title
+
+
+# --------------------------------------------------------------------- numbers: the engine's formatter
+
+
+def test_numbers_print_as_the_engine_formats_them_after_the_cut():
+    """Issue 22 item 1: the articles' numbers come from the engine's formatter
+    (display.num_text without a digit limit) after the cut; whole numbers up to 1e15 in full."""
+    from dsh_notebook.reckoner.articles import number_text
+
+    assert number_text(0.12724821149048626) == "0.1272"
+    assert number_text(1.68e-8) == "1.68×10⁻⁸"
+    assert number_text(1.5e12) == "1500000000000"  # 12 significant digits would give 1.5×10¹²
+    assert number_text(1e16) == "1×10¹⁶"
+    assert number_text(22413969.54) == "22414000"
+    assert number_text(complex(3, -4.00004)) == "3-4j"
+
+
+def test_an_article_of_complex_arrays_is_written_with_cut_parts(tmp_path):
+    """Issue 22 item 1: a complex array with a part below 1e-4 made the article writer fail
+    (ValueError from its own number formatter); each part now prints cut, in the ×10 form."""
+    e = Engine(tmp_path / "calc")
+    e.record_start("Complex impedances")
+    assert e.set("c", {"array": [{"re": 1, "im": 2}, {"re": 0.123456, "im": -1e-8}], "dim": "ohm"})["ok"]
+    assert e.set("Y", {"re": 1e-6, "im": -2.5e-7, "dim": "siemens"})["ok"]
+    assert e.eval("@c*3", "c3")["ok"]
+    e.record_end("Done.")
+    md = write_article(e.last_closed, tmp_path / "out", "md").path.read_text(encoding="utf-8")
+    assert "c = [1+2j, 0.1235-1×10⁻⁸j] Ω" in md and "c3 = [3+6j, 0.3704-3×10⁻⁸j] Ω" in md
+    tex = write_article(e.last_closed, tmp_path / "out", "latex").path.read_text(encoding="utf-8")
+    assert r"Y = (1 \times 10^{-6} - 2.5 \times 10^{-7}\,j)\,\mathrm{S}" in tex  # never 1e-06 inside LaTeX

@@ -9,8 +9,9 @@ import json
 
 import pytest
 
+from dsh_notebook.artifact.articles import write_article
 from dsh_notebook.reckoner import Engine, MemoryEngine, shown_units as SU
-from dsh_notebook.reckoner.articles import facts, write_article
+from dsh_notebook.reckoner.articles import facts
 from test_cases import refused
 from test_magic import bundle, sh, text  # noqa: F401 - `sh` is a fixture
 
@@ -216,7 +217,8 @@ def test_settings_reckon_units_start_every_kernel_and_bad_ones_are_named(sh, mon
 
 
 def test_a_model_writer_may_write_the_values_as_the_notebook_shows_them(sh):
-    from dsh_notebook.reckoner.articles import check_article, writer_prompt
+    from dsh_notebook.llm.article_prompt import writer_prompt
+    from dsh_notebook.reckoner.articles import check_article
 
     r, _ = sh.reckon("given F = 2.5 kN\ngiven L = 3600 mm\nM = @F*@L/4\nshow M in kN*m\nend done", "Beam")
     [path] = sh.records()

@@ -295,7 +295,7 @@ def test_a_notebook_written_before_kinds_still_reads_replays_and_verifies(tmp_pa
 
 
 def test_articles_show_points_on_their_scale(tmp_path):
-    from dsh_notebook.reckoner.articles import write_article
+    from dsh_notebook.artifact.articles import write_article
 
     e = Engine(tmp_path / "home")
     e.record_start("Air at 850 hPa")

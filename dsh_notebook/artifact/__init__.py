@@ -7,6 +7,7 @@ client: shared by the magics, the widgets, the server's routes and the command l
 - :mod:`.seal`: ``sync`` (seals into ``metadata.dsh``) and ``verify`` (the four checks);
 - :mod:`.ledgers`: a notebook's research ledgers for people (summaries, the person's decision,
   export, the graph).
+- :mod:`.articles`: a record's article as a file in the sidecar, and its PDF build (``latexmk``).
 
 Submodules are imported by name; importing the package loads none of them.
 """

@@ -2,12 +2,11 @@
 :class:`dsh_notebook.reckoner.articles.ModelWriter`).
 
 * One :meth:`ChatClient.complete` call per article: the system message is
-  :func:`~dsh_notebook.reckoner.articles.writer_system_prompt` (prompt version
-  :data:`~dsh_notebook.reckoner.articles.WRITER_PROMPT_VERSION`), the user message
-  :func:`~dsh_notebook.reckoner.articles.writer_prompt` (the record's facts, numbers cut,
-  no record id).
+  :func:`~.article_prompt.writer_system_prompt` (prompt version
+  :data:`~.article_prompt.WRITER_PROMPT_VERSION`), the user message
+  :func:`~.article_prompt.writer_prompt` (the record's facts, numbers cut, no record id).
 * The reply is returned as written, without a code fence around it. It is not trusted:
-  :func:`~dsh_notebook.reckoner.articles.write_article` checks it and saves the offline
+  :func:`~dsh_notebook.artifact.articles.write_article` checks it and saves the offline
   article instead, with the reason, when the check fails or this writer raises (an
   :class:`~dsh_notebook.errors.LLMError` such as ``MISSING_CREDENTIAL``).
 """
@@ -15,12 +14,8 @@
 from __future__ import annotations
 
 from ..errors import PROTOCOL, LLMError
-from ..reckoner.articles import (
-    ArticleFacts,
-    strip_fence,
-    writer_prompt,
-    writer_system_prompt,
-)
+from ..reckoner.articles import ArticleFacts, strip_fence
+from .article_prompt import writer_prompt, writer_system_prompt
 from .client import ChatClient, ChatResult
 
 

@@ -372,7 +372,8 @@ class ReckonMagics(Magics):
         import html
         import os
 
-        from ..reckoner.articles import ArticleError, md_escape, write_article
+        from ..artifact.articles import write_article
+        from ..reckoner.articles import ArticleError, md_escape
 
         p = argparse.ArgumentParser(prog="%reckon article", add_help=False, exit_on_error=False)
         p.add_argument("id")

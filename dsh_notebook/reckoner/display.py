@@ -124,18 +124,23 @@ _SUPER = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 # --------------------------------------------------------------------------- numbers
 
 
-def _mantissa_exp(x: float, digits: int) -> tuple[str, int | None]:
+def _mantissa_exp(x: float, digits: int | None) -> tuple[str, int | None]:
     if x == 0:
         return "0", None
-    s = f"{x:.{digits}g}"
+    if digits is None:  # as stored: the shortest text that reads back as x, a whole number below 1e15 in full
+        s = str(int(x)) if x.is_integer() and abs(x) < 1e15 else repr(x)
+    else:
+        s = f"{x:.{digits}g}"
     if "e" in s:
         m, e = s.split("e")
         return m, int(e)
     return s, None
 
 
-def num_text(x: Scalar, digits: int) -> str:
-    """``0.12725``, ``1.68×10⁻⁸``, ``3+4j``, ``-31.83j``."""
+def num_text(x: Scalar, digits: int | None) -> str:
+    """``0.12725``, ``1.68×10⁻⁸``, ``3+4j``, ``-31.83j``: *digits* significant digits, or with
+    ``None`` every digit the float holds (its shortest round-trip form; a whole number below 1e15
+    written out: ``1500000000000``), as the article writers print numbers already cut."""
     if isinstance(x, complex):
         im_ = num_text(abs(x.imag), digits)
         if x.real == 0:
@@ -145,8 +150,9 @@ def num_text(x: Scalar, digits: int) -> str:
     return m if e is None else f"{m}×10{str(e).translate(_SUPER)}"
 
 
-def num_latex(x: Scalar, digits: int) -> str:
-    """``1.68 \\times 10^{-8}``, ``\\left(3 + 4\\,j\\right)``: *digits* significant digits."""
+def num_latex(x: Scalar, digits: int | None) -> str:
+    """``1.68 \\times 10^{-8}``, ``\\left(3 + 4\\,j\\right)``: *digits* significant digits (``None``:
+    every digit, as :func:`num_text`)."""
     if isinstance(x, complex):
         im_ = num_latex(abs(x.imag), digits)
         if x.real == 0:
