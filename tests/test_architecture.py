@@ -145,3 +145,82 @@ def test_every_client_gets_academic_mode_without_llm_importing_it():
             "assert hooks == [academic_hook], hooks\nassert a.default_stop_hooks() == [academic_gate]\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
+
+
+# ------------------------------------------------------------------ the engine is pure (issue 22 item 1)
+
+#: Modules that start or look for programs; the engine never imports them (the article build finds
+#: and runs ``latexmk`` from dsh_notebook.artifact.articles).
+PROGRAM_MODULES = {"subprocess", "multiprocessing", "pty", "shutil", "asyncio"}
+#: ``os`` functions that start programs.
+OS_PROGRAM_CALLS = {"system", "popen", "spawnl", "spawnlp", "spawnv", "spawnvp", "execv", "execvp", "execl",
+                    "execlp", "fork", "forkpty", "posix_spawn", "posix_spawnp", "startfile"}
+
+
+def _prompt_texts() -> dict[str, str]:
+    """Every model prompt the package sends, by name: a prompt is identified by its first line."""
+    from dsh_notebook.llm import article_prompt, presets
+    from dsh_notebook.llm.search import extract
+
+    return {"WRITER_RULES": article_prompt.WRITER_RULES, "WRITER_RULES_MARKDOWN": article_prompt.WRITER_RULES_MARKDOWN,
+            "WRITER_RULES_LATEX": article_prompt.WRITER_RULES_LATEX, "EXTRACT_SYSTEM": extract.EXTRACT_SYSTEM,
+            **{f"presets.{name}": value for name, value in vars(presets).items()
+               if isinstance(value, str) and len(value) > 200 and not name.startswith("__")}}  # the persona's
+
+
+def engine_faults(path: Path, prompts: dict[str, str]) -> list[str]:
+    """What makes an engine module impure: an import of a module that starts programs, a call of
+    an ``os`` function that does, a module-level name of a prompt (``*PROMPT*``, ``*PERSONA*``)
+    or the first line of a model prompt of ``prompts`` in its text."""
+    text = path.read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [f"{path.name}:{node.lineno} imports {a.name}" for a in node.names
+                      if a.name.split(".")[0] in PROGRAM_MODULES]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.split(".")[0] in PROGRAM_MODULES:
+                found.append(f"{path.name}:{node.lineno} imports {node.module}")
+            elif node.module == "os":
+                found += [f"{path.name}:{node.lineno} imports os.{a.name}" for a in node.names
+                          if a.name in OS_PROGRAM_CALLS]
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os" \
+                and node.attr in OS_PROGRAM_CALLS:
+            found.append(f"{path.name}:{node.lineno} uses os.{node.attr}")
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) \
+            else []
+        for t in targets:
+            if isinstance(t, ast.Name) and any(w in t.id.upper() for w in ("PROMPT", "PERSONA")):
+                found.append(f"{path.name}:{node.lineno} defines {t.id}")
+    for name, prompt in prompts.items():
+        first = prompt.strip().splitlines()[0].rstrip("\\ ")[:60]
+        if first and first in text:
+            found.append(f"{path.name} holds the model prompt {name} ({first!r})")
+    return found
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "reckoner").rglob("*.py")),
+                         ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_the_engine_runs_no_program_and_holds_no_model_prompt(path):
+    """Issue 22 item 1: the engine is pure: the article build's ``latexmk`` and the model
+    writer's prompt live above it (dsh_notebook.artifact.articles, dsh_notebook.llm.article_prompt)."""
+    assert engine_faults(path, _prompt_texts()) == []
+
+
+def test_the_engine_check_finds_programs_and_prompts(tmp_path):
+    """The check above can fail: each kind of fault it looks for, in one module."""
+    from dsh_notebook.llm.article_prompt import WRITER_RULES
+
+    bad = tmp_path / "bad.py"
+    bad.write_text("import subprocess\nfrom os import system\nimport os\nos.popen('x')\nfrom shutil import which\n"
+                   f"WRITER_PROMPT_VERSION = 'x/1'\nTEXT = {WRITER_RULES[:80]!r}\n", encoding="utf-8")
+    assert sorted(engine_faults(bad, {"WRITER_RULES": WRITER_RULES})) == [
+        "bad.py holds the model prompt WRITER_RULES ('You write a short technical article from the facts of one fi')",
+        "bad.py:1 imports subprocess",
+        "bad.py:2 imports os.system",
+        "bad.py:4 uses os.popen",
+        "bad.py:5 imports shutil",
+        "bad.py:6 defines WRITER_PROMPT_VERSION",
+    ]

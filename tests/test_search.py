@@ -24,6 +24,7 @@ from dsh_notebook.llm.search import (
     SearxngProvider,
     WikipediaProvider,
     host_matches,
+    html_text,
     lookup,
     model_safe,
     parse_extraction,
@@ -849,3 +850,63 @@ def test_a_whole_top_level_domain_is_accepted_but_reported():
     p = SearchPolicy.from_config({"allowed_hosts": ["org"]})
     assert p.allowed_hosts == ("org",) and any("too broad" in x for x in p.problems)
     assert SearchPolicy(allowed_hosts=["wikipedia.org", "localhost"]).problems == ()
+
+
+# ------------------------------------------------------------------ page text (issue 22 item 1: selectolax)
+
+REAL_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Copper - Encyclopedia</title>
+<style>.infobox { color: red }</style><script>window.track("<p>fake</p>");</script></head>
+<body><nav aria-label="Main"><ul><li><a href="/">Home</a></li><li><a href="/random">Random page</a></li></ul></nav>
+<main><h1>Copper</h1>
+<p>Copper has an electrical resistivity of 1.68&nbsp;&times;&nbsp;10<sup>&minus;8</sup>&nbsp;&Omega;&middot;m
+   at 20&nbsp;&deg;C&nbsp;&amp; a density of 8.96&#160;g/cm&#179;.</p>
+<p>A page may quote markup: &lt;script&gt;alert(1)&lt;/script&gt; and &lt;img src=x onerror=alert(2)&gt;.</p>
+<table class="infobox"><tr><th>Melting point</th><td>1084.62&nbsp;&deg;C</td></tr></table>
+<noscript>Please enable JavaScript.</noscript><template><p>template text</p></template>
+<svg viewBox="0 0 1 1"><text>svg label</text></svg><div hidden>hidden text</div>
+<iframe src="https://ads.example/">iframe fallback</iframe><!-- a comment -->
+</main><footer>Text is available under a licence.</footer></body></html>"""
+
+
+def test_page_text_keeps_the_content_and_drops_what_a_reader_never_sees():
+    text = html_text(REAL_PAGE)
+    assert text == ("Copper Copper has an electrical resistivity of 1.68 × 10 −8 Ω·m at 20 °C & a density of "
+                    "8.96 g/cm³. A page may quote markup: <script>alert(1)</script> and <img src=x onerror=alert(2)>. "
+                    "Melting point 1084.62 °C Text is available under a licence.")
+    for gone in ("Encyclopedia", "track", "fake", "infobox", "Home", "Random page", "enable JavaScript",
+                 "template text", "svg label", "hidden text", "iframe fallback", "comment"):
+        assert gone not in text, gone
+
+
+def test_page_text_decodes_entities_once_and_never_makes_markup():
+    """Escaped markup is text: decoded once (the model reads '<script>'), never parsed again into
+    an element that would be dropped or run; a tag is never kept as text."""
+    quoted = html_text("<p>&lt;b&gt;bold&lt;/b&gt; &amp;lt;i&amp;gt; &quot;q&quot; &#x3C;</p>")
+    assert quoted == '<b>bold</b> &lt;i&gt; "q" <'
+    assert html_text("<p>a<b>b</b><i>c</i></p><p>d</p>") == "a b c d"  # tags only separate words
+    assert html_text("no markup at all, 3 < 4 > 2") == "no markup at all, 3 < 4 > 2"
+
+
+def test_page_text_of_fragments_and_broken_markup():
+    """Wikipedia's excerpts are fragments with highlight tags; broken markup is read as a browser
+    reads it, never an exception; a lone surrogate (from a JSON reply) becomes U+FFFD."""
+    excerpt = 'Electrical <span class="searchmatch">resistivity</span> of &lt;copper&gt;'
+    assert html_text(excerpt) == "Electrical resistivity of <copper>"
+    assert html_text("<div><p>unclosed <b>bold</div></span></td> tail <script>x(") == "unclosed bold tail"
+    assert html_text("lone \ud800 surrogate") == "lone \ufffd surrogate"
+    assert html_text("") == "" and html_text("<script>only()</script>") == ""
+
+
+def test_enrich_drops_a_pages_navigation(engine, monkeypatch):
+    """The page text the extraction model reads starts with the content, not the site's menus."""
+    sx = FakeSearxng(lambda q: [{"url": sx.base_url + "/page/copper", "title": "Copper", "content": "short"}],
+                     documents={"/page/copper": REAL_PAGE})
+    script = [extraction({"answer": "1.68 × 10 −8 Ω·m at 20 °C.", "used": [1], "insufficient": False})]
+    with sx, ScriptedServer(script) as srv:
+        receipt = lookup(engine, Q, client=chat_client(srv, monkeypatch),
+                         policy=SearchPolicy(tier="open", enrich_pages=1, enrich_chars_per_page=200),
+                         provider=SearxngProvider(sx.base_url, allow_private=True))  # pages on 127.0.0.1
+    assert receipt["ok"]
+    user = srv.requests[0]["body"]["messages"][1]["content"]
+    assert "Copper Copper has an electrical resistivity of 1.68 × 10 −8 Ω·m at 20 °C & a density of" in user
+    assert "Random page" not in user and "track" not in user
