@@ -3,7 +3,9 @@
 * ``run NOTEBOOK``: execute a notebook headless with nbclient in the current environment
   (``DSH_NOTEBOOK_PATH`` set to it, so records land in ``<stem>.dsh/``), save its outputs,
   print a table of the records it produced, exit 1 if a cell failed that is not tagged
-  ``raises-exception``.
+  ``raises-exception``. ``run PATH...`` and ``verify PATH...`` with several notebooks, folders,
+  ``--workers N`` or ``--scheduler ADDRESS`` work on a corpus (issue 23, :mod:`dsh_notebook.corpus`):
+  this module only parses the arguments and prints.
 """
 
 from __future__ import annotations
@@ -13,9 +15,7 @@ import copy
 import json
 import os
 import re
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -66,10 +66,74 @@ def _result_text(rec) -> str:
         return f"{c.get('target')} = {c.get('result')}"
 
 
+def _corpus_wanted(args, command: str) -> bool:
+    """A corpus command (issue 23): several paths, a folder, --workers or --scheduler (and for
+    ``run``, --json); one notebook file alone works as before."""
+    paths = args.notebook
+    return (len(paths) > 1 or any(Path(p).is_dir() for p in paths) or args.workers is not None
+            or args.scheduler is not None or (command == "run" and args.json))
+
+
+def cmd_corpus(args, command: str) -> int:
+    """``run``/``verify`` of many notebooks, here or on dask.distributed (dsh_notebook.corpus)."""
+    from .corpus.cluster import CorpusError, run_corpus, save_runs
+    from .corpus.discover import NoSuchPath, find_notebooks
+    from .corpus.report import as_json, failures_text, passed, results_table, summary
+
+    prog = f"dsh-notebook {command}"
+    try:
+        notebooks = find_notebooks(args.notebook)
+    except NoSuchPath as exc:
+        print(f"{prog}: {exc}; nothing was run", file=sys.stderr)
+        return 2
+    if not notebooks:
+        print(f"{prog}: no notebooks (*.ipynb) in {', '.join(args.notebook)}", file=sys.stderr)
+        return 2
+    allowed = None
+    if command == "verify" and args.allowed_signers:
+        from .signing import AllowedSigners
+
+        try:
+            allowed = AllowedSigners.read(args.allowed_signers)
+        except (OSError, ValueError) as exc:
+            print(f"{prog}: {exc}", file=sys.stderr)
+            return 2
+    where = (f"{args.workers} local worker(s)" if args.workers is not None else
+             f"the scheduler at {args.scheduler}" if args.scheduler is not None else "in this process")
+    start = time.perf_counter()
+    try:
+        results = run_corpus(command, notebooks, workers=args.workers, scheduler=args.scheduler,
+                             connect_timeout=args.connect_timeout, kernel=getattr(args, "kernel", "python3"),
+                             timeout=getattr(args, "timeout", 600), allowed_signers=allowed,
+                             progress=sys.stderr.isatty() and not args.json,
+                             say=lambda text: print(text, file=sys.stderr))
+    except CorpusError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    elapsed = time.perf_counter() - start
+    saved = save_runs(results) if command == "run" and args.save else []
+    if args.json:
+        print(json.dumps(as_json(results, command, elapsed, where), ensure_ascii=False, indent=2))
+    else:
+        print(results_table(results))
+        print()
+        print(summary(results, command, elapsed, where))
+        for line in saved:
+            print(line)
+        failures = failures_text(results)
+        if failures:
+            print(f"\n{prog}: these notebooks failed:\n{failures}", file=sys.stderr)
+    return 0 if all(passed(r) for r in results) else 1
+
+
 def cmd_run(args) -> int:
+    if _corpus_wanted(args, "run"):
+        return cmd_corpus(args, "run")
+    if args.save is None:
+        args.save = True
+    args.no_save = not args.save
+    args.notebook = args.notebook[0]
     import nbformat
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError
 
     from .artifact.paths import sidecar_for
     from .artifact.records import table
@@ -88,14 +152,12 @@ def cmd_run(args) -> int:
     except Exception as exc:
         print(f"dsh-notebook run: {args.notebook} is not a readable notebook ({exc})", file=sys.stderr)
         return 2
-    os.environ["DSH_NOTEBOOK_PATH"] = str(path)
     started = copy.deepcopy(nb)  # what the person's file held: save_run checks it is still that
     for cell in nb.cells:  # only this run's outputs may name records
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
     from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
-    from traitlets.config import Config
 
     try:
         KernelSpecManager().get_kernel_spec(args.kernel)
@@ -103,29 +165,11 @@ def cmd_run(args) -> int:
         print(f"dsh-notebook run: no kernel named {args.kernel!r} (see `jupyter kernelspec list`); "
               "nothing was run or saved", file=sys.stderr)
         return 2
-    # IPC sockets in a private folder: the kernel talks over local files, not TCP (so ipykernel
-    # has no unencrypted-TCP warning to print), whatever the kernel's working directory.
-    sockets = tempfile.mkdtemp(prefix="dshk-")
-    config = Config()
-    config.KernelManager.transport = "ipc"
-    config.KernelManager.ip = os.path.join(sockets, "k")
-    client = NotebookClient(
-        nb,
-        timeout=args.timeout,
-        kernel_name=args.kernel,
-        resources={"metadata": {"path": str(path.parent)}},
-        config=config,
-    )
-    failed = None
+    from .corpus.execute import execute_notebook
+
     start = time.time()
-    try:
-        client.execute()
-    except CellExecutionError as exc:
-        failed = exc
-    except Exception as exc:  # kernel died, timeout, ...
-        failed = exc
-    finally:
-        shutil.rmtree(sockets, ignore_errors=True)
+    # DSH_NOTEBOOK_PATH and the working directory go to the kernel only, never this process (issue 23)
+    failed = execute_notebook(path, nb, kernel=args.kernel, timeout=args.timeout)
     executed = any(c.get("execution_count") for c in nb.cells if c.cell_type == "code")
     if not executed and failed is not None:
         print(f"dsh-notebook run: the kernel did not run the notebook ({type(failed).__name__}: {failed}); "
@@ -193,6 +237,9 @@ def _notebook_arg(name: str) -> Path | None:
 
 
 def cmd_verify(args) -> int:
+    if _corpus_wanted(args, "verify"):
+        return cmd_corpus(args, "verify")
+    args.notebook = args.notebook[0]
     from .artifact.seal import findings_table, verify
 
     path = _notebook_arg(args.notebook)
@@ -786,19 +833,51 @@ def _add_ledger_check_source(ls) -> None:
     x.set_defaults(func=cmd_ledger_check_source)
 
 
+def _workers(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number of workers")
+    return n
+
+
+def _add_corpus_options(p) -> None:
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=_workers, metavar="N",
+                       help="run on a local dask cluster of N worker processes (one notebook per task; needs "
+                            "dsh-notebook[corpus])")
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="run on an existing dask cluster, e.g. tcp://10.0.0.5:8786 (dask-jobqueue, dask-gateway, "
+                            "Kubernetes): workers need this dsh-notebook version and the notebooks' filesystem")
+    p.add_argument("--connect-timeout", type=_positive, default=10, metavar="SECONDS",
+                   help="seconds to reach the scheduler and find a worker (default 10)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dsh-notebook", description="Auditable, reproducible notebooks: reckoner records and more.")
     p.add_argument("--version", action="version", version=f"dsh-notebook {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    r = sub.add_parser("run", help="execute a notebook headless, save its outputs, print its records")
-    r.add_argument("notebook", help="the .ipynb file")
+    r = sub.add_parser("run", help="execute notebooks headless, save their outputs, print their records")
+    r.add_argument("notebook", nargs="+", metavar="PATH",
+                   help="a .ipynb file, or several, or folders (searched recursively: a corpus)")
     r.add_argument("--timeout", type=_positive, default=600, help="seconds per cell (default 600)")
     r.add_argument("--kernel", default="python3", help="kernel name (default python3: this environment)")
-    r.add_argument("--no-save", action="store_true", help="do not write the outputs back into the notebook")
+    saving = r.add_mutually_exclusive_group()
+    saving.add_argument("--no-save", dest="save", action="store_false", default=None,
+                        help="do not write the outputs back into the notebook")
+    saving.add_argument("--save", dest="save", action="store_true",
+                        help="write the outputs back, indexed and signed with your key (the default for one notebook; "
+                             "a corpus run saves only with --save)")
+    r.add_argument("--json", action="store_true", help="the corpus results as JSON")
+    _add_corpus_options(r)
     r.set_defaults(func=cmd_run)
-    v = sub.add_parser("verify", help="prove a notebook's records are intact, reproduce, and hold no secrets")
-    v.add_argument("notebook")
+    v = sub.add_parser("verify", help="prove notebooks' records are intact, reproduce, and hold no secrets")
+    v.add_argument("notebook", nargs="+", metavar="PATH",
+                   help="a .ipynb file, or several, or folders (searched recursively: a corpus)")
     v.add_argument("--json", action="store_true", help="findings as JSON")
+    _add_corpus_options(v)
     v.add_argument("--allowed-signers", metavar="FILE",
                    help="an allowed-signers file (as git and ssh-keygen read it): the seal must be signed by a key "
                         "it lists for namespace dsh-notebook")

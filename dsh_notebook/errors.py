@@ -66,6 +66,15 @@ The tree (module, default code; a short example that raises it)::
     │       prune(nb) of a notebook that does not verify  # nothing removed
     ├── RouteError                                server.views, ROUTE_REFUSED
     │       GET /dsh/api/nope                     # 404 with {"error": ...}
+    ├── NoSuchPath(ValueError)                    corpus.discover, CORPUS_NO_SUCH_PATH
+    │       find_notebooks(["nope.ipynb"])        # dsh-notebook verify a.ipynb nope.ipynb: nothing runs
+    ├── CorpusError                               corpus.cluster, CORPUS (a corpus command that cannot start)
+    │   ├── DistributedMissing                    CORPUS_NEEDS_DISTRIBUTED
+    │   │       run_corpus("verify", nbs, workers=2)   # without dask.distributed installed
+    │   ├── SchedulerUnreachable                  CORPUS_SCHEDULER_UNREACHABLE
+    │   │       run_corpus("verify", nbs, scheduler="tcp://127.0.0.1:1", connect_timeout=2)
+    │   └── WorkerMismatch                        CORPUS_WORKER_MISMATCH
+    │           a worker with another dsh_notebook version, without the kernel or the files
     └── NotebookError                             errors, NOTEBOOK (the magics' layer)
         ├── ReckonUsageError(ValueError)          reckon.cell, RECKON_USAGE
         │       %%reckon --digits x

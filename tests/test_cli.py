@@ -180,7 +180,11 @@ def test_run_refuses_what_is_not_a_regular_file(tmp_path):
 
     fifo = tmp_path / "pipe.ipynb"
     os.mkfifo(fifo)
-    for target in (str(fifo), "/dev/zero", str(tmp_path)):
+    for target in (str(fifo), "/dev/zero"):
         out = subprocess.run([sys.executable, "-m", "dsh_notebook.cli", "run", target], capture_output=True,
                              text=True, timeout=60)
         assert out.returncode == 2 and "is not a regular file" in out.stderr, (target, out.stderr)
+    # a folder is a corpus since issue 23: the fifo in it is named, never read
+    out = subprocess.run([sys.executable, "-m", "dsh_notebook.cli", "run", str(tmp_path)], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 1 and f"{fifo}: error\n  not a regular file" in out.stderr, out.stderr

@@ -1,0 +1,400 @@
+"""A lab's whole corpus (issue 23): ``dsh-notebook run PATH...`` and ``verify PATH...`` over
+notebooks and folders, in this process, on a local dask cluster (``--workers 2``) and on an
+existing cluster started here as real ``dask scheduler`` and ``dask worker`` processes on
+127.0.0.1; a tampered notebook named in the results, a worker killed mid-run (its notebook
+retried once, its kernel gone with it, the others complete), an unreachable scheduler."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+
+pytest.importorskip("distributed")
+
+DEADLINE = 300  # seconds: only a bound for a failing test, never a timing the test relies on
+
+
+def run_cli(*args, cwd=None, timeout=600):
+    return subprocess.run([sys.executable, "-m", "dsh_notebook.cli", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=timeout)
+
+
+def reckon_notebook(path: Path, n_cells: int = 2, seed: int = 0) -> Path:
+    """A notebook whose ``%%reckon`` cells were run by the magic's own cell runner and renderer
+    (as a kernel writes them, without starting one), synced and signed: it verifies."""
+    from dsh_notebook.artifact.seal import sync
+    from dsh_notebook.reckon.cell import ReckonSession, parse_options, run_cell
+    from dsh_notebook.reckon.render import bundle, record_metadata
+    from dsh_notebook.reckoner import Engine
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    session = ReckonSession(Engine(path.with_name(path.stem + ".dsh"), recover=False))
+    where = SimpleNamespace(known=True, notebook=path)
+    cells = []
+    for c in range(n_cells):
+        lines = [f"%%reckon Wire {seed}.{c}", "given rho = 1.68e-8 ohm*m", f"given L = {25 + seed + c} m",
+                 "given d = 2.05 mm", "A = $pi*(@d/2)^2", "R = @rho*@L/@A", "show R in mohm"]
+        out = run_cell(session, parse_options(lines[0][len("%%reckon"):]), "\n".join(lines[1:]), {})
+        sha = hashlib.sha256(Path(out.path).read_bytes()).hexdigest()
+        data, metadata = bundle(out, record_metadata(out, where, sha))
+        cells.append(nbformat.v4.new_code_cell("\n".join(lines), execution_count=c + 1, outputs=[
+            nbformat.v4.new_output("display_data", data=data, metadata=metadata)]))
+    session.engine.close()
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), str(path))
+    sync(path)
+    return path
+
+
+def kernel_notebook(path: Path, cells: list[str]) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(path))
+    return path
+
+
+WIRE = "%%reckon Wire {i}\ngiven rho = 1.68e-8 ohm*m\ngiven L = {L} m\ngiven A = 3.3006 mm^2\nR = @rho*@L/@A"
+
+
+def tamper(notebook: Path, length: int) -> Path:
+    """Change the given length *length* m in the closed record that holds it to one metre more:
+    check 1 (the hash) and check 2 (the replay) catch it."""
+    for rec in (notebook.with_name(notebook.stem + ".dsh") / "records").glob("*.jsonl"):
+        text = rec.read_text(encoding="utf-8")
+        if f'"num":{length}' in text:
+            os.chmod(rec, 0o644)
+            rec.write_text(text.replace(f'"num":{length}', f'"num":{length + 1}'), encoding="utf-8")
+            return rec
+    raise AssertionError(f"no record of {notebook} holds {length}")
+
+
+def by_name(results: dict) -> dict:
+    return {Path(r["notebook"]).name: r for r in results["notebooks"]}
+
+
+# --------------------------------------------------------------------------- which notebooks
+
+
+def test_folders_are_searched_checkpoints_and_sidecars_skipped_each_notebook_once(tmp_path):
+    from dsh_notebook.corpus.discover import NoSuchPath, find_notebooks
+
+    for rel in ("a.ipynb", "sub/b.ipynb", "sub/deeper/c.ipynb", ".ipynb_checkpoints/a-checkpoint.ipynb",
+                "a.dsh/articles/x.ipynb", ".git/d.ipynb", "notes.txt"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("{}")
+    found = find_notebooks([tmp_path, tmp_path / "a.ipynb", tmp_path / "sub" / ".." / "a.ipynb"])
+    assert [p.relative_to(tmp_path).as_posix() for p in found] == ["a.ipynb", "sub/b.ipynb", "sub/deeper/c.ipynb"]
+    with pytest.raises(NoSuchPath, match="no such notebook or folder: .*nope.ipynb"):
+        find_notebooks([tmp_path / "a.ipynb", tmp_path / "nope.ipynb"])
+
+
+def test_a_missing_path_runs_nothing(tmp_path):
+    nb = reckon_notebook(tmp_path / "a.ipynb")
+    p = run_cli("verify", str(nb), str(tmp_path / "nope.ipynb"))
+    assert p.returncode == 2
+    assert "no such notebook or folder" in p.stderr and "nothing was run" in p.stderr
+
+
+# --------------------------------------------------------------------------- in this process
+
+
+def test_verify_a_corpus_here_names_the_tampered_notebook_and_the_rest_verify(tmp_path):
+    for i in range(3):
+        reckon_notebook(tmp_path / "corpus" / f"n{i}.ipynb", seed=i)
+    tamper(tmp_path / "corpus" / "n0.ipynb", 25)
+    (tmp_path / "corpus" / "broken.ipynb").write_text("{not json")
+    p = run_cli("verify", "corpus", cwd=tmp_path)
+    assert p.returncode == 1
+    rows = {ln.split()[0]: ln.split() for ln in p.stdout.splitlines() if ln.startswith("corpus/")}
+    assert rows["corpus/n1.ipynb"][1:4] == ["verified", "2", "none"]
+    assert rows["corpus/n2.ipynb"][1:4] == ["verified", "2", "none"]
+    assert rows["corpus/n0.ipynb"][1] == "failed" and rows["corpus/broken.ipynb"][1] == "error"
+    assert "4 notebook(s): 1 error, 1 failed, 2 verified in" in p.stdout
+    # each failure named with its first findings
+    assert "corpus/n0.ipynb: failed\n  check 1" in p.stderr and "sha256" in p.stderr
+    assert "corpus/broken.ipynb: error\n  not a readable notebook" in p.stderr
+
+
+def test_run_a_corpus_here_saves_nothing_without_save(tmp_path):
+    nbs = [kernel_notebook(tmp_path / f"w{i}.ipynb", ["%load_ext dsh_notebook", WIRE.format(i=i, L=25 + i)])
+           for i in range(2)]
+    before = [nb.read_bytes() for nb in nbs]
+    p = run_cli("run", str(nbs[0]), str(nbs[1]), "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["ok"] is True and [r["status"] for r in out["notebooks"]] == ["ok", "ok"]
+    assert [r["records"] for r in out["notebooks"]] == [1, 1]
+    assert [nb.read_bytes() for nb in nbs] == before  # never re-signed, never rewritten
+    for nb in nbs:  # the records landed beside each notebook: DSH_NOTEBOOK_PATH reached each kernel
+        assert len(list((tmp_path / f"{nb.stem}.dsh" / "records").glob("*.jsonl"))) == 1
+
+
+# --------------------------------------------------------------------------- a local cluster
+
+
+def test_run_on_two_local_workers_saves_with_save_and_names_an_unreadable_notebook(tmp_path):
+    corpus = tmp_path / "corpus"
+    for i in range(3):
+        kernel_notebook(corpus / f"w{i}.ipynb", ["%load_ext dsh_notebook", WIRE.format(i=i, L=25 + i)])
+    kernel_notebook(corpus / "fails.ipynb", ["%load_ext dsh_notebook", "%%reckon X\nx = @missing"])
+    (corpus / "garbage.ipynb").write_text("not a notebook")
+    p = run_cli("run", str(corpus), "--workers", "2", "--save", "--json")
+    assert p.returncode == 1, p.stderr
+    res = by_name(json.loads(p.stdout))
+    assert {n: r["status"] for n, r in res.items()} == {
+        "fails.ipynb": "failed", "garbage.ipynb": "error", "w0.ipynb": "ok", "w1.ipynb": "ok", "w2.ipynb": "ok"}
+    assert "not a readable notebook" in res["garbage.ipynb"]["findings"][0]
+    assert any("ENGINE_SLOT_NOT_FOUND" in line for line in res["fails.ipynb"]["findings"])
+    assert all(r["worker"].startswith("tcp://127.0.0.1:") for r in res.values())
+    assert all(r["attempts"] == 1 for r in res.values())
+    # --save: the outputs are in the files, indexed and signed, so the saved corpus verifies
+    saved = nbformat.read(str(corpus / "w1.ipynb"), as_version=4)
+    assert any("application/vnd.dsh.record+json" in o.get("data", {}) for o in saved.cells[1].outputs)
+    v = run_cli("verify", str(corpus / "w0.ipynb"), str(corpus / "w1.ipynb"), str(corpus / "w2.ipynb"),
+                "--workers", "2", "--json")
+    assert v.returncode == 0, v.stdout + v.stderr
+    assert {r["status"] for r in json.loads(v.stdout)["notebooks"]} == {"verified"}
+
+
+def test_verify_on_two_local_workers_table_and_failures(tmp_path):
+    for i in range(4):
+        reckon_notebook(tmp_path / f"n{i}.ipynb", seed=i)
+    tamper(tmp_path / "n2.ipynb", 27)
+    p = run_cli("verify", ".", "--workers", "2", cwd=tmp_path)
+    assert p.returncode == 1
+    assert p.stdout.splitlines()[0].split() == ["notebook", "status", "records", "findings", "time"]
+    rows = {ln.split()[0]: ln.split() for ln in p.stdout.splitlines() if ln.startswith("n")}
+    assert [rows[f"n{i}.ipynb"][1] for i in range(4)] == ["verified", "verified", "failed", "verified"]
+    assert rows["n2.ipynb"][3:5] == [rows["n2.ipynb"][3], "failing"] and int(rows["n2.ipynb"][3]) >= 1
+    assert "(2 local worker(s))" in p.stdout
+    assert "n2.ipynb: failed\n  check 1" in p.stderr
+
+
+# --------------------------------------------------------------------------- workers checked first
+
+
+class FakeClient:
+    """Answers ``client.run(worker_check, ...)`` as the given workers would."""
+
+    def __init__(self, answers):
+        self.answers = answers
+
+    def run(self, fn, *args, on_error="raise"):
+        return self.answers
+
+
+def test_workers_with_another_version_or_without_the_files_are_named_before_anything_runs(tmp_path):
+    from dsh_notebook.corpus.cluster import WorkerMismatch, check_workers
+    from dsh_notebook.version import __version__
+
+    nb = tmp_path / "a.ipynb"
+    good = {"version": __version__, "python": "3.11", "pid": 1, "kernel": None, "unseen": []}
+    assert check_workers(FakeClient({"tcp://10.0.0.1:1": good}), [nb], "python3") == ["tcp://10.0.0.1:1"]
+    with pytest.raises(WorkerMismatch) as info:
+        check_workers(FakeClient({
+            "tcp://10.0.0.1:1": good,
+            "tcp://10.0.0.2:1": {**good, "version": "0.0.9"},
+            "tcp://10.0.0.3:1": {**good, "unseen": [str(nb)]},
+            "tcp://10.0.0.4:1": ModuleNotFoundError("No module named 'dsh_notebook'"),
+            "tcp://10.0.0.5:1": {**good, "kernel": "no kernel named 'python3'"},
+        }), [nb], "python3")
+    msg = str(info.value)
+    assert "nothing was run" in msg and "tcp://10.0.0.1:1" not in msg
+    assert f"worker tcp://10.0.0.2:1 has dsh_notebook 0.0.9, this command {__version__}" in msg
+    assert f"worker tcp://10.0.0.3:1 cannot read 1 notebook(s): {nb}" in msg and "same path" in msg
+    assert "worker tcp://10.0.0.4:1 cannot import dsh_notebook" in msg
+    assert "worker tcp://10.0.0.5:1: no kernel named 'python3'" in msg
+
+
+def test_without_dask_distributed_the_command_says_what_to_install(tmp_path, monkeypatch):
+    from dsh_notebook.corpus.cluster import DistributedMissing, run_corpus
+
+    nb = tmp_path / "a.ipynb"
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if it were not installed
+    with pytest.raises(DistributedMissing, match=r"need dask.distributed: pip install 'dsh-notebook\[corpus\]'"):
+        run_corpus("verify", [nb], workers=2)
+    assert not (tmp_path / "a.dsh").exists()
+
+
+def test_an_unreachable_scheduler_is_a_clear_error(tmp_path):
+    nb = reckon_notebook(tmp_path / "a.ipynb")
+    port = free_port()  # nobody listens there
+    p = run_cli("verify", str(nb), "--scheduler", f"tcp://127.0.0.1:{port}", "--connect-timeout", "2")
+    assert p.returncode == 2
+    assert f"cannot reach the dask scheduler at tcp://127.0.0.1:{port} within 2 s" in p.stderr
+    assert p.stdout == ""
+
+
+# --------------------------------------------------------------------------- an existing cluster
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _dask() -> str:
+    return str(Path(sys.executable).with_name("dask"))
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    proc.wait(timeout=30)
+
+
+@pytest.fixture
+def cluster(tmp_path, request):
+    """A real ``dask scheduler`` (allowed failures 1) and two ``dask worker`` processes (one thread,
+    no nanny, so a killed worker stays dead) on 127.0.0.1, torn down whatever happens."""
+    from distributed import Client
+
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    env = {**os.environ, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "1"}
+    logs = tmp_path / "dask-logs"
+    logs.mkdir()
+    procs: list[subprocess.Popen] = []
+
+    def start(name, argv):
+        with open(logs / f"{name}.log", "w") as log:
+            procs.append(subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+
+    request.addfinalizer(lambda: [_stop(p) for p in reversed(procs)])
+    start("scheduler", [_dask(), "scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address", ":0"])
+    for i in range(2):
+        start(f"worker{i}", [_dask(), "worker", address, "--nthreads", "1", "--no-nanny", "--name", f"w{i}",
+                             "--host", "127.0.0.1", "--no-dashboard"])
+    client = Client(address, timeout=DEADLINE)
+    request.addfinalizer(client.close)
+    client.wait_for_workers(2, timeout=DEADLINE)
+    return SimpleNamespace(address=address, client=client, procs=procs)
+
+
+def test_verify_on_an_existing_scheduler(tmp_path, cluster):
+    for i in range(3):
+        reckon_notebook(tmp_path / "c" / f"n{i}.ipynb", seed=i)
+    tamper(tmp_path / "c" / "n1.ipynb", 26)
+    p = run_cli("verify", str(tmp_path / "c"), "--scheduler", cluster.address, "--json")
+    assert p.returncode == 1, p.stderr
+    out = json.loads(p.stdout)
+    assert out["where"] == f"the scheduler at {cluster.address}" and out["ok"] is False
+    res = by_name(out)
+    assert {n: r["status"] for n, r in res.items()} == {"n0.ipynb": "verified", "n1.ipynb": "failed",
+                                                      "n2.ipynb": "verified"}
+    assert res["n1.ipynb"]["findings"][0].startswith("check 1 ")
+    workers = set(cluster.client.scheduler_info()["workers"])
+    assert {r["worker"] for r in res.values()} <= workers
+    assert "2 worker(s)" in p.stderr  # every worker was checked before the work started
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().split() if path.exists() else []
+
+
+def _wait(what, cond):
+    end = time.monotonic() + DEADLINE
+    while not cond():
+        assert time.monotonic() < end, f"gave up waiting for {what}"
+        time.sleep(0.2)
+
+
+def test_a_worker_killed_mid_run_its_notebook_retried_once_its_kernel_gone_the_others_complete(tmp_path, cluster):
+    import psutil
+
+    corpus = tmp_path / "corpus"
+    # the slow notebook opens a record (--continue: the kernel holds its lock), says which kernel it
+    # is, then waits for the file 'go' the test creates; its last cell closes the record
+    slow = kernel_notebook(corpus / "slow.ipynb", [
+        "%load_ext dsh_notebook",
+        "%%reckon --continue Slow wire\ngiven L = 25 m",
+        "import os, pathlib, time\n"
+        "here = pathlib.Path(os.environ['DSH_NOTEBOOK_PATH']).parent\n"
+        "with open(here / 'attempts.txt', 'a') as f:\n    f.write(f'{os.getpid()}\\n')\n"
+        f"end = time.monotonic() + {DEADLINE}\n"
+        "while not (here / 'go').exists() and time.monotonic() < end:\n    time.sleep(0.05)",
+        "%%reckon\nR = @L*2",
+    ])
+    for i in range(3):
+        kernel_notebook(corpus / f"w{i}.ipynb", ["%load_ext dsh_notebook", WIRE.format(i=i, L=25 + i)])
+    attempts = corpus / "attempts.txt"
+    cli = subprocess.Popen([sys.executable, "-m", "dsh_notebook.cli", "run", str(corpus), "--scheduler",
+                            cluster.address, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    try:
+        _wait("the slow notebook's first kernel", lambda: len(_lines(attempts)) == 1)
+        kernel = psutil.Process(int(_lines(attempts)[0]))
+        worker_pid = kernel.ppid()  # the launcher exec'd the kernel: its parent is the worker process
+        assert worker_pid in cluster.client.run(os.getpid).values()
+        os.kill(worker_pid, signal.SIGKILL)
+
+        def gone():
+            try:
+                return kernel.status() == psutil.STATUS_ZOMBIE
+            except psutil.NoSuchProcess:
+                return True
+
+        _wait("the killed worker's kernel to die with it", gone)
+        (corpus / "go").touch()  # only now: a kernel that outlived its worker would be seen going on
+        out, err = cli.communicate(timeout=DEADLINE)
+    finally:
+        _stop(cli)
+    assert cli.returncode == 0, err
+    res = by_name(json.loads(out))
+    assert res["slow.ipynb"]["status"] == "ok" and res["slow.ipynb"]["attempts"] == 2
+    assert all(res[f"w{i}.ipynb"]["status"] == "ok" and res[f"w{i}.ipynb"]["attempts"] == 1 for i in range(3))
+    pids = _lines(attempts)
+    assert len(pids) == 2 and pids[0] != pids[1]  # retried once, in a new kernel
+    sidecar = corpus / "slow.dsh"
+    # the first kernel's lock was released, so the retry's kernel set its open record aside and
+    # wrote its own: one closed record of two steps, one set aside for %reckon recover
+    assert len(list((sidecar / "records").glob("*.jsonl"))) == 1
+    assert len(list((sidecar / "stale").glob("*.jsonl"))) == 1
+    assert not (sidecar / "open-record.jsonl").exists()
+    assert slow.exists()
+
+
+def test_a_kernel_started_through_the_launcher_dies_with_the_process_that_started_it(tmp_path):
+    """Not only ipykernel (which polls its parent): any kernel command, here ``sleep``."""
+    import psutil
+
+    from dsh_notebook.corpus.execute import launcher_argv
+
+    if not launcher_argv():
+        pytest.skip("the launcher is used on Linux only")
+    starter = subprocess.Popen([sys.executable, "-c", (
+        "import os, subprocess, sys, time\n"
+        f"argv = {launcher_argv(0)[:2]!r} + [str(os.getpid()), 'sleep', '{DEADLINE}']\n"
+        "child = subprocess.Popen(argv, start_new_session=True)\n"
+        "print(child.pid, flush=True)\n"
+        f"time.sleep({DEADLINE})")], stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        child = psutil.Process(int(starter.stdout.readline()))
+        _wait("the launcher to become sleep", lambda: child.name() == "sleep")
+        os.kill(starter.pid, signal.SIGKILL)
+
+        def gone():
+            try:
+                return child.status() == psutil.STATUS_ZOMBIE
+            except psutil.NoSuchProcess:
+                return True
+
+        _wait("the child to die with its parent", gone)
+    finally:
+        _stop(starter)
