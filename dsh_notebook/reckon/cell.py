@@ -662,6 +662,14 @@ def run_cell(session: ReckonSession, opts: Options, cell: str, user_ns: dict) ->
                        opts.digits, notices, not_run)
 
 
+def _value(eng: Engine, name: str | None) -> Value:
+    """The value in slot ``name`` (KeyError when the table has none): one slot read, not a table copy."""
+    slot = eng.slot(name) if name is not None else None
+    if slot is None:
+        raise KeyError(name)
+    return slot[0]
+
+
 def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) -> Step:
     eng = session.engine
     held = user_ns.held_refusal(ln) if isinstance(user_ns, RecordedValues) else None
@@ -686,7 +694,7 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
             if shows:
                 session.units[ln.name] = g.atoms
                 session.learn(g.atoms)
-            return Step(ln, "set", r, given=g, result=eng.slots()[ln.name][0], unit=g.atoms if shows else None)
+            return Step(ln, "set", r, given=g, result=_value(eng, ln.name), unit=g.atoms if shows else None)
         return Step(ln, "set", r, given=g)
     if ln.form == "eval":
         declared = None
@@ -699,8 +707,8 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
                     return Step(ln, "eval", declared)
         try:
             f = parse(ln.rest)
-            slots = eng.slots()
-            inputs = {n: slots[n][0] for n in f.slots if n in slots}
+            found = {n: eng.slot(n) for n in f.slots}
+            inputs = {n: s[0] for n, s in found.items() if s is not None}
         except EngineError:
             f, inputs = None, {}
         roles: dict = {}
@@ -741,7 +749,7 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
         if eng.rules >= 3:
             st.input_units = {n: session.display_unit(n, v) for n, v in inputs.items()}
         if r["ok"]:
-            st.result = eng.slots()[ln.name][0]
+            st.result = _value(eng, ln.name)
             session.given_units.pop(ln.name, None)
             session.units.pop(ln.name, None)
             session.angles[ln.name] = angles
@@ -909,15 +917,15 @@ def _show(session: ReckonSession, ln: Line) -> Step:
         except U.UnitError as exc:
             return Step(ln, "get", eng.refuse("get", exc.code, exc.message))
         known = session.given_units.get(ln.name)
-        if known is not None and ln.name in eng.slots():
+        if known is not None and eng.slot(ln.name) is not None:
             msg = U.angle_mismatch(known[2], unit, ln.name, known[0].text if known[0] else "a plain number")
             if msg:
                 return Step(ln, "get", eng.refuse("get", "ENGINE_INCOMPATIBLE_DIMENSION", msg))
-        elif ln.name in session.angles and ln.name in eng.slots():  # a computed value (P01)
+        elif ln.name in session.angles and eng.slot(ln.name) is not None:  # a computed value (P01)
             msg = _angle_clash(ln.name, session.angles[ln.name], unit, session.units.get(ln.name))
             if msg:
                 return Step(ln, "get", eng.refuse("get", "ENGINE_INCOMPATIBLE_DIMENSION", msg))
-        slot = eng.slots().get(ln.name)
+        slot = eng.slot(ln.name)
         why = _kind_clash(ln.name, slot[0].sig.temp, unit) if slot is not None else None
         if why:
             return Step(ln, "get", eng.refuse("get", "ENGINE_INCOMPATIBLE_DIMENSION", why))
@@ -936,12 +944,12 @@ def _show(session: ReckonSession, ln: Line) -> Step:
         else:
             r = eng.get(ln.name, dim=list(unit.dim))
     else:
-        slot = eng.slots().get(ln.name)
+        slot = eng.slot(ln.name)
         atoms = session.display_unit(ln.name, slot[0]) if eng.rules >= 3 and slot is not None else None
         r = eng.get(ln.name, unit=atoms) if atoms and session.units.get(ln.name) else eng.get(ln.name)
     st = Step(ln, "get", r)
     if r["ok"]:
-        v = eng.slots()[ln.name][0]
+        v = _value(eng, ln.name)
         st.result = v
         if unit is not None and v.sig.kind != "object":
             st.shown = U.from_si(v.mag, unit)

@@ -233,6 +233,16 @@ class Engine:
         with self._lock:
             return {n: (s.value, s.rev) for n, s in self._slots.items()}
 
+    def slot(self, name: str) -> tuple[Value, int] | None:
+        """One slot's ``(value, rev)``, or ``None`` when the table has no slot ``name``.
+
+        The cheap read for one name: :meth:`slots` copies the whole table, which made a cell
+        of n lines cost n copies (issue 23's corpus benchmark).
+        """
+        with self._lock:
+            s = self._slots.get(name)
+            return None if s is None else (s.value, s.rev)
+
     # ------------------------------------------------------------ boundary
 
     def _guard(self, tool: str, fn: Callable[..., _Outcome], *args: Any) -> Receipt:
