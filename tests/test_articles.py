@@ -140,7 +140,7 @@ def test_compile_builds_a_pdf(tmp_path):
     assert result.pdf and result.pdf.stat().st_size > 1000
 
 
-def test_article_from_the_command_line_and_the_magic(tmp_path, monkeypatch):
+def test_article_from_the_command_line_and_the_magic(tmp_path, monkeypatch, new_kernel):
     nb = tmp_path / "report.ipynb"
     path = _record(tmp_path / "report.dsh", "Ohm's law", note="secret guidance")
     p = subprocess.run([sys.executable, "-m", "dsh_notebook.cli", "article", path.stem, "--notebook", str(nb),
@@ -152,14 +152,10 @@ def test_article_from_the_command_line_and_the_magic(tmp_path, monkeypatch):
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2
 
-    from IPython.testing import globalipapp
     from IPython.utils.capture import capture_output
 
     monkeypatch.setenv("DSH_NOTEBOOK_PATH", str(nb))
-    globalipapp.start_ipython()
-    ip = globalipapp.get_ipython()
-    ip.extension_manager.reload_extension("dsh_notebook") if "dsh_notebook" in ip.extension_manager.loaded \
-        else ip.extension_manager.load_extension("dsh_notebook")
+    ip = new_kernel()
     with capture_output() as cap:
         r = ip.run_cell(f"%reckon article {path.stem} --format latex")
     assert r.error_in_exec is None

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from dsh_notebook.reckoner import Engine, MemoryEngine, shown_units as SU
 from dsh_notebook.reckoner.articles import facts, write_article
 from test_cases import refused
-from test_magic import bundle, sh, text  # noqa: F401 - `sh` is a fixture
+from test_magic import bundle, text
 
 
 def lines(cap) -> dict[str, str]:

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-from test_chat import Shell, answer, server, sh  # noqa: F401 - fixtures
 
 from dsh_notebook.kernel import current_reviewer
 
