@@ -124,7 +124,7 @@ def test_open_record_and_bad_arguments_are_refused(tmp_path):
 HAVE_TEX = bool(shutil.which("latexmk") and shutil.which("xelatex"))
 
 
-@pytest.mark.skipif(HAVE_TEX, reason="latexmk and xelatex are installed here")
+@pytest.mark.skipif(HAVE_TEX, reason="latexmk and xelatex are installed here (this test checks the message shown without them)")
 def test_compile_without_latexmk_names_the_missing_tool_and_keeps_the_tex(tmp_path):
     path = _record(tmp_path / "h", "Ohm's law")
     with pytest.raises(ArticleError, match="latexmk") as exc:
@@ -134,7 +134,7 @@ def test_compile_without_latexmk_names_the_missing_tool_and_keeps_the_tex(tmp_pa
 
 
 @pytest.mark.skipif(not HAVE_TEX,
-                    reason="latexmk and xelatex are not installed (.ci/run installs TeX Live only when it can within 5 minutes)")
+                    reason="latexmk and xelatex are not installed (apt-get install latexmk texlive-xetex; .ci/run installs TeX Live only when it can within 5 minutes)")
 def test_compile_builds_a_pdf(tmp_path):
     result = write_article(_record(tmp_path / "p", "Ohm's law"), tmp_path / "out", "latex", compile=True)
     assert result.pdf and result.pdf.stat().st_size > 1000
@@ -277,7 +277,7 @@ def test_upstream_list_is_kept_and_extended():
 
 
 @pytest.mark.skipif(not (HAVE_TEX and shutil.which("pdftotext")),
-                    reason="needs latexmk, xelatex and pdftotext")
+                    reason="needs latexmk, xelatex and pdftotext (apt-get install latexmk texlive-xetex poppler-utils)")
 def test_compile_cannot_read_an_absolute_path(tmp_path):
     """Defence in depth: even a body the sanitizer missed cannot read outside the article's
     folder, because compile_latex runs TeX with openin_any=p (paranoid)."""

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-jupyter_client = pytest.importorskip("jupyter_client")
+jupyter_client = pytest.importorskip("jupyter_client", reason="jupyter_client is not installed (pip install ipykernel)")
 from jupyter_client.manager import start_new_kernel  # noqa: E402
 
 SETUP = """

@@ -278,7 +278,8 @@ strong = { model = "deepseek/deepseek-reasoner" }
 @pytest.fixture
 def resolver(home, monkeypatch):
     if not (FIXTURES / "README.md").is_file():
-        pytest.skip(f"the recorded bibliographic responses are not at {FIXTURES}")
+        pytest.skip(f"the recorded bibliographic responses are not at {FIXTURES}"
+                    " (kept outside the project: set DSH_SHARED_DIR to the shared folder)")
     with FakeResolverServer.from_fixtures(FIXTURES) as srv:
         for var in ("DSH_CROSSREF_URL", "DSH_ARXIV_URL", "DSH_PUBMED_URL", "DSH_DATACITE_URL"):
             monkeypatch.setenv(var, srv.base_url)
