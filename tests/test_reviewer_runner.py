@@ -108,7 +108,7 @@ def test_a_stale_result_never_wins(home):
 def test_stop_and_timeout_give_readable_states(home):
     sidecar = home / "nb.dsh"
     log = session(sidecar / "sessions", ("How far is the Moon?", "Far."))
-    with ScriptedServer([reply(delay=3.0), reply(delay=3.0)]) as srv:
+    with ScriptedServer([reply(delay=30.0), reply(delay=30.0)]) as srv:  # held far past the 0.5 s timeout
         r = reviewer(srv, sidecar)
         r.set_target("notebook", log.path)
         at_server(lambda: srv.remaining == 1)  # the review's request is held by the server
@@ -118,7 +118,7 @@ def test_stop_and_timeout_give_readable_states(home):
         assert r.status()["latest"] is None
         slow = reviewer(srv, sidecar, timeout=0.5)
         slow.set_target("notebook", log.path)
-        slow.wait(5)
+        slow.wait(60)  # a bound: the 0.5 s timeout ends it
     assert slow.state == "watching" and "longer than 0.5 s" in slow.error and "timeout" in slow.error
     log.close()
 
