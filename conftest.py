@@ -28,7 +28,9 @@ def pytest_collection_modifyitems(config, items):
     fixtures = os.environ.get("DSH_BIBLIOGRAPHIC_FIXTURES", default)
     if os.path.isfile(os.path.join(fixtures, "README.md")):
         return
-    skip = pytest.mark.skip(reason=f"the recorded bibliographic responses are not at {os.path.abspath(fixtures)}")
+    skip = pytest.mark.skip(reason=f"the recorded bibliographic responses are not at {os.path.abspath(fixtures)} "
+                                   "(kept outside the project, in ../shared/fixtures/; set DSH_SHARED_DIR to "
+                                   "that shared folder, or DSH_BIBLIOGRAPHIC_FIXTURES to the folder itself)")
     for item in items:
         if os.path.basename(str(item.fspath)) in _NEEDS_FIXTURES:
             item.add_marker(skip)

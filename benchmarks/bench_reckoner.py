@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    /work/venv/bin/python benchmarks/bench_reckoner.py [--target SECONDS] [--repeat N]
+    python benchmarks/bench_reckoner.py [--target SECONDS] [--repeat N]
 
 What is measured, per formula (spec: reckoner.md section 1, "Speed"):
 

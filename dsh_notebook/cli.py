@@ -964,11 +964,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)  # --help and usage errors end here, before any feature is imported
     from .academic import register_llm_hooks
 
     register_llm_hooks()  # as the entry point does; also from a source tree without package metadata
-    parser = build_parser()
-    args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -21,10 +21,10 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .artifact.paths import locate
-from .reviewer.runner import Reviewer, reviewer_config
+if TYPE_CHECKING:  # imported where used: %load_ext attaches the sidecar lookup and stays light (issue 22)
+    from .reviewer.runner import Reviewer
 
 __all__ = ["attach_sidecar", "close_reviewer", "current_reviewer", "kernel_ledger", "kernel_reviewer",
            "kernel_sidecar"]
@@ -60,6 +60,8 @@ def kernel_sidecar(shell: Any) -> Path:
     lookup = _state(shell).sidecar if shell is not None else None
     if lookup is not None:
         return Path(lookup())
+    from .artifact.paths import locate
+
     return locate(getattr(shell, "user_ns", None)).sidecar
 
 
@@ -83,6 +85,8 @@ def kernel_reviewer(shell: Any) -> Reviewer:
         rv.close()
         rv = None
     if rv is None:
+        from .reviewer.runner import Reviewer, reviewer_config
+
         config, problems = reviewer_config()
         rv = Reviewer(sidecar, **config)
         rv.config_problems = problems

@@ -28,7 +28,8 @@ def fixture(name: str) -> bytes:
     """The bytes of one recorded file; skips the test when the recordings are absent."""
     path = PROVIDERS / name
     if not path.is_file():
-        pytest.skip(f"the recorded provider responses are not at {PROVIDERS}")
+        pytest.skip(f"the recorded provider responses are not at {PROVIDERS}"
+                    " (kept outside the project: set DSH_SHARED_DIR to the shared folder)")
     return path.read_bytes()
 
 

@@ -261,17 +261,11 @@ def test_cli_export_writes_the_skill_byte_identical(home, tmp_path, lang):
     assert prompt.skill_body(text) == prompt.identity(lang) + "\n\n" + prompt.discipline(lang)
 
 
-def test_the_magic_and_the_widget_share_the_state(home, tmp_path, monkeypatch):
-    from IPython.testing import globalipapp
+def test_the_magic_and_the_widget_share_the_state(home, tmp_path, monkeypatch, new_kernel):
     from IPython.utils.capture import capture_output
 
     monkeypatch.setenv("DSH_NOTEBOOK_PATH", str(tmp_path / "nb.ipynb"))
-    globalipapp.start_ipython()
-    ip = globalipapp.get_ipython()
-    if "dsh_notebook" in ip.extension_manager.loaded:
-        ip.extension_manager.reload_extension("dsh_notebook")
-    else:
-        ip.extension_manager.load_extension("dsh_notebook")
+    ip = new_kernel()
     from dsh_notebook.widgets import AcademicToggle
 
     toggle = AcademicToggle(poll=0.05)
@@ -281,7 +275,7 @@ def test_the_magic_and_the_widget_share_the_state(home, tmp_path, monkeypatch):
         with capture_output() as cap:
             ip.run_line_magic("academic", "on")
         assert "Academic mode: on" in cap.stdout
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 60  # the widget polls every 0.05 s; a bound, not a speed check
         while not toggle.button.value and time.monotonic() < deadline:
             time.sleep(0.05)
         assert toggle.button.value is True and "dsh-academic-on" in toggle.button._dom_classes

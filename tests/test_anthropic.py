@@ -10,7 +10,7 @@ import json
 
 import pytest
 from providers_replay import JSON, ReplayServer
-from test_chat import MIME, answer, call, sh  # noqa: F401 - the shell fixture
+from test_chat import MIME, answer, call
 
 from dsh_notebook.errors import HTTP_STATUS
 from dsh_notebook.llm import ChatClient, LLMError

@@ -288,17 +288,13 @@ def test_cli_writer_model_reports_the_fallback_reason(tmp_path, model_env):
     assert (tmp_path / "report.dsh" / "articles" / "good.md").read_text(encoding="utf-8") == GOOD_MD
 
 
-def test_magic_writer_model_shows_the_writer_and_the_fallback_reason(tmp_path, model_env):
-    from IPython.testing import globalipapp
+def test_magic_writer_model_shows_the_writer_and_the_fallback_reason(tmp_path, model_env, new_kernel):
     from IPython.utils.capture import capture_output
 
     nb = tmp_path / "magic.ipynb"
     path = pi_record(tmp_path / "magic.dsh")
     model_env.setenv("DSH_NOTEBOOK_PATH", str(nb))
-    globalipapp.start_ipython()
-    ip = globalipapp.get_ipython()
-    ip.extension_manager.reload_extension("dsh_notebook") if "dsh_notebook" in ip.extension_manager.loaded \
-        else ip.extension_manager.load_extension("dsh_notebook")
+    ip = new_kernel()
     with ScriptedServer([{"reply": {"content": GOOD_MD}}]) as srv:
         model_env.setenv("DEEPSEEK_BASE_URL", srv.base_url)
         with capture_output() as good:

@@ -124,7 +124,7 @@ def test_open_record_and_bad_arguments_are_refused(tmp_path):
 HAVE_TEX = bool(shutil.which("latexmk") and shutil.which("xelatex"))
 
 
-@pytest.mark.skipif(HAVE_TEX, reason="latexmk and xelatex are installed here")
+@pytest.mark.skipif(HAVE_TEX, reason="latexmk and xelatex are installed here (this test checks the message shown without them)")
 def test_compile_without_latexmk_names_the_missing_tool_and_keeps_the_tex(tmp_path):
     path = _record(tmp_path / "h", "Ohm's law")
     with pytest.raises(ArticleError, match="latexmk") as exc:
@@ -134,13 +134,13 @@ def test_compile_without_latexmk_names_the_missing_tool_and_keeps_the_tex(tmp_pa
 
 
 @pytest.mark.skipif(not HAVE_TEX,
-                    reason="latexmk and xelatex are not installed (.ci/run installs TeX Live only when it can within 5 minutes)")
+                    reason="latexmk and xelatex are not installed (apt-get install latexmk texlive-xetex; .ci/run installs TeX Live only when it can within 5 minutes)")
 def test_compile_builds_a_pdf(tmp_path):
     result = write_article(_record(tmp_path / "p", "Ohm's law"), tmp_path / "out", "latex", compile=True)
     assert result.pdf and result.pdf.stat().st_size > 1000
 
 
-def test_article_from_the_command_line_and_the_magic(tmp_path, monkeypatch):
+def test_article_from_the_command_line_and_the_magic(tmp_path, monkeypatch, new_kernel):
     nb = tmp_path / "report.ipynb"
     path = _record(tmp_path / "report.dsh", "Ohm's law", note="secret guidance")
     p = subprocess.run([sys.executable, "-m", "dsh_notebook.cli", "article", path.stem, "--notebook", str(nb),
@@ -152,14 +152,10 @@ def test_article_from_the_command_line_and_the_magic(tmp_path, monkeypatch):
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2
 
-    from IPython.testing import globalipapp
     from IPython.utils.capture import capture_output
 
     monkeypatch.setenv("DSH_NOTEBOOK_PATH", str(nb))
-    globalipapp.start_ipython()
-    ip = globalipapp.get_ipython()
-    ip.extension_manager.reload_extension("dsh_notebook") if "dsh_notebook" in ip.extension_manager.loaded \
-        else ip.extension_manager.load_extension("dsh_notebook")
+    ip = new_kernel()
     with capture_output() as cap:
         r = ip.run_cell(f"%reckon article {path.stem} --format latex")
     assert r.error_in_exec is None
@@ -278,7 +274,7 @@ def test_upstream_list_is_kept_and_extended():
 
 
 @pytest.mark.skipif(not (HAVE_TEX and shutil.which("pdftotext")),
-                    reason="needs latexmk, xelatex and pdftotext")
+                    reason="needs latexmk, xelatex and pdftotext (apt-get install latexmk texlive-xetex poppler-utils)")
 def test_compile_cannot_read_an_absolute_path(tmp_path):
     """Defence in depth: even a body the sanitizer missed cannot read outside the article's
     folder, because compile_latex runs TeX with openin_any=p (paranoid)."""

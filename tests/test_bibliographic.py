@@ -23,13 +23,15 @@ from dsh_notebook.research_pipeline.testing import FakeResolverServer, crossref_
 SHARED = Path(os.environ.get("DSH_SHARED_DIR") or Path(__file__).resolve().parents[2] / "shared")
 FIXTURES = SHARED / "fixtures" / "bibliographic"
 needs_fixtures = pytest.mark.skipif(not (FIXTURES / "README.md").is_file(),
-                                    reason=f"the recorded bibliographic responses are not at {FIXTURES}")
+                                    reason=f"the recorded bibliographic responses are not at {FIXTURES}"
+                                           " (kept outside the project: set DSH_SHARED_DIR to the shared folder)")
 
 
 @pytest.fixture
 def srv():
     if not (FIXTURES / "README.md").is_file():
-        pytest.skip(f"the recorded bibliographic responses are not at {FIXTURES}")
+        pytest.skip(f"the recorded bibliographic responses are not at {FIXTURES}"
+                    " (kept outside the project: set DSH_SHARED_DIR to the shared folder)")
     with FakeResolverServer.from_fixtures(FIXTURES) as s:
         yield s
 

@@ -31,7 +31,8 @@ DATA = Path(__file__).resolve().parent / "data"
 SHARED = Path(os.environ.get("DSH_SHARED_DIR") or Path(__file__).resolve().parents[2] / "shared")
 FIXTURES = SHARED / "fixtures" / "bibliographic"
 needs_fixtures = pytest.mark.skipif(not (FIXTURES / "README.md").is_file(),
-                                    reason=f"the recorded bibliographic responses are not at {FIXTURES}")
+                                    reason=f"the recorded bibliographic responses are not at {FIXTURES}"
+                                           " (kept outside the project: set DSH_SHARED_DIR to the shared folder)")
 
 P21_BODY = DATA / "crossref" / "crossref-work-title-retracted-P21-10.1063_1.4938384.json"
 P21_DOI = "10.1063/1.4938384"

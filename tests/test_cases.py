@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from test_magic import MIME, bundle, sh, text  # noqa: F401 - `sh` is a fixture
+from test_magic import MIME, bundle, text
 
 
 def refused(result) -> str:

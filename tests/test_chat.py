@@ -7,10 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from IPython.testing import globalipapp
-from IPython.utils.capture import capture_output
 
-from dsh_notebook.llm.testing import ScriptedServer
 from dsh_notebook.notebook.chat import answer_markdown
 
 MIME = "application/vnd.dsh.session+json"
@@ -20,61 +17,6 @@ SIX = ["set", "get", "eval", "record_start", "record_message", "record_end"]
 
 def call(i, name, args):
     return {"id": f"call_{i}", "name": name, "arguments": json.dumps(args)}
-
-
-class Shell:
-    def __init__(self, ip, folder: Path):
-        self.ip, self.folder, self.sidecar = ip, folder, folder / "nb.dsh"
-
-    def run(self, source: str):
-        with capture_output() as cap:
-            result = self.ip.run_cell(source)
-        return result, cap
-
-    def chat(self, body: str, line: str = ""):
-        return self.run(f"%%chat {line}\n{body}")
-
-    def sessions(self) -> list[Path]:
-        d = self.sidecar / "sessions"
-        return sorted(d.glob("*.jsonl")) if d.exists() else []
-
-    @property
-    def ns(self):
-        return self.ip.user_ns
-
-    def events(self, path: Path) -> list[dict]:
-        return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
-
-
-@pytest.fixture
-def sh(tmp_path, monkeypatch):
-    monkeypatch.setenv("DSH_NOTEBOOK_PATH", str(tmp_path / "nb.ipynb"))
-    monkeypatch.setenv("DEEPSEEK_API_KEY", "test-key-not-real")
-    globalipapp.start_ipython()
-    ip = globalipapp.get_ipython()
-    if "dsh_notebook" in ip.extension_manager.loaded:
-        ip.extension_manager.reload_extension("dsh_notebook")
-    else:
-        ip.extension_manager.load_extension("dsh_notebook")
-    yield Shell(ip, tmp_path)
-    for s in ip.magics_manager.registry["ChatMagics"].sessions.values():
-        s.close()
-
-
-@pytest.fixture
-def server(monkeypatch):
-    """``server(script)`` starts a scripted server and points the deepseek provider at it."""
-    started = []
-
-    def start(script):
-        srv = ScriptedServer(script).start()
-        started.append(srv)
-        monkeypatch.setenv("DEEPSEEK_BASE_URL", srv.base_url)
-        return srv
-
-    yield start
-    for srv in started:
-        srv.stop()
 
 
 def answer(cap):

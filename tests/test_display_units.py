@@ -13,7 +13,7 @@ from dsh_notebook.artifact.articles import write_article
 from dsh_notebook.reckoner import Engine, MemoryEngine, shown_units as SU
 from dsh_notebook.reckoner.articles import facts
 from test_cases import refused
-from test_magic import bundle, sh, text  # noqa: F401 - `sh` is a fixture
+from test_magic import bundle, text
 
 
 def lines(cap) -> dict[str, str]:

@@ -210,7 +210,7 @@ def test_a_full_tmpfs_refuses_rows_with_enospc(tmp_path):
     mnt = tmp_path / "small"
     mnt.mkdir()
     if not sh.which("mount") or os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root and mount(8)")
+        pytest.skip("mounting a tmpfs needs root and mount(8): run the tests as root to include this one")
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], capture_output=True, text=True)
     if done.returncode != 0:
         pytest.skip(f"this machine does not let the tests mount a tmpfs ({done.stderr.strip()})")

@@ -384,12 +384,13 @@ def test_a_trickling_host_is_cut_off_by_the_overall_deadline(nb):
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{httpd.server_address[1]}/slow"
     try:
-        t = time.monotonic()
+        # the trickle (a byte every 0.2 s for 8 s) never trips the per-read timeout: only the deadline
+        # ends the fetch, and its message says which (no wall-clock assertion, issue 22)
         err = refused(led, work, url, code="FULLTEXT_FETCH", allow_private=True, timeout=1, deadline=1.0)
-        assert "1-second deadline for the whole fetch" in err and time.monotonic() - t < 3
-        t = time.monotonic()  # the default deadline is 3 x the timeout (at most DEADLINE)
+        assert "1-second deadline for the whole fetch" in err
+        # the default deadline is 3 x the timeout (at most DEADLINE)
         err = refused(led, work, url, code="FULLTEXT_FETCH", allow_private=True, timeout=0.5)
-        assert "1.5-second deadline" in err and time.monotonic() - t < 4
+        assert "1.5-second deadline" in err
     finally:
         httpd.shutdown()
         httpd.server_close()
@@ -398,9 +399,8 @@ def test_a_trickling_host_is_cut_off_by_the_overall_deadline(nb):
 # --------------------------------------------------------------------------- the lead's tool
 
 
-def test_lead_tool_cannot_put_a_secret_in_a_prompt(tmp_path, monkeypatch):
+def test_lead_tool_cannot_put_a_secret_in_a_prompt(tmp_path, monkeypatch, new_kernel):
     """The lead asks for /proc/self/environ: refused, and no request to the model carries the key."""
-    from IPython.testing import globalipapp
     from IPython.utils.capture import capture_output
 
     from dsh_notebook.llm.testing import ScriptedServer
@@ -412,12 +412,7 @@ def test_lead_tool_cannot_put_a_secret_in_a_prompt(tmp_path, monkeypatch):
     led = Ledger(ledger_path(tmp_path / "nb.ipynb"))
     assert led.append("source-proposed", {"source_id": "s1", "kind": "doi", "identifier": "10.1000/walk"},
                       Actor("scout"))["ok"]
-    globalipapp.start_ipython()
-    ip = globalipapp.get_ipython()
-    if "dsh_notebook" in ip.extension_manager.loaded:
-        ip.extension_manager.reload_extension("dsh_notebook")
-    else:
-        ip.extension_manager.load_extension("dsh_notebook")
+    ip = new_kernel()
     call = {"id": "call_1", "name": "research_link_fulltext",
             "arguments": json.dumps({"source_id": "s1", "locator": "/proc/self/environ"})}
     srv = ScriptedServer([{"reply": {"tool_calls": [call]}}, {"reply": {"content": "It was refused."}}]).start()

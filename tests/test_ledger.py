@@ -899,7 +899,7 @@ def test_circular_and_deep_free_form_values_are_refused(led):
 
 
 def test_json_like_values_are_written_as_plain_json(led):
-    np = pytest.importorskip("numpy")
+    np = pytest.importorskip("numpy", reason="numpy is not installed (pip install numpy)")
     ok(led.append("task-delegated", {"task_id": "t1", "role": "scout", "duty": "d", "route": {"tier": "cheap"},
                                      "inputs": {"pair": (1, 2), "x": np.float64(1.5), "n": np.int64(3),
                                                 "nested": [{"ok": True, "none": None}]}}, LEAD))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_chat import Shell, sh  # noqa: F401 - fixtures
 
 from dsh_notebook.llm.client import ChatClient
 from dsh_notebook.llm.testing import ScriptedServer
@@ -390,7 +389,8 @@ def test_ledger_line_length_is_checked_before_expansion_and_parsing(env, sh, mon
     assert r.error_in_exec is not None and "(at most 4,000)" in str(r.error_in_exec)
     r, _cap = sh.run("%ledger show " + "z" * 10_000)
     assert r.error_in_exec is not None and "the line is 10,005 characters long" in str(r.error_in_exec)
-    assert time.monotonic() - t < 5 and asked == [] and led.events() == []
+    # minutes before the fix; the bound is loose so that a loaded machine never fails it
+    assert time.monotonic() - t < 60 and asked == [] and led.events() == []
     # {var} and $var are still expanded, from the user's namespace and from a function's locals
     sh.ns["topic"] = "walking"
     r, _cap = sh.run('%ledger ask "Does {topic} lower $topic blood pressure?"')

@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 
-from test_chat import sh  # noqa: F401 - fixture
 from test_ledger_explorer import build
 
 from dsh_notebook.research import Actor, decision_status

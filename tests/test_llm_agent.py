@@ -150,20 +150,32 @@ def test_cancel_ends_the_turn_cancelled(env):
     assert history(read_events(agent.log.path))[-1]["role"] == "user"
 
 
-def test_load_ext_does_not_import_jsonschema(tmp_path):
+def test_load_ext_imports_nothing_heavy_until_a_magic_needs_it(tmp_path):
     """Issue 13: jsonschema (about 1.7 s) is imported when a tool's arguments are first checked,
-    not by ``%load_ext dsh_notebook``."""
+    not by ``%load_ext dsh_notebook``. Issue 22 (a fast load): the load registers the magics and
+    imports none of the engine's or the model client's libraries (it used to import the agent,
+    httpx, pydantic, pint's neighbours numpy and lark); the first ``%%reckon`` cell imports them."""
     import subprocess
     import sys
 
+    heavy = ("jsonschema", "pint", "numpy", "lark", "httpx", "pydantic", "nbformat", "ipywidgets", "markdown_it",
+             "detect_secrets", "cryptography", "zstandard", "rapidfuzz", "jupyter_server", "jinja2",
+             "dsh_notebook.llm.agent", "dsh_notebook.reckoner")
     code = ("import sys\n"
             "from IPython.core.interactiveshell import InteractiveShell\n"
             "ip = InteractiveShell.instance()\n"
             "ip.run_line_magic('load_ext', 'dsh_notebook')\n"
-            "assert 'ReckonMagics' in ip.magics_manager.registry\n"
-            "print(sorted(m for m in ('jsonschema', 'dsh_notebook.llm.agent') if m in sys.modules))\n")
+            "assert {'ReckonMagics', 'ChatMagics', 'AcademicMagics', 'ReviewMagics', 'LedgerMagics'} <= "
+            "set(ip.magics_manager.registry)\n"
+            f"heavy = {heavy!r}\n"
+            "print(sorted(m for m in heavy if m in sys.modules))\n"
+            "r = ip.run_cell('%%reckon Wire\\ngiven L = 2 m\\nx = @L*3')\n"
+            "assert r.error_in_exec is None, r.error_in_exec\n"
+            "print(ip.user_ns['_reckon']['x'], sorted(m for m in ('pint', 'lark') if m in sys.modules))\n")
     env = {**os.environ, "IPYTHONDIR": str(tmp_path / "ipython"), "DSH_NOTEBOOK_HOME": str(tmp_path / "home"),
-           "PYTHONPATH": os.pathsep.join(sys.path)}
+           "DSH_NOTEBOOK_PATH": str(tmp_path / "nb.ipynb"), "PYTHONPATH": os.pathsep.join(sys.path)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path,
-                         check=True).stdout
-    assert out.strip() == "['dsh_notebook.llm.agent']", out  # the agent is loaded, jsonschema is not
+                         check=True).stdout.splitlines()
+    assert out[0] == "[]", out  # nothing heavy at load
+    assert out[-1] == "6.0 meter ['lark', 'pint']", out  # the first cell computes, and imports the engine
+    assert [p.suffix for p in (tmp_path / "nb.dsh" / "records").iterdir()] == [".jsonl"]  # its record

@@ -12,7 +12,7 @@ import json
 
 import pytest
 from local_model import ALIAS, local_model  # noqa: F401 - the session fixture
-from test_chat import MIME, SIX, sh  # noqa: F401 - the shell fixture
+from test_chat import MIME, SIX
 
 from dsh_notebook.llm import ChatClient
 from dsh_notebook.notebook.chat import ChatFailed

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
-from IPython.testing import globalipapp
 from IPython.utils.capture import capture_output
 
 MIME = "application/vnd.dsh.record+json"
@@ -20,51 +18,6 @@ A = $pi*(@d/2)^2
 R = @rho*@L/@A
 show R in mohm
 end The conductor's resistance is about 127 milliohm."""
-
-
-def get_ipython():
-    """The test shell (IPython's InteractiveShell, started once for the session)."""
-    globalipapp.start_ipython()
-    return globalipapp.get_ipython()
-
-
-class Shell:
-    """A shell whose kernel writes beside ``nb.ipynb`` in a temp folder."""
-
-    def __init__(self, ip, folder: Path):
-        self.ip = ip
-        self.folder = folder
-        self.sidecar = folder / "nb.dsh"
-
-    def run(self, source: str):
-        with capture_output() as cap:
-            result = self.ip.run_cell(source)
-        return result, cap
-
-    def reckon(self, body: str, line: str = "Test"):
-        return self.run(f"%%reckon {line}\n{body}")
-
-    def records(self) -> list[Path]:
-        d = self.sidecar / "records"
-        return sorted(d.glob("*.jsonl")) if d.exists() else []
-
-    def rows(self, path: Path) -> list[dict]:
-        return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
-
-    @property
-    def ns(self):
-        return self.ip.user_ns
-
-
-@pytest.fixture
-def sh(tmp_path, monkeypatch):
-    monkeypatch.setenv("DSH_NOTEBOOK_PATH", str(tmp_path / "nb.ipynb"))
-    ip = get_ipython()
-    if "dsh_notebook" in ip.extension_manager.loaded:
-        ip.extension_manager.reload_extension("dsh_notebook")
-    else:
-        ip.extension_manager.load_extension("dsh_notebook")
-    return Shell(ip, tmp_path)
 
 
 def bundle(cap) -> dict:
@@ -334,14 +287,15 @@ def test_recover_discard(sh):
     assert not list((sh.sidecar / "stale").glob("*.jsonl"))
 
 
-def test_unknown_notebook_writes_to_unsaved_folder(tmp_path, monkeypatch):
+def test_unknown_notebook_writes_to_unsaved_folder(tmp_path, monkeypatch, new_kernel):
     monkeypatch.delenv("DSH_NOTEBOOK_PATH", raising=False)
     monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
     monkeypatch.setenv("DSH_NOTEBOOK_HOME", str(tmp_path / "home"))
-    ip = get_ipython()
-    ip.user_ns.pop("__vsc_ipynb_file__", None)
-    ip.extension_manager.reload_extension("dsh_notebook") if "dsh_notebook" in ip.extension_manager.loaded \
-        else ip.extension_manager.load_extension("dsh_notebook")
+    from IPython.testing import globalipapp
+
+    globalipapp.start_ipython()
+    globalipapp.get_ipython().user_ns.pop("__vsc_ipynb_file__", None)
+    ip = new_kernel()  # a kernel that knows no notebook
     with capture_output() as cap:
         ip.run_cell("%%reckon U\ngiven x = 1")
     meta = [o for o in cap.outputs if MIME in o.data][-1].metadata["dsh"]

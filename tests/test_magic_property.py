@@ -9,7 +9,6 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from test_magic import sh  # noqa: F401 - fixture
 
 WORDS = ["given", "show", "note", "note!", "delete", "end", "x", "y", "R", "=", "@x", "@y", "$pi", "$sqrt(",
          ")", "(", "*", "/", "^", "+", "-", "in", "digits", "m", "kg", "ohm", "degC", "rpm", "Hz", "mg/12 h",

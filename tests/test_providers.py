@@ -585,7 +585,8 @@ def test_every_fixture_file_has_a_test():
     from providers_replay import PROVIDERS
 
     if not PROVIDERS.is_dir():
-        pytest.skip(f"the recorded provider responses are not at {PROVIDERS}")
+        pytest.skip(f"the recorded provider responses are not at {PROVIDERS}"
+                    " (kept outside the project: set DSH_SHARED_DIR to the shared folder)")
     names = {n for n in globals() if n.startswith("test_")}
     missing = []
     for f in sorted(PROVIDERS.iterdir()):

@@ -14,7 +14,7 @@ from http.server import ThreadingHTTPServer
 
 import pytest
 from providers_replay import JSON, SSE, ReplayServer, fixture
-from test_chat import MIME, answer, call, sh  # noqa: F401 - the shell fixture
+from test_chat import MIME, answer, call
 
 from dsh_notebook.errors import HTTP_STATUS, PROTOCOL, PROVIDER, SETTINGS, UNKNOWN_MODEL
 from dsh_notebook.llm import ChatClient, LLMError

@@ -13,7 +13,7 @@ import pytest
 
 from dsh_notebook.artifact.seal import verify
 from dsh_notebook.reckon.cell import USAGE
-from test_magic import MIME, bundle, sh, text  # noqa: F401 - fixture
+from test_magic import MIME, bundle, text
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_verify import cli, write_notebook  # noqa: E402 - the same helpers

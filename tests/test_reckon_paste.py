@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from dsh_notebook.reckoner import dims as D
 from dsh_notebook.reckoner.display import value_text
 from dsh_notebook.reckoner.values import parse_tagged
-from test_magic import sh, text  # noqa: F401 - fixture
+from test_magic import text
 
 OHM = (2, 1, -3, -2, 0, 0, 0)
 LENGTH = (1, 0, 0, 0, 0, 0, 0)

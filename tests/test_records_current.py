@@ -17,7 +17,6 @@ from dsh_notebook.artifact.records import current_records, record_list
 from dsh_notebook.artifact.seal import verify
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_magic import sh  # noqa: E402,F401 - the in-process shell fixture
 from test_verify import cli, ran_notebook  # noqa: E402 - the same helpers
 
 CELLS = [

@@ -278,7 +278,8 @@ strong = { model = "deepseek/deepseek-reasoner" }
 @pytest.fixture
 def resolver(home, monkeypatch):
     if not (FIXTURES / "README.md").is_file():
-        pytest.skip(f"the recorded bibliographic responses are not at {FIXTURES}")
+        pytest.skip(f"the recorded bibliographic responses are not at {FIXTURES}"
+                    " (kept outside the project: set DSH_SHARED_DIR to the shared folder)")
     with FakeResolverServer.from_fixtures(FIXTURES) as srv:
         for var in ("DSH_CROSSREF_URL", "DSH_ARXIV_URL", "DSH_PUBMED_URL", "DSH_DATACITE_URL"):
             monkeypatch.setenv(var, srv.base_url)
@@ -475,8 +476,7 @@ def test_over_budget_stops_and_escalates_to_the_person(home, led, monkeypatch):
 # --------------------------------------------------------------------------- %%chat --preset research
 
 
-def test_chat_research_preset_queries_the_ledger(tmp_path, monkeypatch):
-    from IPython.testing import globalipapp
+def test_chat_research_preset_queries_the_ledger(tmp_path, monkeypatch, new_kernel):
     from IPython.utils.capture import capture_output
 
     from dsh_notebook.research_pipeline.tools import RESEARCH_TOOL_NAMES
@@ -487,12 +487,7 @@ def test_chat_research_preset_queries_the_ledger(tmp_path, monkeypatch):
     ledger = Ledger(ledger_path(tmp_path / "nb.ipynb"))
     assert ledger.append("question-posed", {"question_id": "q1", "text": "Does walking lower blood pressure?"},
                          Actor("lead"))["ok"]
-    globalipapp.start_ipython()
-    ip = globalipapp.get_ipython()
-    if "dsh_notebook" in ip.extension_manager.loaded:
-        ip.extension_manager.reload_extension("dsh_notebook")
-    else:
-        ip.extension_manager.load_extension("dsh_notebook")
+    ip = new_kernel()
     call = {"id": "call_1", "name": "research_ledger_query", "arguments": json.dumps({"kind": "questions"})}
     srv = ScriptedServer([{"expect": {"tools": list(RESEARCH_TOOL_NAMES)}, "reply": {"tool_calls": [call]}},
                           {"reply": {"content": "One question is open: q1."}}]).start()

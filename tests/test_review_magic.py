@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-from test_chat import Shell, answer, server, sh  # noqa: F401 - fixtures
 
 from dsh_notebook.kernel import current_reviewer
 
@@ -101,7 +100,7 @@ def test_review_an_outside_log(sh, server, tmp_path):  # noqa: F811
         Path(__file__).resolve().parents[2] / "shared"
     fixtures = shared / "fixtures" / "logs" / "claude"
     if not fixtures.is_dir():
-        pytest.skip("the shared fixtures are not here (../shared/fixtures/logs)")
+        pytest.skip(f"the shared fixtures are not at {fixtures} (set DSH_SHARED_DIR to the shared folder)")
     log = tmp_path / "t.jsonl"
     log.write_bytes((fixtures / "claude-2.0.64-three-turns-write-edit-bash.jsonl").read_bytes())
     srv = server([review_reply()])

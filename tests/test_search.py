@@ -678,20 +678,19 @@ def test_lone_surrogates_never_cost_the_row(engine, monkeypatch):
 
 
 def test_stop_during_the_extraction_call_returns_promptly_with_one_failed_row(engine, monkeypatch):
-    script = [{"expect": {"stream": False}, "reply": {"content": "{}", "delay": 5}}]
+    script = [{"expect": {"stream": False}, "reply": {"content": "{}", "delay": 60}}]
     with FakeSearxng({Q: RESULTS}) as sx, ScriptedServer(script) as srv:
         tool = search_tool(engine, chat_client(srv, monkeypatch), policy=SearchPolicy(),
                            provider=SearxngProvider(sx.base_url))
         cancel = threading.Event()
-        threading.Timer(0.3, cancel.set).start()
+        # the stop comes once the extraction request is at the server, which holds its reply 60 s
+        threading.Thread(target=lambda: (_wait_for(lambda: len(srv.requests) == 1), cancel.set()),
+                         daemon=True).start()
         token = current_cancel.set(cancel)
         try:
-            started = time.monotonic()
             receipt = tool.fn({"question": Q})
-            elapsed = time.monotonic() - started
         finally:
             current_cancel.reset(token)
-    assert elapsed < 1.5, elapsed
     assert receipt["ok"] is False and receipt["code"] == "SEARCH_UNAVAILABLE" and "stopped" in receipt["error"]
     [row] = search_rows(engine)
     assert row["content"]["outcome"] == "failed" and row["content"]["error"] == "cancelled"
@@ -699,22 +698,21 @@ def test_stop_during_the_extraction_call_returns_promptly_with_one_failed_row(en
 
 
 def test_stop_during_the_provider_search_returns_promptly(engine, monkeypatch):
+    cancel, release = threading.Event(), threading.Event()
+
     def slow(query):
-        time.sleep(5)
+        cancel.set()  # the stop comes while the provider holds its answer back
+        release.wait(60)
         return RESULTS
 
     with FakeSearxng(slow) as sx, ScriptedServer([]) as srv:
-        cancel = threading.Event()
-        threading.Timer(0.3, cancel.set).start()
         token = current_cancel.set(cancel)
         try:
-            started = time.monotonic()
             receipt = lookup(engine, Q, client=chat_client(srv, monkeypatch), policy=SearchPolicy(),
                              provider=SearxngProvider(sx.base_url))
-            elapsed = time.monotonic() - started
         finally:
             current_cancel.reset(token)
-    assert elapsed < 1.5, elapsed
+            release.set()
     assert receipt["code"] == "SEARCH_UNAVAILABLE" and srv.requests == []
     [row] = search_rows(engine)
     assert row["content"]["error"] == "cancelled" and row["content"]["candidates"] == []
@@ -723,7 +721,7 @@ def test_stop_during_the_provider_search_returns_promptly(engine, monkeypatch):
 def test_stop_during_a_search_ends_the_turn_as_cancelled(env, engine, monkeypatch):
     script = [{"expect": {"tools": ["search"]},
                "reply": {"tool_calls": [{"id": "call_1", "name": "search", "arguments": json.dumps({"question": Q})}]}},
-              {"expect": {"stream": False}, "reply": {"content": "{}", "delay": 5}}]
+              {"expect": {"stream": False}, "reply": {"content": "{}", "delay": 60}}]
     with FakeSearxng({Q: RESULTS}) as sx, ScriptedServer(script) as srv:
         client = chat_client(srv, monkeypatch)
         tool = search_tool(engine, client, policy=SearchPolicy(), provider=SearxngProvider(sx.base_url))
@@ -731,12 +729,10 @@ def test_stop_during_a_search_ends_the_turn_as_cancelled(env, engine, monkeypatc
                                 tools=["search"])
         cancel = threading.Event()
         # set once the extraction request has reached the (silent) server
-        threading.Thread(target=lambda: (_wait_for(lambda: len(srv.requests) == 2), time.sleep(0.2), cancel.set()),
+        threading.Thread(target=lambda: (_wait_for(lambda: len(srv.requests) == 2), cancel.set()),
                          daemon=True).start()
-        started = time.monotonic()
         result = Agent(client, log, [tool], stop_hooks=[]).run_turn("Resistivity of copper?", cancel=cancel)
-        elapsed = time.monotonic() - started
-    assert result.status == "cancelled" and elapsed < 2.5, (result, elapsed)
+    assert result.status == "cancelled", result  # not the reply the server holds back for 60 s
     assert len(srv.requests) == 2  # no model request after the stop
     [row] = search_rows(engine)
     assert row["content"]["error"] == "cancelled"
@@ -744,7 +740,8 @@ def test_stop_during_a_search_ends_the_turn_as_cancelled(env, engine, monkeypatc
     log.close()
 
 
-def _wait_for(cond, timeout: float = 5.0) -> None:
+def _wait_for(cond, timeout: float = 120.0) -> None:
+    """Poll until ``cond()`` holds, for at most *timeout* seconds (nothing asserts how long)."""
     end = time.monotonic() + timeout
     while not cond() and time.monotonic() < end:
         time.sleep(0.01)

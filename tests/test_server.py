@@ -21,8 +21,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-pytest.importorskip("jupyter_server")
-pytest.importorskip("pytest_jupyter")
+pytest.importorskip("jupyter_server", reason="jupyter-server is not installed (pip install '.[test]')")
+pytest.importorskip("pytest_jupyter", reason="pytest-jupyter is not installed (pip install '.[test]')")
 
 from pytest_jupyter.jupyter_server import *  # noqa: E402,F403 - jp_fetch, jp_serverapp, jp_root_dir, ...
 from tornado.httpclient import HTTPClientError  # noqa: E402

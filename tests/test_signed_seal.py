@@ -59,7 +59,7 @@ def test_run_signs_and_verify_says_who(report):
     assert (report.parent / "report.dsh" / ".gitattributes").read_text().endswith("* -text\n")
 
 
-@pytest.mark.skipif(SSH_KEYGEN is None, reason="OpenSSH's ssh-keygen is not installed")
+@pytest.mark.skipif(SSH_KEYGEN is None, reason="OpenSSH's ssh-keygen is not installed (apt-get install openssh-client)")
 def test_openssh_checks_the_seal_payload(report, tmp_path):
     key = cli("key").stdout.strip()
     (tmp_path / "allowed").write_text(f"author@lab {key}\n")

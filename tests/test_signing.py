@@ -16,7 +16,7 @@ from dsh_notebook import signing
 from dsh_notebook.signing import AllowedSigners, SignatureInvalid, SigningError
 
 SSH_KEYGEN = shutil.which("ssh-keygen")
-needs_openssh = pytest.mark.skipif(SSH_KEYGEN is None, reason="OpenSSH's ssh-keygen is not installed")
+needs_openssh = pytest.mark.skipif(SSH_KEYGEN is None, reason="OpenSSH's ssh-keygen is not installed (apt-get install openssh-client)")
 PAYLOAD = b'{"cells":["a"],"files":{"records/1.jsonl":"ab"}}'
 
 

@@ -14,7 +14,7 @@ from dsh_notebook.reckoner import Engine, replay, rerun
 from dsh_notebook.reckoner.records import read_record
 from dsh_notebook.reckoner.schemas import TOOL_SCHEMAS
 from test_cases import refused
-from test_magic import bundle, sh, text  # noqa: F401 - `sh` is a fixture
+from test_magic import bundle, text
 
 # ------------------------------------------------------------------ the four wrong numbers
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dsh_notebook.reckon import units as U
-from test_magic import sh, text  # noqa: F401 - fixture
+from test_magic import text
 
 
 @pytest.mark.parametrize(

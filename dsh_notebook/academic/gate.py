@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 
 from ..errors import LLMError
-from ..settings import load_settings
 from . import prompt
 from .shaping import language_for, language_setting
 from .state import is_enabled, record_gate
@@ -93,6 +92,8 @@ def academic_gate(turn_events: list[dict], answer: str) -> str | None:
         return None
     record_gate()
     try:
+        from ..settings import load_settings  # imported when used: %load_ext stays light (issue 22)
+
         setting, _ = language_setting(load_settings())
     except LLMError:
         setting = "auto"

@@ -21,11 +21,14 @@ notes (``ChatResult.shaping``, logged with the assistant message) and kept as ``
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from ..errors import LLMError
-from ..settings import Settings, load_settings
 from . import prompt
 from .state import is_enabled, now, record_applied
+
+if TYPE_CHECKING:
+    from ..settings import Settings
 
 _CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
 
@@ -55,6 +58,8 @@ def academic_hook(body: dict, ctx) -> list[str]:
     where = f"{ctx.provider_id}/{ctx.model.id}"
     info = ctx.model  # the capabilities the client itself resolved (its own settings, if it was given some)
     try:
+        from ..settings import load_settings  # imported when used: %load_ext stays light (issue 22)
+
         settings = load_settings()  # for [academic] language
     except LLMError as exc:
         record_applied(None, f"capability lookup for {where} failed ({exc.code}: {exc.message}); "

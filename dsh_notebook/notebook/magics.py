@@ -1,12 +1,16 @@
 """IPython magics: ``%%reckon`` and ``%reckon list|show|recover`` (spec: reckoner.md section 2);
 ``%%chat`` and ``%chat list`` (spec: llm.md "``%%chat``"; the work is in :mod:`.chat`).
 
-* ``%load_ext dsh_notebook`` creates the kernel's reckoner session: it finds the notebook
-  (:func:`dsh_notebook.artifact.paths.locate`) and opens an :class:`~dsh_notebook.reckoner.Engine` on the sidecar
-  folder, setting aside any record a crashed kernel left open.
+* ``%load_ext dsh_notebook`` finds the notebook (:func:`dsh_notebook.artifact.paths.locate`); the
+  kernel's reckoner session, an :class:`~dsh_notebook.reckoner.Engine` on the sidecar folder, is
+  opened by the first magic that needs it, or at once when a crashed kernel left a record open
+  (``open-record.jsonl``), which the engine then sets aside.
 * A refused line stops the cell: the output shows it in red and the cell raises
   :class:`ReckonRefused`, rendered without a Python traceback, so "run all" stops there.
 * After every cell ``_reckon`` (or ``--export NAME``) maps slot names to pint Quantities.
+* A fast load (issue 22): ``%load_ext`` imports IPython and this module only, and registers the
+  magics; the engine (pint, lark, numpy), the model client (httpx), settings (pydantic) and the
+  rest are imported, and the reckoner session made, when a magic first needs them.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 from IPython.core.magic import (
@@ -27,34 +32,13 @@ from IPython.core.magic import (
 from IPython.display import display
 from IPython.utils.text import DollarFormatter
 
-from ..artifact import paths
-from ..artifact import records as records_view
 from ..errors import NotebookError
-from ..inert import markdown_html
 from ..kernel import attach_sidecar, close_reviewer, current_reviewer, kernel_ledger, kernel_reviewer
-from ..llm import LLMError
-from ..llm.session import sessions_table
-from ..reckon import render
-from ..reckon import units as U
-from ..reckon.cell import (
-    DEFAULT_DIGITS,
-    DEFAULT_TITLE,
-    USAGE,
-    ReckonSession,
-    ReckonUsageError,
-    parse_options,
-    run_cell,
-)
-from ..reckoner import (
-    Engine,
-    close_set_aside,
-    discard_set_aside,
-    find_record,
-    list_records,
-    read_record,
-)
-from ..reckoner.records import UnreadableRecord
-from . import chat
+
+if TYPE_CHECKING:
+    from ..artifact.paths import Location
+    from ..reckon.cell import ReckonSession
+    from .chat import ChatSession
 
 ARTICLE_USAGE = ("%reckon article ID [--format md|latex] [--compile] [--language auto|zh-CN|en] "
                  "[--writer offline|model]")
@@ -66,6 +50,7 @@ def _reckon_help() -> str:
     forms, formulas, temperature units and the line magic's forms, in words."""
     import textwrap
 
+    from ..reckon.cell import DEFAULT_DIGITS, DEFAULT_TITLE, USAGE
     from ..reckoner.grammar import BINARY, BOUNDED, CONSTANTS, UNARY, WRITTEN
 
     EVALUATED = ("sum", "prod", "seq")  # the bounded forms the engine computes; the others are refused
@@ -180,6 +165,8 @@ class ReckonSlots(dict):
 
 
 def _to_quantity(value):
+    from ..reckon import units as U
+
     if value.sig.kind == "object":
         return {n: _to_quantity(type(value)(value.mag[n], s)) for n, s in value.sig.fields}
     return U.quantity(value.mag, tuple(int(x) for x in value.sig.dim))
@@ -203,12 +190,47 @@ def _unit_pairs(text: str) -> list[tuple[str, str]]:
 class ReckonMagics(Magics):
     def __init__(self, shell):
         super().__init__(shell)
-        self.location = paths.locate(shell.user_ns)
-        self.session = ReckonSession(Engine(paths.reckoner_home(self.location), recover=False))
+        self._location: Location | None = None
+        self._session: ReckonSession | None = None
         #: (cell id or None, record id) of every record a %%reckon cell wrote in this kernel
         self.made: list[tuple[str | None, str]] = []
         self._settings_read = False  # [reckon.units] is read at the first %%reckon or %reckon units
         attach_sidecar(shell, self.current_sidecar)
+        from ..artifact import paths
+
+        if (paths.reckoner_home(self.location) / "open-record.jsonl").exists():
+            self.session  # noqa: B018 - a crashed kernel left a record open: the engine sets it aside now
+
+    @property
+    def location(self) -> Location:
+        """Where this kernel's notebook is (:func:`dsh_notebook.artifact.paths.locate`), found when
+        first asked for."""
+        if self._location is None:
+            from ..artifact import paths
+
+            self._location = paths.locate(self.shell.user_ns)
+        return self._location
+
+    @location.setter
+    def location(self, value: Location) -> None:
+        self._location = value
+
+    @property
+    def session(self) -> ReckonSession:
+        """The kernel's reckoner session: an :class:`~dsh_notebook.reckoner.Engine` on the
+        notebook's sidecar, opened (setting aside any record a crashed kernel left open) when a
+        magic first needs it, so that ``%load_ext`` stays light."""
+        if self._session is None:
+            from ..artifact import paths
+            from ..reckon.cell import ReckonSession
+            from ..reckoner import Engine
+
+            self._session = ReckonSession(Engine(paths.reckoner_home(self.location), recover=False))
+        return self._session
+
+    @session.setter
+    def session(self, value: ReckonSession) -> None:
+        self._session = value
 
     def current_sidecar(self) -> Path:
         """The sidecar this kernel writes to now (after :meth:`refresh_location`)."""
@@ -217,17 +239,28 @@ class ReckonMagics(Magics):
 
     def refresh_location(self) -> None:
         """Follow a renamed or newly known notebook while no record is open."""
+        from ..artifact import paths
+
         loc = paths.locate(self.shell.user_ns)
+        if self._session is None:  # no engine yet: it opens where the notebook is now
+            self.location = loc
+            return
         if loc.sidecar != self.location.sidecar and self.session.engine.open_record is None:
+            from ..reckon.cell import ReckonSession
+            from ..reckoner import Engine
+
             self.location = loc
             prefs = self.session.prefs  # the notebook's preferred units follow it
             self.session = ReckonSession(Engine(paths.reckoner_home(loc), recover=False), prefs=prefs)
 
     @line_cell_magic
     def reckon(self, line: str, cell: str | None = None):
-        # The docstring, which %reckon? and %%reckon? show, is set below from _reckon_help().
+        # %reckon? and %%reckon? show _reckon_help() (IPython's inspector calls getdoc(), set below).
         if cell is None:
             return self._line(line)
+        from ..reckon import render
+        from ..reckon.cell import USAGE, ReckonUsageError, parse_options, run_cell
+
         self.refresh_location()
         try:
             opts = parse_options(line)
@@ -272,7 +305,11 @@ class ReckonMagics(Magics):
             raise ReckonRefused(render.refusal_text(out) or "", bad.receipt.get("code"))
         return None
 
-    reckon.__doc__ = _reckon_help()
+    reckon.__doc__ = ("%%reckon [--continue] [--quiet] [--digits N] [--export NAME] [TITLE]: a units-checked "
+                      "calculation record; %reckon list|show|recover|units|article. %reckon? shows every form.")
+    # IPython's inspector asks an object's getdoc() first: the full help is built when asked for,
+    # so that loading the extension does not import the engine's grammar.
+    reckon.getdoc = _reckon_help
 
     # ------------------------------------------------------------------ line forms
 
@@ -304,6 +341,7 @@ class ReckonMagics(Magics):
             return
         self._settings_read = True
         from ..errors import SettingsError
+        from ..reckon import units as U
         from ..reckoner import shown_units as SU
         from ..settings import load_settings
 
@@ -328,6 +366,7 @@ class ReckonMagics(Magics):
     def _units(self, args: list[str]):
         """``%reckon units [QUANTITY=UNIT ...] | clear``: the notebook's preferred display units
         (issue 18), recorded in the start row of each record written after it."""
+        from ..reckon import units as U
         from ..reckoner import shown_units as SU
 
         self._settings_units()
@@ -373,6 +412,7 @@ class ReckonMagics(Magics):
         import os
 
         from ..artifact.articles import write_article
+        from ..reckoner import find_record
         from ..reckoner.articles import ArticleError, md_escape
 
         p = argparse.ArgumentParser(prog="%reckon article", add_help=False, exit_on_error=False)
@@ -414,6 +454,8 @@ class ReckonMagics(Magics):
                 raw=True)
 
     def _list(self, home: Path):
+        from ..artifact import records as records_view
+
         text = records_view.records_table(home, self.current_records())
         print(f"Records in {home}:\n{text}" if text else f"No records yet in {home}.")
 
@@ -446,6 +488,10 @@ class ReckonMagics(Magics):
         return list(dict.fromkeys(found))
 
     def _show(self, home: Path, rid: str):
+        from ..artifact import records as records_view
+        from ..reckoner import find_record, read_record
+        from ..reckoner.records import UnreadableRecord
+
         try:
             rec = read_record(find_record(home, rid))
         except FileNotFoundError:
@@ -455,6 +501,9 @@ class ReckonMagics(Magics):
         print(records_view.record_text(rec))
 
     def _recover(self, home: Path, args: list[str]):
+        from ..reckoner import close_set_aside, discard_set_aside, list_records
+        from ..reckoner.records import UnreadableRecord
+
         info = list_records(home)
         aside = info["set_aside"]
         if not args:
@@ -494,7 +543,7 @@ class ChatMagics(Magics):
 
     def __init__(self, shell):
         super().__init__(shell)
-        self.sessions: dict[str, chat.ChatSession] = {}
+        self.sessions: dict[str, ChatSession] = {}
 
     def _reckon(self) -> ReckonMagics:
         rm = self.shell.magics_manager.registry.get("ReckonMagics")
@@ -507,6 +556,11 @@ class ChatMagics(Magics):
     def chat(self, line: str, cell: str | None = None):
         """``%%chat [--session NAME] [--preset plain|reckoner|reckoner-with-search] [--model ID]
         [--new]`` with the message as the cell body; ``%chat list``."""
+        from ..artifact import records as records_view
+        from ..llm import LLMError
+        from ..llm.session import sessions_table
+        from . import chat
+
         rm = self._reckon()
         rm.refresh_location()
         folder = rm.location.sidecar / "sessions"
@@ -614,6 +668,7 @@ class ReviewMagics(Magics):
     def review(self, line: str):
         """``%review [--target this|session PATH|codex|dsh|claude|chat PATH] [--focus me|dialogue|ai]
         [--pause|--resume|--stop|--history] [--ask "question" [--review N]] [--wait]``."""
+        from ..inert import markdown_html
         from ..llm import LLMError
         from ..reviewer.targets import ReviewUsageError, resolve_target
         from . import review as R

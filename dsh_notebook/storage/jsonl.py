@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Self
 
-import numpy as np
 from filelock import FileLock, Timeout
 
 from ..errors import DshError
@@ -81,6 +80,8 @@ class UnterminatedLineError(StorageError):
 
 def _plain(obj: Any, where: str) -> Any:
     """Return *obj* as plain JSON-able Python values, refusing non-finite floats and unknown types."""
+    import numpy as np  # the slow path only: importing storage stays light (issue 22, a fast load)
+
     if obj is None or isinstance(obj, (str, bool)):
         return obj
     if isinstance(obj, int):
