@@ -709,3 +709,104 @@ def test_the_panel_ledger_tab_shows_a_withdrawn_source(lab, page):
     assert row.locator("b").count() == 0  # the title's markup stays text
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     panel.screenshot(path=str(ARTIFACTS / "browser-ledger-withdrawn-source.png"))
+
+
+# ----------------------------------------------------------------------------- dark theme (issue 22, item 5)
+
+# the computed colours of the panel, its muted path line and its active tab, as the browser computes them
+_PANEL_COLOURS = """() => {
+  const get = sel => { const e = document.querySelector(sel); const s = getComputedStyle(e);
+                       return {color: s.color, background: s.backgroundColor}; };
+  return {panel: get('[data-testid=dsh-panel]'), muted: get('[data-testid=dsh-notebook-path]'),
+          tab: get('.dsh-tab.dsh-tab-active'),
+          verified: get('[data-testid=dsh-source][data-verdict=verified] .dsh-badge'),
+          withdrawn: get('[data-testid=dsh-source][data-verdict=withdrawn] .dsh-badge'),
+          inconclusive: get('[data-testid=dsh-source][data-verdict=inconclusive] .dsh-badge')};
+}"""
+# the text the contrast is checked on: plain, muted, the active tab, and green, red and amber badges
+_READ = ("panel", "muted", "tab", "verified", "withdrawn", "inconclusive")
+
+
+def _rgba(text: str) -> tuple[float, float, float, float]:
+    """``rgb(1, 2, 3)`` / ``rgba(1, 2, 3, 0.5)`` / ``color(srgb 0.1 0.2 0.3 / 0.5)`` (a ``color-mix``)
+    -> (r, g, b, a), r, g, b from 0 to 255."""
+    m = re.fullmatch(r"rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?\)", text.strip())
+    if m:
+        return float(m[1]), float(m[2]), float(m[3]), float(m[4]) if m[4] is not None else 1.0
+    m = re.fullmatch(r"color\(srgb ([\d.e-]+) ([\d.e-]+) ([\d.e-]+)(?: / ([\d.]+))?\)", text.strip())
+    assert m, f"not a computed colour: {text!r}"
+    return float(m[1]) * 255, float(m[2]) * 255, float(m[3]) * 255, float(m[4]) if m[4] is not None else 1.0
+
+
+def _contrast(fore: str, back: str) -> float:
+    """WCAG 2 contrast ratio of text colour ``fore`` (blended over ``back``) against ``back``."""
+    br, bg, bb, _ = _rgba(back)
+    fr, fg, fb, fa = _rgba(fore)
+    blended = (fr * fa + br * (1 - fa), fg * fa + bg * (1 - fa), fb * fa + bb * (1 - fa))
+
+    def lum(rgb):
+        c = [v / 255 for v in rgb]
+        c = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in c]
+        return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
+
+    hi, lo = sorted((lum(blended), lum((br, bg, bb))), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def _open_panel(lab, page, workspace: str) -> None:
+    page.goto(f"{lab['url']}/lab/workspaces/{workspace}/tree/{NOTEBOOK}?token={TOKEN}")
+    page.wait_for_selector(".jp-Notebook", timeout=60_000)
+    panel = page.locator("[data-testid=dsh-panel]")
+    icon = page.locator("li.lm-TabBar-tab[data-id='dsh-panel']")
+    icon.wait_for()
+    if not panel.is_visible():
+        icon.click()
+    panel.wait_for(state="visible")
+    page.locator("[data-testid=dsh-tab-ledger]").click()
+    page.wait_for_selector("[data-testid=dsh-ledger]")
+    select = page.locator("[data-testid=dsh-ledger-select]")
+    if select.count():  # other tests' ledgers beside it
+        select.select_option("theme")
+    page.wait_for_selector("[data-testid=dsh-source][data-verdict=inconclusive]")
+
+
+def test_the_panel_follows_the_dark_theme_and_stays_readable(lab, page):
+    """Switched to "JupyterLab Dark" (the theme setting, as Settings > Theme writes it), the panel's
+    computed background and text colours change from the light theme's, and its text (the main
+    text, the muted notebook path, the active tab, the green, red and amber verdict badges of a
+    ledger's sources) keeps a contrast ratio of at least 4.5 with the panel's background (WCAG AA)."""
+    from dsh_notebook.research import Actor, Ledger, ledger_path
+
+    led = Ledger(ledger_path(lab["notebook"], "theme"))
+    for sid, verdict in (("s-ok", "verified"), ("s-gone", "withdrawn"), ("s-unsure", "inconclusive")):
+        receipts = [led.append("source-proposed", {"source_id": sid, "kind": "arxiv", "identifier": "1605.08386",
+                                                   "title": f"Source {sid}", "authors": ["Doe"], "year": 2016},
+                               Actor("scout")),
+                    led.append("source-verified", {"source_id": sid, "verdict": verdict, "resolver": "arxiv"},
+                               Actor("bibliographic_verifier"))]
+        assert all(r["ok"] for r in receipts), receipts
+    themes = lab["home"].parent / "settings" / "@jupyterlab" / "apputils-extension" / "themes.jupyterlab-settings"
+    themes.parent.mkdir(parents=True, exist_ok=True)
+    themes.write_text(json.dumps({"theme": "JupyterLab Light"}))
+    try:
+        _open_panel(lab, page, "theme-light")
+        page.wait_for_selector("body[data-jp-theme-name='JupyterLab Light']", state="attached")
+        light = page.evaluate(_PANEL_COLOURS)
+        themes.write_text(json.dumps({"theme": "JupyterLab Dark"}))
+        _open_panel(lab, page, "theme-dark")
+        page.wait_for_selector("body[data-jp-theme-name='JupyterLab Dark']", state="attached")
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.locator("[data-testid=dsh-panel]").screenshot(path=str(ARTIFACTS / "browser-panel-dark.png"))
+        dark = page.evaluate(_PANEL_COLOURS)
+    finally:
+        themes.unlink(missing_ok=True)
+    assert dark["panel"]["background"] != light["panel"]["background"], (light, dark)
+    assert dark["panel"]["color"] != light["panel"]["color"], (light, dark)
+    # the dark theme's background is dark and its text light
+    assert _contrast("rgb(0, 0, 0)", dark["panel"]["background"]) < _contrast("rgb(0, 0, 0)", light["panel"]["background"])
+    for theme, colours in (("light", light), ("dark", dark)):
+        back = colours["panel"]["background"]
+        for part in _READ:
+            ratio = _contrast(colours[part]["color"], back)
+            assert ratio >= 4.5, f"{theme} theme: the {part} text {colours[part]['color']} on {back}: contrast {ratio:.2f}"

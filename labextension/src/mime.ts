@@ -90,7 +90,7 @@ export class RecordRenderer extends Widget implements IRenderMime.IRenderer {
 
 const extension: IRenderMime.IExtension = {
   id: 'dsh-notebook:record-renderer',
-  description: 'Draws a %%reckon record output as the side panel\'s step cards, with typeset math.',
+  description: "Draws a %%reckon record output as the side panel's step cards, with typeset math.",
   rendererFactory: {
     safe: true,
     mimeTypes: [MIME_TYPE],

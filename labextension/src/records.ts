@@ -100,9 +100,7 @@ export function recordList(
     return h(
       'li',
       {
-        class:
-          `dsh-record-row dsh-status-${r.status.replace(/\s+/g, '-')}` +
-          (superseded ? ' dsh-superseded' : ''),
+        class: `dsh-record-row dsh-status-${r.status.replace(/\s+/g, '-')}` + (superseded ? ' dsh-superseded' : ''),
         'data-current': r.current === null || r.current === undefined ? '' : String(r.current),
         'data-testid': 'dsh-record-row',
         'data-record-id': r.id,
@@ -115,13 +113,7 @@ export function recordList(
           }
         }) as EventListener
       },
-      h(
-        'div',
-        { class: 'dsh-record-title' },
-        h('span', {}, r.title || r.id),
-        ' ',
-        status
-      ),
+      h('div', { class: 'dsh-record-title' }, h('span', {}, r.title || r.id), ' ', status),
       h('div', { class: 'dsh-muted' }, counts)
     );
   });
@@ -139,20 +131,12 @@ export function visibleRow(r: IRecordRow): boolean {
   return r.ok && !hiddenNote(r);
 }
 
-type Group =
-  | { kind: 'writes' | 'reads' | 'failed'; rows: IRecordRow[] }
-  | { kind: 'single'; rows: IRecordRow[] };
+type Group = { kind: 'writes' | 'reads' | 'failed'; rows: IRecordRow[] } | { kind: 'single'; rows: IRecordRow[] };
 
 function groupRows(rows: IRecordRow[]): Group[] {
   const groups: Group[] = [];
   for (const r of rows) {
-    const kind = !r.ok
-      ? 'failed'
-      : r.tool === 'set'
-        ? 'writes'
-        : r.tool === 'get'
-          ? 'reads'
-          : 'single';
+    const kind = !r.ok ? 'failed' : r.tool === 'set' ? 'writes' : r.tool === 'get' ? 'reads' : 'single';
     const last = groups[groups.length - 1];
     if (kind !== 'single' && last && last.kind === kind) {
       last.rows.push(r);
@@ -163,11 +147,7 @@ function groupRows(rows: IRecordRow[]): Group[] {
   return groups;
 }
 
-function card(
-  cls: string,
-  title: (Node | string)[],
-  ...body: (Node | string | null)[]
-): HTMLElement {
+function card(cls: string, title: (Node | string)[], ...body: (Node | string | null)[]): HTMLElement {
   return h(
     'div',
     { class: `dsh-card ${cls}`, 'data-testid': 'dsh-step-card' },
@@ -181,10 +161,7 @@ function seqChip(r: IRecordRow): HTMLElement {
 }
 
 /** The timeline of one record. `showAll` reveals refused rows and hidden notes. */
-export function recordTimeline(
-  detail: IRecordDetail,
-  showAll: boolean
-): HTMLElement {
+export function recordTimeline(detail: IRecordDetail, showAll: boolean): HTMLElement {
   const rows = (detail.rows || []).filter(r => r && typeof r.tool === 'string');
   // as the Records list counts them (reckoner Record.summary): accepted evaluations, and
   // refused engine calls (a lookup without an answer is an outcome of the lookup, not a refusal)
@@ -242,7 +219,10 @@ export function recordTimeline(
       if (r.seq >= before) {
         break;
       }
-      if (r.ok && ((r.tool === 'set' && r.content?.name === slot) || (r.tool === 'eval' && r.content?.target === slot))) {
+      if (
+        r.ok &&
+        ((r.tool === 'set' && r.content?.name === slot) || (r.tool === 'eval' && r.content?.target === slot))
+      ) {
         found = r.content?.unit;
       }
     }
@@ -378,13 +358,7 @@ function singleCard(
           c.rev ? h('span', { class: 'dsh-muted' }, ` · rev ${c.rev}`) : ''
         ],
         reads.length ? h('ul', { class: 'dsh-kv' }, reads) : null,
-        h(
-          'div',
-          { class: 'dsh-result' },
-          code(String(c.target ?? '')),
-          ' = ',
-          h('b', {}, valueText(c.result, c.unit))
-        )
+        h('div', { class: 'dsh-result' }, code(String(c.target ?? '')), ' = ', h('b', {}, valueText(c.result, c.unit)))
       );
       break;
     }
@@ -392,11 +366,7 @@ function singleCard(
       el = card('dsh-card-marker', [seqChip(r), ' start'], String(c.title ?? ''));
       break;
     case 'record_end':
-      el = card(
-        'dsh-card-marker',
-        [seqChip(r), ' end'],
-        String(c.text ?? '(record closed)')
-      );
+      el = card('dsh-card-marker', [seqChip(r), ' end'], String(c.text ?? '(record closed)'));
       break;
     case 'record_message':
       el = card(
@@ -410,18 +380,14 @@ function singleCard(
       const used = Array.isArray(c.used) ? c.used : [];
       const candidates = Array.isArray(c.candidates) ? c.candidates : [];
       const sources = used.length ? used : candidates;
-      const accent = !r.ok
-        ? 'dsh-card-failed'
-        : c.outcome && c.outcome !== 'answered'
-          ? 'dsh-card-warn'
-          : '';
+      const accent = !r.ok ? 'dsh-card-failed' : c.outcome && c.outcome !== 'answered' ? 'dsh-card-warn' : '';
       el = card(
         `dsh-card-search ${accent}`,
         [seqChip(r), ' lookup: ', String(c.question ?? '')],
         h(
           'div',
           {},
-          h('b', {}, String(c.outcome ?? (r.ok ? '' : c.code ?? 'refused'))),
+          h('b', {}, String(c.outcome ?? (r.ok ? '' : (c.code ?? 'refused')))),
           syn.answer ? `: ${syn.answer}` : c.error ? `: ${c.error}` : ''
         ),
         sources.length
@@ -433,13 +399,7 @@ function singleCard(
                 'ul',
                 { class: 'dsh-kv' },
                 sources.map((s: any) =>
-                  h(
-                    'li',
-                    {},
-                    typeof s === 'string'
-                      ? s
-                      : String(s.title ?? s.url ?? s.id ?? JSON.stringify(s))
-                  )
+                  h('li', {}, typeof s === 'string' ? s : String(s.title ?? s.url ?? s.id ?? JSON.stringify(s)))
                 )
               )
             )
@@ -515,11 +475,7 @@ function splitEval(text: string): { name: string; formula: string; values: strin
  * page's LaTeX typesetter finds and replaces, as JupyterLab's own `text/latex` rendering does.
  */
 function mathBlock(s: IRecordStep): HTMLElement {
-  return h(
-    'div',
-    { class: 'dsh-math', 'data-testid': 'dsh-math', 'data-line': s.line ?? '' },
-    `\\[${s.latex}\\]`
-  );
+  return h('div', { class: 'dsh-math', 'data-testid': 'dsh-math', 'data-line': s.line ?? '' }, `\\[${s.latex}\\]`);
 }
 
 /** Whether a step is drawn as its source line and typeset math. */
@@ -576,10 +532,7 @@ export function recordOutput(data: IRecordBundle, showAll: boolean, typeset = fa
         'div',
         { class: 'dsh-muted' },
         'record ',
-        badge(
-          STATUS_WORD[status] ?? status,
-          status === 'closed' ? 'ok' : status === 'open' ? 'warn' : 'error'
-        ),
+        badge(STATUS_WORD[status] ?? status, status === 'closed' ? 'ok' : status === 'open' ? 'warn' : 'error'),
         ` · ${plural(steps.length, 'line')}` + (refused ? ` · ${refused} refused` : '')
       )
     )
