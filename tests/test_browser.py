@@ -33,6 +33,12 @@
   before), a chain that verifies, and the widget showing the decision approved without buttons.
 * The panel's Ledger tab lists the sources with their verdict (issue 21): a ``withdrawn`` source
   has a red badge, and its title's markup is shown as text.
+* The dark theme (issue 22, item 5): with the theme setting at "JupyterLab Dark" the panel's
+  computed background and text colours differ from the light theme's, and its text (plain, muted,
+  the active tab, green, red and amber badges) keeps a contrast ratio of at least 4.5 in both.
+* The panel's stylesheet leaves the notebook's ``AcademicToggle`` ipywidget alone (issue 22, item
+  5): its button keeps JupyterLab's padding and its label is drawn inside it, which the check shows
+  is not so with the panel's old unscoped ``button.dsh-academic-toggle`` rule.
 """
 
 from __future__ import annotations
@@ -810,3 +816,61 @@ def test_the_panel_follows_the_dark_theme_and_stays_readable(lab, page):
         for part in _READ:
             ratio = _contrast(colours[part]["color"], back)
             assert ratio >= 4.5, f"{theme} theme: the {part} text {colours[part]['color']} on {back}: contrast {ratio:.2f}"
+
+
+# ----------------------------------------------------------------------------- the panel's CSS and the notebook's toggle (issue 22, item 5)
+
+TOGGLE_NOTEBOOK = "academic-toggle.ipynb"
+TOGGLE_CELL = "from dsh_notebook.widgets.academic import AcademicToggle\nAcademicToggle(poll=60)"
+# where the button's label (icon and text) is drawn against the button's inner box, and its padding
+_FITS = """e => { const r = document.createRange(); r.selectNodeContents(e);
+  const t = r.getBoundingClientRect(), b = e.getBoundingClientRect(), s = getComputedStyle(e);
+  const inner = {top: b.top + parseFloat(s.borderTopWidth), bottom: b.bottom - parseFloat(s.borderBottomWidth),
+                 left: b.left + parseFloat(s.borderLeftWidth), right: b.right - parseFloat(s.borderRightWidth)};
+  return {label: [t.top, t.bottom, t.left, t.right], inner: [inner.top, inner.bottom, inner.left, inner.right],
+          fits: t.top >= inner.top - 0.5 && t.bottom <= inner.bottom + 0.5 && t.left >= inner.left - 0.5
+                && t.right <= inner.right + 0.5,
+          padding: s.padding, inPanel: !!e.closest('.dsh-panel')}; }"""
+# the rule the panel's stylesheet had before it was scoped (issue 22): it reached the widget's button
+_UNSCOPED = "button.dsh-academic-toggle {padding: 6px 10px; text-align: left;}"
+
+
+def test_the_panel_style_leaves_the_notebook_academic_toggle_alone(lab, page):
+    """The notebook's AcademicToggle ipywidget has the class ``dsh-academic-toggle`` on its button,
+    as the panel's toggle does; with the side panel loaded, the widget keeps JupyterLab's own button
+    padding (not the panel's 6px 10px) and its label "Academic mode" fits inside the button (nothing
+    clipped), while the panel's own toggle still has the panel's style."""
+    import nbformat
+    from playwright.sync_api import expect
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(TOGGLE_CELL)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nbformat.write(nb, lab["root"] / TOGGLE_NOTEBOOK)
+    page.goto(f"{lab['url']}/lab/workspaces/academic-toggle/tree/{TOGGLE_NOTEBOOK}?token={TOKEN}")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=60_000)
+    expect(page.locator("#jp-main-statusbar")).to_contain_text("Python 3 (ipykernel) | Idle", timeout=60_000)
+    page.get_by_role("menuitem", name="Run", exact=True).click()
+    page.locator(".lm-Menu-item[data-command='runmenu:run-all']").click()
+    widget = page.locator(".jp-NotebookPanel .jp-OutputArea-output button.dsh-academic-toggle")
+    expect(widget).to_contain_text("Academic mode", timeout=90_000)
+    # the side panel is loaded in the page (its stylesheet with it), and its own toggle drawn
+    panel = page.locator("[data-testid=dsh-panel]")
+    icon = page.locator("li.lm-TabBar-tab[data-id='dsh-panel']")
+    icon.wait_for()
+    if not panel.is_visible():
+        icon.click()
+    page.locator("[data-testid=dsh-tab-academic]").click()
+    own = page.locator("[data-testid=dsh-academic-toggle]")
+    own.wait_for()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    widget.screenshot(path=str(ARTIFACTS / "browser-notebook-academic-toggle.png"))
+    fits = widget.evaluate(_FITS)
+    assert not fits["inPanel"]
+    assert fits["padding"] != "6px 10px", fits
+    assert fits["fits"], f"the widget's label is clipped: {fits}"
+    assert own.evaluate(_FITS)["padding"] == "6px 10px"
+    # the check sees the clipping the unscoped rule caused
+    tag = page.add_style_tag(content=_UNSCOPED)
+    clipped = widget.evaluate(_FITS)
+    tag.evaluate("t => t.remove()")
+    assert clipped["padding"] == "6px 10px" and not clipped["fits"], clipped
