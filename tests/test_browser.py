@@ -39,6 +39,8 @@
 * The panel's stylesheet leaves the notebook's ``AcademicToggle`` ipywidget alone (issue 22, item
   5): its button keeps JupyterLab's padding and its label is drawn inside it, which the check shows
   is not so with the panel's old unscoped ``button.dsh-academic-toggle`` rule.
+* The record timeline's "show all" is a JupyterLab setting (``dsh-notebook/panel.jupyterlab-settings``
+  in the user settings folder), read back on the next page load; nothing is kept in localStorage.
 """
 
 from __future__ import annotations
@@ -874,3 +876,49 @@ def test_the_panel_style_leaves_the_notebook_academic_toggle_alone(lab, page):
     clipped = widget.evaluate(_FITS)
     tag.evaluate("t => t.remove()")
     assert clipped["padding"] == "6px 10px" and not clipped["fits"], clipped
+
+
+def test_show_all_is_kept_in_the_jupyterlab_settings(lab, page):
+    """The record timeline's "show all" box is a JupyterLab setting of the panel (schema
+    dsh-notebook:panel), written to the user settings folder when it is ticked and read back on the
+    next page load (issue 22, item 5: no localStorage)."""
+    from playwright.sync_api import expect
+
+    saved = lab["home"].parent / "settings" / "dsh-notebook" / "panel.jupyterlab-settings"
+
+    def show_all() -> bool | None:
+        try:
+            # JupyterLab writes the settings as JSON with // comments above each value
+            text = re.sub(r"(?m)^\s*//.*$", "", saved.read_text(encoding="utf-8"))
+            return json.loads(text).get("showAll")
+        except (OSError, ValueError):
+            return None
+
+    assert show_all() is not True
+    page.goto(f"{lab['url']}/lab/workspaces/show-all/tree/{NOTEBOOK}?token={TOKEN}")
+    page.wait_for_selector(".jp-Notebook", timeout=60_000)
+    panel = page.locator("[data-testid=dsh-panel]")
+    icon = page.locator("li.lm-TabBar-tab[data-id='dsh-panel']")
+    icon.wait_for()
+    if not panel.is_visible():
+        icon.click()
+    page.locator("[data-testid=dsh-tab-records]").click()
+    page.locator("[data-testid=dsh-record-row]").first.click()
+    box = page.locator("[data-testid=dsh-show-all]")
+    expect(box).not_to_be_checked()
+    box.check()
+    deadline = time.monotonic() + 30
+    while show_all() is not True and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert show_all() is True, saved.read_text(encoding="utf-8") if saved.exists() else f"{saved} not written"
+    try:
+        page.reload()
+        page.wait_for_selector(".jp-Notebook", timeout=60_000)
+        if not panel.is_visible():
+            icon.click()
+        page.locator("[data-testid=dsh-tab-records]").click()
+        page.locator("[data-testid=dsh-record-row]").first.click()
+        expect(page.locator("[data-testid=dsh-show-all]")).to_be_checked()
+        assert page.evaluate("() => Object.keys(window.localStorage).filter(k => k.startsWith('dsh-notebook'))") == []
+    finally:
+        saved.unlink(missing_ok=True)
