@@ -902,10 +902,12 @@ def test_show_all_is_kept_in_the_jupyterlab_settings(lab, page):
     icon.wait_for()
     if not panel.is_visible():
         icon.click()
+    panel.wait_for(state="visible")
     page.locator("[data-testid=dsh-tab-records]").click()
     page.locator("[data-testid=dsh-record-row]").first.click()
+    page.wait_for_selector("[data-testid=dsh-record-timeline]")
     box = page.locator("[data-testid=dsh-show-all]")
-    expect(box).not_to_be_checked()
+    expect(box).not_to_be_checked(timeout=30_000)
     box.check()
     deadline = time.monotonic() + 30
     while show_all() is not True and time.monotonic() < deadline:
@@ -918,7 +920,8 @@ def test_show_all_is_kept_in_the_jupyterlab_settings(lab, page):
             icon.click()
         page.locator("[data-testid=dsh-tab-records]").click()
         page.locator("[data-testid=dsh-record-row]").first.click()
-        expect(page.locator("[data-testid=dsh-show-all]")).to_be_checked()
+        page.wait_for_selector("[data-testid=dsh-record-timeline]")
+        expect(page.locator("[data-testid=dsh-show-all]")).to_be_checked(timeout=30_000)
         assert page.evaluate("() => Object.keys(window.localStorage).filter(k => k.startsWith('dsh-notebook'))") == []
     finally:
         saved.unlink(missing_ok=True)

@@ -3,7 +3,8 @@
  * numbers, units and text, and never live HTML from payload strings.
  */
 import type { ILedgerFold, IRecordDetail, IReview } from '../src/api';
-import { english } from '../src/i18n';
+import { english, fill, Trans } from '../src/i18n';
+import { recordOutput } from '../src/records';
 import { MemoryPreferences } from '../src/model';
 import { renderAcademic, academicTooltip } from '../src/views/academic';
 import { renderLedger } from '../src/views/ledger';
@@ -285,5 +286,41 @@ describe('preferences in memory', () => {
     prefs.setSeenReview('a.ipynb', 'rv1');
     expect(prefs.seenReview('a.ipynb')).toBe('rv1');
     expect(prefs.seenReview('b.ipynb')).toBeNull();
+  });
+});
+
+describe('translation', () => {
+  // a translator that marks every message it translates, values filled in as JupyterLab does
+  const marked: Trans = {
+    __: (msgid: string, ...args: unknown[]) => `«${fill(msgid, ...args)}»`,
+    _n: (one: string, many: string, n: number, ...args: unknown[]) => `«${fill(n === 1 ? one : many, n, ...args)}»`
+  };
+
+  it('sends the views’ sentences through the translator', () => {
+    const state = { ledgers: [], name: null, fold: null, pending: null, message: null };
+    const actions = {
+      select: () => undefined,
+      ask: () => undefined,
+      cancel: () => undefined,
+      confirm: () => undefined
+    };
+    expect(mount(renderLedger(state, true, new Map(), actions, marked)).textContent).toBe(
+      '«No research ledger yet: %ledger ask starts one.»'
+    );
+    const list = mount(
+      renderRecords({ view: 'list', shownOutputs: 0, list: [] }, false, 'x.dsh/', noRecordActions, marked)
+    );
+    expect(list.textContent).toBe('«No records yet: a %%reckon cell writes one.»');
+  });
+
+  it('sends the record output’s sentences through the translator', () => {
+    const out = recordOutput(
+      { title: 'T', status: 'closed', steps: [{ line: 1, kind: 'given', ok: true, text: 'R = 10 kΩ' }] },
+      false,
+      false,
+      marked
+    );
+    expect(out.textContent).toContain('«record »«closed» · «1 line»');
+    expect(out.textContent).toContain('«Writes (1)»');
   });
 });

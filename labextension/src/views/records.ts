@@ -45,7 +45,8 @@ export function renderRecords(
               trans._n('%1 record output', '%1 record outputs', shown),
               sidecar
             )
-          : null
+          : null,
+        trans
       )
     ];
   }
@@ -74,6 +75,6 @@ export function renderRecords(
       back,
       h('label', { class: 'dsh-muted' }, box, ' ', trans.__('show all (refused rows, hidden notes)'))
     ),
-    recordTimeline(state.detail, showAll)
+    recordTimeline(state.detail, showAll, trans)
   ];
 }
