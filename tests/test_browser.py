@@ -33,6 +33,14 @@
   before), a chain that verifies, and the widget showing the decision approved without buttons.
 * The panel's Ledger tab lists the sources with their verdict (issue 21): a ``withdrawn`` source
   has a red badge, and its title's markup is shown as text.
+* The dark theme (issue 22, item 5): with the theme setting at "JupyterLab Dark" the panel's
+  computed background and text colours differ from the light theme's, and its text (plain, muted,
+  the active tab, green, red and amber badges) keeps a contrast ratio of at least 4.5 in both.
+* The panel's stylesheet leaves the notebook's ``AcademicToggle`` ipywidget alone (issue 22, item
+  5): its button keeps JupyterLab's padding and its label is drawn inside it, which the check shows
+  is not so with the panel's old unscoped ``button.dsh-academic-toggle`` rule.
+* The record timeline's "show all" is a JupyterLab setting (``dsh-notebook/panel.jupyterlab-settings``
+  in the user settings folder), read back on the next page load; nothing is kept in localStorage.
 """
 
 from __future__ import annotations
@@ -709,3 +717,211 @@ def test_the_panel_ledger_tab_shows_a_withdrawn_source(lab, page):
     assert row.locator("b").count() == 0  # the title's markup stays text
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     panel.screenshot(path=str(ARTIFACTS / "browser-ledger-withdrawn-source.png"))
+
+
+# ----------------------------------------------------------------------------- dark theme (issue 22, item 5)
+
+# the computed colours of the panel, its muted path line and its active tab, as the browser computes them
+_PANEL_COLOURS = """() => {
+  const get = sel => { const e = document.querySelector(sel); const s = getComputedStyle(e);
+                       return {color: s.color, background: s.backgroundColor}; };
+  return {panel: get('[data-testid=dsh-panel]'), muted: get('[data-testid=dsh-notebook-path]'),
+          tab: get('.dsh-tab.dsh-tab-active'),
+          verified: get('[data-testid=dsh-source][data-verdict=verified] .dsh-badge'),
+          withdrawn: get('[data-testid=dsh-source][data-verdict=withdrawn] .dsh-badge'),
+          inconclusive: get('[data-testid=dsh-source][data-verdict=inconclusive] .dsh-badge')};
+}"""
+# the text the contrast is checked on: plain, muted, the active tab, and green, red and amber badges
+_READ = ("panel", "muted", "tab", "verified", "withdrawn", "inconclusive")
+
+
+def _rgba(text: str) -> tuple[float, float, float, float]:
+    """``rgb(1, 2, 3)`` / ``rgba(1, 2, 3, 0.5)`` / ``color(srgb 0.1 0.2 0.3 / 0.5)`` (a ``color-mix``)
+    -> (r, g, b, a), r, g, b from 0 to 255."""
+    m = re.fullmatch(r"rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?\)", text.strip())
+    if m:
+        return float(m[1]), float(m[2]), float(m[3]), float(m[4]) if m[4] is not None else 1.0
+    m = re.fullmatch(r"color\(srgb ([\d.e-]+) ([\d.e-]+) ([\d.e-]+)(?: / ([\d.]+))?\)", text.strip())
+    assert m, f"not a computed colour: {text!r}"
+    return float(m[1]) * 255, float(m[2]) * 255, float(m[3]) * 255, float(m[4]) if m[4] is not None else 1.0
+
+
+def _contrast(fore: str, back: str) -> float:
+    """WCAG 2 contrast ratio of text colour ``fore`` (blended over ``back``) against ``back``."""
+    br, bg, bb, _ = _rgba(back)
+    fr, fg, fb, fa = _rgba(fore)
+    blended = (fr * fa + br * (1 - fa), fg * fa + bg * (1 - fa), fb * fa + bb * (1 - fa))
+
+    def lum(rgb):
+        c = [v / 255 for v in rgb]
+        c = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in c]
+        return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
+
+    hi, lo = sorted((lum(blended), lum((br, bg, bb))), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def _open_panel(lab, page, workspace: str) -> None:
+    page.goto(f"{lab['url']}/lab/workspaces/{workspace}/tree/{NOTEBOOK}?token={TOKEN}")
+    page.wait_for_selector(".jp-Notebook", timeout=60_000)
+    panel = page.locator("[data-testid=dsh-panel]")
+    icon = page.locator("li.lm-TabBar-tab[data-id='dsh-panel']")
+    icon.wait_for()
+    if not panel.is_visible():
+        icon.click()
+    panel.wait_for(state="visible")
+    page.locator("[data-testid=dsh-tab-ledger]").click()
+    page.wait_for_selector("[data-testid=dsh-ledger]")
+    select = page.locator("[data-testid=dsh-ledger-select]")
+    if select.count():  # other tests' ledgers beside it
+        select.select_option("theme")
+    page.wait_for_selector("[data-testid=dsh-source][data-verdict=inconclusive]")
+
+
+def test_the_panel_follows_the_dark_theme_and_stays_readable(lab, page):
+    """Switched to "JupyterLab Dark" (the theme setting, as Settings > Theme writes it), the panel's
+    computed background and text colours change from the light theme's, and its text (the main
+    text, the muted notebook path, the active tab, the green, red and amber verdict badges of a
+    ledger's sources) keeps a contrast ratio of at least 4.5 with the panel's background (WCAG AA)."""
+    from dsh_notebook.research import Actor, Ledger, ledger_path
+
+    led = Ledger(ledger_path(lab["notebook"], "theme"))
+    for sid, verdict in (("s-ok", "verified"), ("s-gone", "withdrawn"), ("s-unsure", "inconclusive")):
+        receipts = [led.append("source-proposed", {"source_id": sid, "kind": "arxiv", "identifier": "1605.08386",
+                                                   "title": f"Source {sid}", "authors": ["Doe"], "year": 2016},
+                               Actor("scout")),
+                    led.append("source-verified", {"source_id": sid, "verdict": verdict, "resolver": "arxiv"},
+                               Actor("bibliographic_verifier"))]
+        assert all(r["ok"] for r in receipts), receipts
+    themes = lab["home"].parent / "settings" / "@jupyterlab" / "apputils-extension" / "themes.jupyterlab-settings"
+    themes.parent.mkdir(parents=True, exist_ok=True)
+    themes.write_text(json.dumps({"theme": "JupyterLab Light"}))
+    try:
+        _open_panel(lab, page, "theme-light")
+        page.wait_for_selector("body[data-jp-theme-name='JupyterLab Light']", state="attached")
+        light = page.evaluate(_PANEL_COLOURS)
+        themes.write_text(json.dumps({"theme": "JupyterLab Dark"}))
+        _open_panel(lab, page, "theme-dark")
+        page.wait_for_selector("body[data-jp-theme-name='JupyterLab Dark']", state="attached")
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.locator("[data-testid=dsh-panel]").screenshot(path=str(ARTIFACTS / "browser-panel-dark.png"))
+        dark = page.evaluate(_PANEL_COLOURS)
+    finally:
+        themes.unlink(missing_ok=True)
+    assert dark["panel"]["background"] != light["panel"]["background"], (light, dark)
+    assert dark["panel"]["color"] != light["panel"]["color"], (light, dark)
+    # the dark theme's background is dark and its text light
+    assert _contrast("rgb(0, 0, 0)", dark["panel"]["background"]) < _contrast("rgb(0, 0, 0)", light["panel"]["background"])
+    for theme, colours in (("light", light), ("dark", dark)):
+        back = colours["panel"]["background"]
+        for part in _READ:
+            ratio = _contrast(colours[part]["color"], back)
+            assert ratio >= 4.5, f"{theme} theme: the {part} text {colours[part]['color']} on {back}: contrast {ratio:.2f}"
+
+
+# ----------------------------------------------------------------------------- the panel's CSS and the notebook's toggle (issue 22, item 5)
+
+TOGGLE_NOTEBOOK = "academic-toggle.ipynb"
+TOGGLE_CELL = "from dsh_notebook.widgets.academic import AcademicToggle\nAcademicToggle(poll=60)"
+# where the button's label (icon and text) is drawn against the button's inner box, and its padding
+_FITS = """e => { const r = document.createRange(); r.selectNodeContents(e);
+  const t = r.getBoundingClientRect(), b = e.getBoundingClientRect(), s = getComputedStyle(e);
+  const inner = {top: b.top + parseFloat(s.borderTopWidth), bottom: b.bottom - parseFloat(s.borderBottomWidth),
+                 left: b.left + parseFloat(s.borderLeftWidth), right: b.right - parseFloat(s.borderRightWidth)};
+  return {label: [t.top, t.bottom, t.left, t.right], inner: [inner.top, inner.bottom, inner.left, inner.right],
+          fits: t.top >= inner.top - 0.5 && t.bottom <= inner.bottom + 0.5 && t.left >= inner.left - 0.5
+                && t.right <= inner.right + 0.5,
+          padding: s.padding, inPanel: !!e.closest('.dsh-panel')}; }"""
+# the rule the panel's stylesheet had before it was scoped (issue 22): it reached the widget's button
+_UNSCOPED = "button.dsh-academic-toggle {padding: 6px 10px; text-align: left;}"
+
+
+def test_the_panel_style_leaves_the_notebook_academic_toggle_alone(lab, page):
+    """The notebook's AcademicToggle ipywidget has the class ``dsh-academic-toggle`` on its button,
+    as the panel's toggle does; with the side panel loaded, the widget keeps JupyterLab's own button
+    padding (not the panel's 6px 10px) and its label "Academic mode" fits inside the button (nothing
+    clipped), while the panel's own toggle still has the panel's style."""
+    import nbformat
+    from playwright.sync_api import expect
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(TOGGLE_CELL)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nbformat.write(nb, lab["root"] / TOGGLE_NOTEBOOK)
+    page.goto(f"{lab['url']}/lab/workspaces/academic-toggle/tree/{TOGGLE_NOTEBOOK}?token={TOKEN}")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=60_000)
+    expect(page.locator("#jp-main-statusbar")).to_contain_text("Python 3 (ipykernel) | Idle", timeout=60_000)
+    page.get_by_role("menuitem", name="Run", exact=True).click()
+    page.locator(".lm-Menu-item[data-command='runmenu:run-all']").click()
+    widget = page.locator(".jp-NotebookPanel .jp-OutputArea-output button.dsh-academic-toggle")
+    expect(widget).to_contain_text("Academic mode", timeout=90_000)
+    # the side panel is loaded in the page (its stylesheet with it), and its own toggle drawn
+    panel = page.locator("[data-testid=dsh-panel]")
+    icon = page.locator("li.lm-TabBar-tab[data-id='dsh-panel']")
+    icon.wait_for()
+    if not panel.is_visible():
+        icon.click()
+    page.locator("[data-testid=dsh-tab-academic]").click()
+    own = page.locator("[data-testid=dsh-academic-toggle]")
+    own.wait_for()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    widget.screenshot(path=str(ARTIFACTS / "browser-notebook-academic-toggle.png"))
+    fits = widget.evaluate(_FITS)
+    assert not fits["inPanel"]
+    assert fits["padding"] != "6px 10px", fits
+    assert fits["fits"], f"the widget's label is clipped: {fits}"
+    assert own.evaluate(_FITS)["padding"] == "6px 10px"
+    # the check sees the clipping the unscoped rule caused
+    tag = page.add_style_tag(content=_UNSCOPED)
+    clipped = widget.evaluate(_FITS)
+    tag.evaluate("t => t.remove()")
+    assert clipped["padding"] == "6px 10px" and not clipped["fits"], clipped
+
+
+def test_show_all_is_kept_in_the_jupyterlab_settings(lab, page):
+    """The record timeline's "show all" box is a JupyterLab setting of the panel (schema
+    dsh-notebook:panel), written to the user settings folder when it is ticked and read back on the
+    next page load (issue 22, item 5: no localStorage)."""
+    from playwright.sync_api import expect
+
+    saved = lab["home"].parent / "settings" / "dsh-notebook" / "panel.jupyterlab-settings"
+
+    def show_all() -> bool | None:
+        try:
+            # JupyterLab writes the settings as JSON with // comments above each value
+            text = re.sub(r"(?m)^\s*//.*$", "", saved.read_text(encoding="utf-8"))
+            return json.loads(text).get("showAll")
+        except (OSError, ValueError):
+            return None
+
+    assert show_all() is not True
+    page.goto(f"{lab['url']}/lab/workspaces/show-all/tree/{NOTEBOOK}?token={TOKEN}")
+    page.wait_for_selector(".jp-Notebook", timeout=60_000)
+    panel = page.locator("[data-testid=dsh-panel]")
+    icon = page.locator("li.lm-TabBar-tab[data-id='dsh-panel']")
+    icon.wait_for()
+    if not panel.is_visible():
+        icon.click()
+    panel.wait_for(state="visible")
+    page.locator("[data-testid=dsh-tab-records]").click()
+    page.locator("[data-testid=dsh-record-row]").first.click()
+    page.wait_for_selector("[data-testid=dsh-record-timeline]")
+    box = page.locator("[data-testid=dsh-show-all]")
+    expect(box).not_to_be_checked(timeout=30_000)
+    box.check()
+    deadline = time.monotonic() + 30
+    while show_all() is not True and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert show_all() is True, saved.read_text(encoding="utf-8") if saved.exists() else f"{saved} not written"
+    try:
+        page.reload()
+        page.wait_for_selector(".jp-Notebook", timeout=60_000)
+        if not panel.is_visible():
+            icon.click()
+        page.locator("[data-testid=dsh-tab-records]").click()
+        page.locator("[data-testid=dsh-record-row]").first.click()
+        page.wait_for_selector("[data-testid=dsh-record-timeline]")
+        expect(page.locator("[data-testid=dsh-show-all]")).to_be_checked(timeout=30_000)
+        assert page.evaluate("() => Object.keys(window.localStorage).filter(k => k.startsWith('dsh-notebook'))") == []
+    finally:
+        saved.unlink(missing_ok=True)

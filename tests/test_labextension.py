@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -69,3 +70,63 @@ def test_jupyter_labextension_list_shows_it_enabled():
     # contain the name (a checkout in a folder called dsh-notebook)
     line = next((ln for ln in text.splitlines() if ln.split()[:1] == ["dsh-notebook"]), "")
     assert "enabled" in line and "OK" in line, text
+
+
+# ----------------------------------------------------------------------------- issue 22, item 5
+
+STYLE = LAB / "style"
+ROOTS = (".dsh-panel", ".dsh-record-renderer")
+# a colour written out instead of a theme variable: #rgb, #rrggbb(aa), rgb()/rgba()/hsl()
+_COLOUR = re.compile(r"#[0-9a-fA-F]{3,8}\b|\b(?:rgba?|hsla?)\s*\(")
+
+
+def _selectors(css: str) -> list[str]:
+    """Every selector of every rule in a stylesheet (comments removed; no @media blocks here)."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.DOTALL)
+    assert "@media" not in css and "@supports" not in css, "nested rules: extend _selectors"
+    heads = re.findall(r"([^{}]+)\{[^{}]*\}", css)
+    return [s.strip() for head in heads for s in head.split(",") if s.strip() and not s.strip().startswith("@")]
+
+
+def test_every_panel_style_rule_is_scoped_under_the_panel_or_the_record_renderer():
+    """The panel's CSS never reaches a notebook's widgets: the AcademicToggle ipywidget's button has
+    the class ``dsh-academic-toggle`` too (widgets/academic.py), and an unscoped
+    ``button.dsh-academic-toggle`` rule with the panel's padding clipped its label in JupyterLab 4.6
+    and Notebook 7."""
+    from dsh_notebook.widgets import academic
+
+    assert 'add_class("dsh-academic-toggle")' in Path(academic.__file__).read_text(encoding="utf-8")
+    selectors = [s for f in sorted(STYLE.glob("*.css")) for s in _selectors(f.read_text(encoding="utf-8"))]
+    assert len(selectors) > 50, selectors
+    unscoped = [s for s in selectors if not any(s == r or s.startswith((r + " ", r + "."))
+                                                for r in ROOTS)]
+    assert unscoped == [], f"rules not under {ROOTS}: {unscoped}"
+    toggle = [s for s in selectors if "dsh-academic-toggle" in s]
+    assert toggle and all(s.startswith(".dsh-panel ") for s in toggle), toggle
+
+
+def test_the_panel_uses_only_theme_colours():
+    """No colour is written out in the stylesheets or the TypeScript: only JupyterLab's theme
+    variables (``--jp-...``), so the dark theme works."""
+    files = sorted(STYLE.glob("*.css")) + sorted((LAB / "src").rglob("*.ts"))
+    found = {f.relative_to(LAB).as_posix(): _COLOUR.findall(f.read_text(encoding="utf-8")) for f in files}
+    assert {k: v for k, v in found.items() if v} == {}
+    css = (STYLE / "base.css").read_text(encoding="utf-8")
+    assert len(re.findall(r"var\(--jp-[a-z0-9-]+\)", css)) > 40
+
+
+def test_preferences_live_in_the_settings_registry():
+    """The panel's preferences are a JupyterLab settings schema (read and written through
+    ISettingRegistry), not localStorage."""
+    pkg = json.loads((LAB / "package.json").read_text())
+    assert pkg["jupyterlab"]["schemaDir"] == "schema"
+    assert "@jupyterlab/settingregistry" in pkg["dependencies"]
+    schema = json.loads((LAB / "schema" / "panel.json").read_text())  # the plugin id is dsh-notebook:panel
+    assert schema["properties"]["showAll"]["default"] is False
+    assert schema["properties"]["reviewsSeen"]["type"] == "object"
+    sources = {f.name: f.read_text(encoding="utf-8") for f in (LAB / "src").rglob("*.ts")}
+    assert [name for name, text in sources.items() if "localStorage" in text] == []
+    assert "id: PLUGIN_ID" in sources["index.ts"] and "const PLUGIN_ID = 'dsh-notebook:panel'" in sources["index.ts"]
+    where = _installed()
+    if where is not None and not where.is_symlink():
+        assert (where / "schemas" / "dsh-notebook" / "panel.json").is_file()

@@ -37,9 +37,7 @@ export function append(el: HTMLElement, ...children: (Child | Child[])[]): void 
     if (child === null || child === undefined || child === false) {
       continue;
     }
-    el.appendChild(
-      child instanceof Node ? child : document.createTextNode(String(child))
-    );
+    el.appendChild(child instanceof Node ? child : document.createTextNode(String(child)));
   }
 }
 
@@ -67,11 +65,7 @@ export function when(value: number | string | null | undefined): string {
  * to has_unresolved_objections); grey when `neutral` (an expected answer, not a fault).
  */
 export function yes(value: boolean, good = true, neutral = false): HTMLElement {
-  return h(
-    'span',
-    { class: neutral ? 'dsh-muted' : value === good ? 'dsh-yes' : 'dsh-no' },
-    value ? 'yes' : 'no'
-  );
+  return h('span', { class: neutral ? 'dsh-muted' : value === good ? 'dsh-yes' : 'dsh-no' }, value ? 'yes' : 'no');
 }
 
 /** A small pill. */

@@ -141,8 +141,16 @@ export function shownUnit(unit: unknown, dim: unknown): { text: string; factor: 
     }
     const [sym, e, f, vec] = atom;
     if (
-      typeof sym !== 'string' || !sym || sym.length > 32 || !Number.isInteger(e) || !e ||
-      typeof f !== 'number' || !(f > 0) || !Number.isFinite(f) || !Array.isArray(vec) || vec.length !== 7
+      typeof sym !== 'string' ||
+      !sym ||
+      sym.length > 32 ||
+      !Number.isInteger(e) ||
+      !e ||
+      typeof f !== 'number' ||
+      !(f > 0) ||
+      !Number.isFinite(f) ||
+      !Array.isArray(vec) ||
+      vec.length !== 7
     ) {
       return null;
     }

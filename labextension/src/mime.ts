@@ -15,13 +15,15 @@
  *   `onAfterAttach` does. JupyterLab's MathJax loads lazily on the first `typeset` call, which
  *   returns a promise then; other typesetters may return nothing: both are awaited.
  * - Without a typesetter, or for outputs written before `latex` was added, the plain `text`.
+ * - Its strings go through the translator JupyterLab hands renderers (`IRendererOptions.translator`).
  */
 
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
-import { h, plural } from './dom';
+import { h } from './dom';
+import { DOMAIN, english, Trans } from './i18n';
 import { IRecordBundle, recordOutput } from './records';
 
 export const MIME_TYPE = 'application/vnd.dsh.record+json';
@@ -30,12 +32,14 @@ export class RecordRenderer extends Widget implements IRenderMime.IRenderer {
   private _data: IRecordBundle = {};
   private _showAll = false;
   private readonly _typesetter: IRenderMime.ILatexTypesetter | null;
+  private readonly _trans: Trans;
   /** math blocks drawn and not yet handed to the typesetter */
   private _untypeset = false;
 
   constructor(options?: Partial<IRenderMime.IRendererOptions>) {
     super();
     this._typesetter = options?.latexTypesetter ?? null;
+    this._trans = options?.translator?.load(DOMAIN) ?? english;
     this.addClass('dsh-record-renderer');
   }
 
@@ -71,7 +75,7 @@ export class RecordRenderer extends Widget implements IRenderMime.IRenderer {
 
   private _draw(): void {
     const hidden = (this._data.steps || []).filter(s => s.kind === 'note!' && s.ok).length;
-    this.node.replaceChildren(recordOutput(this._data, this._showAll, this._typesetter !== null));
+    this.node.replaceChildren(recordOutput(this._data, this._showAll, this._typesetter !== null, this._trans));
     this._untypeset = this._typesetter !== null;
     if (hidden) {
       const box = h('input', { type: 'checkbox', class: 'dsh-show-all' }) as HTMLInputElement;
@@ -82,7 +86,13 @@ export class RecordRenderer extends Widget implements IRenderMime.IRenderer {
         void this._typeset();
       });
       this.node.appendChild(
-        h('label', { class: 'dsh-muted dsh-show-all-label' }, box, ` show all (${plural(hidden, 'hidden note')})`)
+        h(
+          'label',
+          { class: 'dsh-muted dsh-show-all-label' },
+          box,
+          ' ',
+          this._trans._n('show all (%1 hidden note)', 'show all (%1 hidden notes)', hidden)
+        )
       );
     }
   }
@@ -90,7 +100,7 @@ export class RecordRenderer extends Widget implements IRenderMime.IRenderer {
 
 const extension: IRenderMime.IExtension = {
   id: 'dsh-notebook:record-renderer',
-  description: 'Draws a %%reckon record output as the side panel\'s step cards, with typeset math.',
+  description: "Draws a %%reckon record output as the side panel's step cards, with typeset math.",
   rendererFactory: {
     safe: true,
     mimeTypes: [MIME_TYPE],

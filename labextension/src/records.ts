@@ -26,8 +26,9 @@
  *   accepted evaluations) and "M refused", the timeline's rows, the output's lines.
  */
 
-import { badge, code, h, plural, when } from './dom';
+import { badge, code, h, when } from './dom';
 import { valueText } from './format';
+import { english, Trans } from './i18n';
 import type { IRecordDetail, IRecordRow, IRecordSummary } from './api';
 
 // ----------------------------------------------------------------------------- list
@@ -72,42 +73,41 @@ export function sortRecords(records: IRecordSummary[]): IRecordSummary[] {
 export function recordList(
   records: IRecordSummary[],
   onOpen: (id: string) => void,
-  empty?: string | null
+  empty?: string | null,
+  trans: Trans = english
 ): HTMLElement {
   if (!records.length) {
     return h(
       'div',
       { class: empty ? 'dsh-notice' : 'dsh-empty', 'data-testid': 'dsh-records-empty' },
-      empty || 'No records yet: a %%reckon cell writes one.'
+      empty || trans.__('No records yet: a %%reckon cell writes one.')
     );
   }
   const rows = sortRecords(records).map(r => {
     const superseded = r.current === false && r.status !== 'open';
     const status =
       r.status === 'open'
-        ? badge('incomplete', 'warn')
+        ? badge(trans.__('incomplete'), 'warn')
         : superseded
-          ? badge(`superseded · ${r.status}`, 'muted')
+          ? badge(trans.__('superseded · %1', r.status), 'muted')
           : r.status === 'closed'
-            ? badge('closed', 'ok')
+            ? badge(trans.__('closed'), 'ok')
             : badge(r.status, 'error');
     const counts =
       r.status === 'unreadable'
-        ? (r.error ?? 'cannot be read')
-        : `${plural(r.steps ?? 0, 'formula')} evaluated` +
-          (r.refused ? ` · ${r.refused} refused` : '') +
-          ` · ${r.closed ? when(r.closed) : 'opened ' + when(r.opened)}`;
+        ? (r.error ?? trans.__('cannot be read'))
+        : trans._n('%1 formula evaluated', '%1 formulas evaluated', r.steps ?? 0) +
+          (r.refused ? trans.__(' · %1 refused', r.refused) : '') +
+          ` · ${r.closed ? when(r.closed) : trans.__('opened %1', when(r.opened))}`;
     return h(
       'li',
       {
-        class:
-          `dsh-record-row dsh-status-${r.status.replace(/\s+/g, '-')}` +
-          (superseded ? ' dsh-superseded' : ''),
+        class: `dsh-record-row dsh-status-${r.status.replace(/\s+/g, '-')}` + (superseded ? ' dsh-superseded' : ''),
         'data-current': r.current === null || r.current === undefined ? '' : String(r.current),
         'data-testid': 'dsh-record-row',
         'data-record-id': r.id,
         tabindex: 0,
-        title: `record ${r.id}`,
+        title: trans.__('record %1', r.id),
         onclick: () => onOpen(r.id),
         onkeydown: ((ev: KeyboardEvent) => {
           if (ev.key === 'Enter') {
@@ -115,13 +115,7 @@ export function recordList(
           }
         }) as EventListener
       },
-      h(
-        'div',
-        { class: 'dsh-record-title' },
-        h('span', {}, r.title || r.id),
-        ' ',
-        status
-      ),
+      h('div', { class: 'dsh-record-title' }, h('span', {}, r.title || r.id), ' ', status),
       h('div', { class: 'dsh-muted' }, counts)
     );
   });
@@ -139,20 +133,12 @@ export function visibleRow(r: IRecordRow): boolean {
   return r.ok && !hiddenNote(r);
 }
 
-type Group =
-  | { kind: 'writes' | 'reads' | 'failed'; rows: IRecordRow[] }
-  | { kind: 'single'; rows: IRecordRow[] };
+type Group = { kind: 'writes' | 'reads' | 'failed'; rows: IRecordRow[] } | { kind: 'single'; rows: IRecordRow[] };
 
 function groupRows(rows: IRecordRow[]): Group[] {
   const groups: Group[] = [];
   for (const r of rows) {
-    const kind = !r.ok
-      ? 'failed'
-      : r.tool === 'set'
-        ? 'writes'
-        : r.tool === 'get'
-          ? 'reads'
-          : 'single';
+    const kind = !r.ok ? 'failed' : r.tool === 'set' ? 'writes' : r.tool === 'get' ? 'reads' : 'single';
     const last = groups[groups.length - 1];
     if (kind !== 'single' && last && last.kind === kind) {
       last.rows.push(r);
@@ -163,11 +149,7 @@ function groupRows(rows: IRecordRow[]): Group[] {
   return groups;
 }
 
-function card(
-  cls: string,
-  title: (Node | string)[],
-  ...body: (Node | string | null)[]
-): HTMLElement {
+function card(cls: string, title: (Node | string)[], ...body: (Node | string | null)[]): HTMLElement {
   return h(
     'div',
     { class: `dsh-card ${cls}`, 'data-testid': 'dsh-step-card' },
@@ -176,15 +158,12 @@ function card(
   );
 }
 
-function seqChip(r: IRecordRow): HTMLElement {
-  return h('span', { class: 'dsh-seq', title: `row ${r.seq}` }, `#${r.seq}`);
+function seqChip(r: IRecordRow, trans: Trans = english): HTMLElement {
+  return h('span', { class: 'dsh-seq', title: trans.__('row %1', r.seq) }, `#${r.seq}`);
 }
 
 /** The timeline of one record. `showAll` reveals refused rows and hidden notes. */
-export function recordTimeline(
-  detail: IRecordDetail,
-  showAll: boolean
-): HTMLElement {
+export function recordTimeline(detail: IRecordDetail, showAll: boolean, trans: Trans = english): HTMLElement {
   const rows = (detail.rows || []).filter(r => r && typeof r.tool === 'string');
   // as the Records list counts them (reckoner Record.summary): accepted evaluations, and
   // refused engine calls (a lookup without an answer is an outcome of the lookup, not a refusal)
@@ -206,16 +185,21 @@ export function recordTimeline(
     h(
       'div',
       { class: 'dsh-muted' },
-      `record ${detail.id} · ${plural(evaluated, 'formula')} evaluated` +
-        (refused ? ` · ${refused} refused` : '') +
-        (unanswered ? ` · ${plural(unanswered, 'lookup')} without an answer` : '') +
-        ` · ${shown.length} of ${plural(rows.length, 'row')} shown` +
-        (hidden ? ` · ${plural(hidden, 'hidden note')}` : '') +
+      trans.__('record %1', detail.id) +
+        ' · ' +
+        trans._n('%1 formula evaluated', '%1 formulas evaluated', evaluated) +
+        (refused ? trans.__(' · %1 refused', refused) : '') +
+        (unanswered
+          ? ' · ' + trans._n('%1 lookup without an answer', '%1 lookups without an answer', unanswered)
+          : '') +
+        ' · ' +
+        trans._n('%2 of %1 row shown', '%2 of %1 rows shown', rows.length, shown.length) +
+        (hidden ? ' · ' + trans._n('%1 hidden note', '%1 hidden notes', hidden) : '') +
         ' · ',
       end
-        ? `closed ${when(end.at ?? null)}`
+        ? trans.__('closed %1', when(end.at ?? null))
         : detail.status === 'open'
-          ? badge('incomplete', 'warn')
+          ? badge(trans.__('incomplete'), 'warn')
           : badge(detail.status, detail.status === 'closed' ? 'ok' : 'error')
     )
   );
@@ -242,7 +226,10 @@ export function recordTimeline(
       if (r.seq >= before) {
         break;
       }
-      if (r.ok && ((r.tool === 'set' && r.content?.name === slot) || (r.tool === 'eval' && r.content?.target === slot))) {
+      if (
+        r.ok &&
+        ((r.tool === 'set' && r.content?.name === slot) || (r.tool === 'eval' && r.content?.target === slot))
+      ) {
         found = r.content?.unit;
       }
     }
@@ -254,7 +241,7 @@ export function recordTimeline(
       root.appendChild(
         card(
           'dsh-card-writes',
-          [`Writes (${g.rows.length})`],
+          [trans.__('Writes (%1)', g.rows.length)],
           h(
             'ul',
             { class: 'dsh-kv' },
@@ -262,7 +249,7 @@ export function recordTimeline(
               h(
                 'li',
                 { id: anchorId(r) },
-                seqChip(r),
+                seqChip(r, trans),
                 ' ',
                 code(String(r.content?.name ?? '')),
                 ' = ',
@@ -276,7 +263,7 @@ export function recordTimeline(
       root.appendChild(
         card(
           'dsh-card-reads',
-          [`Reads (${g.rows.length})`],
+          [trans.__('Reads (%1)', g.rows.length)],
           h(
             'ul',
             { class: 'dsh-kv' },
@@ -284,7 +271,7 @@ export function recordTimeline(
               h(
                 'li',
                 {},
-                seqChip(r),
+                seqChip(r, trans),
                 ' ',
                 code(String(r.content?.name ?? '')),
                 ' → ',
@@ -298,7 +285,7 @@ export function recordTimeline(
       root.appendChild(
         card(
           'dsh-card-failed',
-          [`Failed attempts (${g.rows.length})`],
+          [trans.__('Failed attempts (%1)', g.rows.length)],
           h(
             'ul',
             { class: 'dsh-kv' },
@@ -306,9 +293,9 @@ export function recordTimeline(
               h(
                 'li',
                 { 'data-testid': 'dsh-refused-row' },
-                seqChip(r),
+                seqChip(r, trans),
                 ` ${r.tool} `,
-                h('b', {}, String(r.content?.code ?? 'refused')),
+                h('b', {}, String(r.content?.code ?? trans.__('refused'))),
                 ': ',
                 String(r.content?.error ?? '')
               )
@@ -318,12 +305,12 @@ export function recordTimeline(
       );
     } else {
       for (const r of g.rows) {
-        root.appendChild(singleCard(r, anchorId(r), writeAnchor, unitOf));
+        root.appendChild(singleCard(r, anchorId(r), writeAnchor, unitOf, trans));
       }
     }
   }
   if (!shown.length) {
-    root.appendChild(h('div', { class: 'dsh-empty' }, 'No rows to show.'));
+    root.appendChild(h('div', { class: 'dsh-empty' }, trans.__('No rows to show.')));
   }
   return root;
 }
@@ -341,7 +328,8 @@ function singleCard(
   r: IRecordRow,
   anchor: string,
   writeAnchor: (slot: string, before: number) => string | null,
-  unitOf: (slot: string, before: number) => unknown = () => undefined
+  unitOf: (slot: string, before: number) => unknown = () => undefined,
+  trans: Trans = english
 ): HTMLElement {
   const c = r.content || {};
   let el: HTMLElement;
@@ -361,7 +349,7 @@ function singleCard(
                 'button',
                 {
                   class: 'dsh-chip',
-                  title: `show where ${slot} was written`,
+                  title: trans.__('show where %1 was written', slot),
                   onclick: () => jump(a)
                 },
                 `→ ${slot}`
@@ -372,36 +360,30 @@ function singleCard(
       el = card(
         'dsh-card-eval',
         [
-          seqChip(r),
+          seqChip(r, trans),
           ' ',
           code(`${c.target ?? ''} = ${c.formula ?? ''}`),
           c.rev ? h('span', { class: 'dsh-muted' }, ` · rev ${c.rev}`) : ''
         ],
         reads.length ? h('ul', { class: 'dsh-kv' }, reads) : null,
-        h(
-          'div',
-          { class: 'dsh-result' },
-          code(String(c.target ?? '')),
-          ' = ',
-          h('b', {}, valueText(c.result, c.unit))
-        )
+        h('div', { class: 'dsh-result' }, code(String(c.target ?? '')), ' = ', h('b', {}, valueText(c.result, c.unit)))
       );
       break;
     }
     case 'record_start':
-      el = card('dsh-card-marker', [seqChip(r), ' start'], String(c.title ?? ''));
+      el = card('dsh-card-marker', [seqChip(r, trans), trans.__(' start')], String(c.title ?? ''));
       break;
     case 'record_end':
       el = card(
         'dsh-card-marker',
-        [seqChip(r), ' end'],
-        String(c.text ?? '(record closed)')
+        [seqChip(r, trans), trans.__(' end')],
+        String(c.text ?? trans.__('(record closed)'))
       );
       break;
     case 'record_message':
       el = card(
         `dsh-card-marker ${c.hide ? 'dsh-card-hidden' : ''}`,
-        [seqChip(r), c.hide ? ' hidden note (for the article writer)' : ' note'],
+        [seqChip(r, trans), c.hide ? trans.__(' hidden note (for the article writer)') : trans.__(' note')],
         String(c.text ?? '')
       );
       break;
@@ -410,36 +392,26 @@ function singleCard(
       const used = Array.isArray(c.used) ? c.used : [];
       const candidates = Array.isArray(c.candidates) ? c.candidates : [];
       const sources = used.length ? used : candidates;
-      const accent = !r.ok
-        ? 'dsh-card-failed'
-        : c.outcome && c.outcome !== 'answered'
-          ? 'dsh-card-warn'
-          : '';
+      const accent = !r.ok ? 'dsh-card-failed' : c.outcome && c.outcome !== 'answered' ? 'dsh-card-warn' : '';
       el = card(
         `dsh-card-search ${accent}`,
-        [seqChip(r), ' lookup: ', String(c.question ?? '')],
+        [seqChip(r, trans), trans.__(' lookup: '), String(c.question ?? '')],
         h(
           'div',
           {},
-          h('b', {}, String(c.outcome ?? (r.ok ? '' : c.code ?? 'refused'))),
+          h('b', {}, String(c.outcome ?? (r.ok ? '' : (c.code ?? trans.__('refused'))))),
           syn.answer ? `: ${syn.answer}` : c.error ? `: ${c.error}` : ''
         ),
         sources.length
           ? h(
               'details',
               {},
-              h('summary', {}, `sources (${sources.length})`),
+              h('summary', {}, trans.__('sources (%1)', sources.length)),
               h(
                 'ul',
                 { class: 'dsh-kv' },
                 sources.map((s: any) =>
-                  h(
-                    'li',
-                    {},
-                    typeof s === 'string'
-                      ? s
-                      : String(s.title ?? s.url ?? s.id ?? JSON.stringify(s))
-                  )
+                  h('li', {}, typeof s === 'string' ? s : String(s.title ?? s.url ?? s.id ?? JSON.stringify(s)))
                 )
               )
             )
@@ -448,7 +420,7 @@ function singleCard(
       break;
     }
     default:
-      el = card('', [seqChip(r), ` ${r.tool}`], JSON.stringify(c));
+      el = card('', [seqChip(r, trans), ` ${r.tool}`], JSON.stringify(c));
   }
   el.id = anchor;
   return el;
@@ -481,8 +453,8 @@ const STATUS_WORD: { [s: string]: string } = {
   refused: 'refused'
 };
 
-function lineChip(s: IRecordStep): HTMLElement {
-  return h('span', { class: 'dsh-seq', title: `line ${s.line ?? '?'} of the cell` }, `L${s.line ?? ''}`);
+function lineChip(s: IRecordStep, trans: Trans = english): HTMLElement {
+  return h('span', { class: 'dsh-seq', title: trans.__('line %1 of the cell', s.line ?? '?') }, `L${s.line ?? ''}`);
 }
 
 /** How a line of the cell groups, as the timeline groups its rows (set, get, refused). */
@@ -515,11 +487,7 @@ function splitEval(text: string): { name: string; formula: string; values: strin
  * page's LaTeX typesetter finds and replaces, as JupyterLab's own `text/latex` rendering does.
  */
 function mathBlock(s: IRecordStep): HTMLElement {
-  return h(
-    'div',
-    { class: 'dsh-math', 'data-testid': 'dsh-math', 'data-line': s.line ?? '' },
-    `\\[${s.latex}\\]`
-  );
+  return h('div', { class: 'dsh-math', 'data-testid': 'dsh-math', 'data-line': s.line ?? '' }, `\\[${s.latex}\\]`);
 }
 
 /** Whether a step is drawn as its source line and typeset math. */
@@ -527,32 +495,40 @@ function typesets(s: IRecordStep, typeset: boolean): boolean {
   return typeset && s.ok === true && typeof s.latex === 'string' && s.latex !== '';
 }
 
-function stepCard(s: IRecordStep, typeset: boolean): HTMLElement {
+function stepCard(s: IRecordStep, typeset: boolean, trans: Trans = english): HTMLElement {
   const text = s.text ?? '';
   if (typesets(s, typeset)) {
-    return card(s.kind === 'eval' ? 'dsh-card-eval' : '', [lineChip(s), ' ', code(s.source ?? '')], mathBlock(s));
+    return card(
+      s.kind === 'eval' ? 'dsh-card-eval' : '',
+      [lineChip(s, trans), ' ', code(s.source ?? '')],
+      mathBlock(s)
+    );
   }
   switch (s.kind) {
     case 'eval': {
       const e = splitEval(text);
       if (!e) {
-        return card('dsh-card-eval', [lineChip(s), ' ', code(text)]);
+        return card('dsh-card-eval', [lineChip(s, trans), ' ', code(text)]);
       }
       return card(
         'dsh-card-eval',
-        [lineChip(s), ' ', code(`${e.name} = ${e.formula}`)],
+        [lineChip(s, trans), ' ', code(`${e.name} = ${e.formula}`)],
         e.values ? h('div', { class: 'dsh-muted' }, '= ', code(e.values)) : null,
         h('div', { class: 'dsh-result' }, code(e.name), ' = ', h('b', {}, e.result))
       );
     }
     case 'note':
-      return card('dsh-card-marker', [lineChip(s), ' note'], text);
+      return card('dsh-card-marker', [lineChip(s, trans), trans.__(' note')], text);
     case 'note!':
-      return card('dsh-card-marker dsh-card-hidden', [lineChip(s), ' hidden note (for the article writer)'], text);
+      return card(
+        'dsh-card-marker dsh-card-hidden',
+        [lineChip(s, trans), trans.__(' hidden note (for the article writer)')],
+        text
+      );
     case 'end':
-      return card('dsh-card-marker', [lineChip(s), ' end'], text);
+      return card('dsh-card-marker', [lineChip(s, trans), trans.__(' end')], text);
     default:
-      return card('', [lineChip(s), ' ', code(text || s.source || '')]);
+      return card('', [lineChip(s, trans), ' ', code(text || s.source || '')]);
   }
 }
 
@@ -562,7 +538,12 @@ function stepCard(s: IRecordStep, typeset: boolean): HTMLElement {
  * `typeset`, steps with `latex` get their source line and a `.dsh-math` block each, which the
  * caller hands to its LaTeX typesetter.
  */
-export function recordOutput(data: IRecordBundle, showAll: boolean, typeset = false): HTMLElement {
+export function recordOutput(
+  data: IRecordBundle,
+  showAll: boolean,
+  typeset = false,
+  trans: Trans = english
+): HTMLElement {
   const steps = Array.isArray(data.steps) ? data.steps.filter(s => s && typeof s === 'object') : [];
   const refused = steps.filter(s => !s.ok).length;
   const root = h('div', { class: 'dsh-record-output', 'data-testid': 'dsh-record-output' });
@@ -575,12 +556,12 @@ export function recordOutput(data: IRecordBundle, showAll: boolean, typeset = fa
       h(
         'div',
         { class: 'dsh-muted' },
-        'record ',
+        trans.__('record '),
         badge(
-          STATUS_WORD[status] ?? status,
+          STATUS_WORD[status] ? trans.__(STATUS_WORD[status]) : status,
           status === 'closed' ? 'ok' : status === 'open' ? 'warn' : 'error'
         ),
-        ` · ${plural(steps.length, 'line')}` + (refused ? ` · ${refused} refused` : '')
+        ' · ' + trans._n('%1 line', '%1 lines', steps.length) + (refused ? trans.__(' · %1 refused', refused) : '')
       )
     )
   );
@@ -601,14 +582,14 @@ export function recordOutput(data: IRecordBundle, showAll: boolean, typeset = fa
       root.appendChild(
         card(
           g.kind === 'writes' ? 'dsh-card-writes' : 'dsh-card-reads',
-          [`${g.kind === 'writes' ? 'Writes' : 'Reads'} (${g.steps.length})`],
+          [g.kind === 'writes' ? trans.__('Writes (%1)', g.steps.length) : trans.__('Reads (%1)', g.steps.length)],
           h(
             'ul',
             { class: 'dsh-kv' },
             g.steps.map(s =>
               typesets(s, typeset)
-                ? h('li', { title: s.text ?? '' }, lineChip(s), ' ', code(s.source ?? ''), mathBlock(s))
-                : h('li', { title: s.source ?? '' }, lineChip(s), ' ', code(s.text ?? ''))
+                ? h('li', { title: s.text ?? '' }, lineChip(s, trans), ' ', code(s.source ?? ''), mathBlock(s))
+                : h('li', { title: s.source ?? '' }, lineChip(s, trans), ' ', code(s.text ?? ''))
             )
           )
         )
@@ -617,7 +598,7 @@ export function recordOutput(data: IRecordBundle, showAll: boolean, typeset = fa
       root.appendChild(
         card(
           'dsh-card-failed',
-          [`Failed attempts (${g.steps.length})`],
+          [trans.__('Failed attempts (%1)', g.steps.length)],
           h(
             'ul',
             { class: 'dsh-kv' },
@@ -625,10 +606,10 @@ export function recordOutput(data: IRecordBundle, showAll: boolean, typeset = fa
               h(
                 'li',
                 { 'data-testid': 'dsh-refused-row' },
-                lineChip(s),
+                lineChip(s, trans),
                 ' ',
                 code(s.source ?? ''),
-                h('div', {}, h('b', {}, s.code ?? 'refused'), ': ', s.error ?? '')
+                h('div', {}, h('b', {}, s.code ?? trans.__('refused')), ': ', s.error ?? '')
               )
             )
           )
@@ -636,12 +617,12 @@ export function recordOutput(data: IRecordBundle, showAll: boolean, typeset = fa
       );
     } else {
       for (const s of g.steps) {
-        root.appendChild(stepCard(s, typeset));
+        root.appendChild(stepCard(s, typeset, trans));
       }
     }
   }
   if (!shown.length) {
-    root.appendChild(h('div', { class: 'dsh-empty' }, 'No lines to show.'));
+    root.appendChild(h('div', { class: 'dsh-empty' }, trans.__('No lines to show.')));
   }
   return root;
 }
