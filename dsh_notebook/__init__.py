@@ -9,12 +9,17 @@ jupyter-server loads the side panel's routes from :mod:`dsh_notebook.server`
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .version import __version__
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
 
 __all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension"]
 
 
-def load_ipython_extension(ipython) -> None:
+def load_ipython_extension(ipython: InteractiveShell) -> None:
     """Register ``%%reckon``/``%reckon``, ``%%chat``/``%chat``, ``%academic`` and ``%review`` (called by
     ``%load_ext dsh_notebook``)."""
     from .notebook.magics import load_ipython_extension as _load
@@ -28,7 +33,7 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
     return [{"src": "labextension", "dest": "dsh-notebook"}]
 
 
-def unload_ipython_extension(ipython) -> None:
+def unload_ipython_extension(ipython: InteractiveShell) -> None:
     from .notebook.magics import unload_ipython_extension as _unload
 
     _unload(ipython)

@@ -162,6 +162,8 @@ class LLMError(DshError):
     """
 
     code: str = "LLM_ERROR"  # the class default; every instance names its own code
+    #: an HTTP error's ``Retry-After`` header as the server sent it (read by :mod:`dsh_notebook.net.retry`)
+    retry_after: str | None = None
 
     def __init__(self, code: str, message: str, status: int | None = None):
         super().__init__(message)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
 
 
 class QuietHandler(BaseHTTPRequestHandler):
@@ -19,7 +20,7 @@ class QuietHandler(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, *args):  # quiet
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
 
     def _send(self, status: int, ctype: str, body: bytes, headers: dict | None = None) -> None:
@@ -52,7 +53,7 @@ class LoopbackServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self):
+    def start(self) -> Self:
         if self._thread is None:
             self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                             name=f"dsh-{self.name}", daemon=True)
@@ -64,8 +65,8 @@ class LoopbackServer:
             self.httpd.shutdown()
         self.httpd.server_close()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self.start()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()

@@ -84,21 +84,27 @@ def needs_log(turn_events: list[dict], answer: str) -> bool:
     return not any(has_verification_log(t) for t in texts) and not is_escape(answer)
 
 
-def academic_gate(turn_events: list[dict], answer: str) -> str | None:
-    """The stop hook: the steering notice, or ``None`` to let the turn end. The notice is in
-    the language of the academic sections: ``[academic] language``, else the script of the
-    user's message in this turn."""
-    if not is_enabled() or not needs_log(turn_events, answer):
-        return None
-    record_gate()
-    try:
-        from ..settings import load_settings  # imported when used: %load_ext stays light (issue 22)
+class AcademicGate:
+    """The stop hook, ``academic_gate(turn_events, answer)``: the steering notice, or ``None`` to
+    let the turn end. The notice is in the language of the academic sections: ``[academic]
+    language``, else the script of the user's message in this turn. ``kind`` names the source
+    the agent logs the notice under."""
 
-        setting, _ = language_setting(load_settings())
-    except LLMError:
-        setting = "auto"
-    user = next((e.get("text") or "" for e in turn_events if e.get("type") == "user/message"), "")
-    return prompt.GATE_NOTICE[language_for(user, setting)]
+    kind = KIND
+
+    def __call__(self, turn_events: list[dict], answer: str) -> str | None:
+        if not is_enabled() or not needs_log(turn_events, answer):
+            return None
+        record_gate()
+        try:
+            from ..settings import load_settings  # imported when used: %load_ext stays light (issue 22)
+
+            setting, _ = language_setting(load_settings())
+        except LLMError:
+            setting = "auto"
+        user = next((e.get("text") or "" for e in turn_events if e.get("type") == "user/message"), "")
+        return prompt.GATE_NOTICE[language_for(user, setting)]
 
 
-academic_gate.kind = KIND  # the agent logs the notice under this source kind
+#: the one gate, registered as the model client's stop hook (:func:`dsh_notebook.academic.register_llm_hooks`)
+academic_gate = AcademicGate()

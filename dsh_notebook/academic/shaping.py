@@ -28,6 +28,7 @@ from . import prompt
 from .state import is_enabled, now, record_applied
 
 if TYPE_CHECKING:
+    from ..llm.client import RequestContext
     from ..settings import Settings
 
 _CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
@@ -50,7 +51,7 @@ def language_setting(settings: Settings) -> tuple[str, str | None]:
     return table.language, "; ".join(table.problems) or None
 
 
-def academic_hook(body: dict, ctx) -> list[str]:
+def academic_hook(body: dict, ctx: RequestContext) -> list[str]:
     """The request-shaping hook (see the module docstring); ``ctx`` is a
     :class:`~dsh_notebook.llm.client.RequestContext`. Returns one note per change."""
     if not is_enabled():

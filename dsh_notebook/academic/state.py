@@ -17,6 +17,7 @@ overwritten by a reader.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -38,10 +39,10 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def _normalise(raw) -> dict:
+def _normalise(raw: object) -> dict:
     state = json.loads(json.dumps(_DEFAULT))
     if not isinstance(raw, dict):
-        raise ValueError("the file does not hold a JSON object")
+        raise ValueError("the file does not hold a JSON object")  # noqa: TRY004 - a malformed file: ValueError
     if "enabled" in raw and not isinstance(raw["enabled"], bool):
         raise ValueError(f"'enabled' is {raw['enabled']!r}, not true or false")
     state["enabled"] = raw.get("enabled", False)
@@ -83,7 +84,7 @@ def read_state(path: Path | None = None) -> dict:
     return json.loads(json.dumps(state))
 
 
-def update(change, path: Path | None = None) -> dict:
+def update(change: Callable[[dict], None], path: Path | None = None) -> dict:
     """Apply ``change(state) -> None`` under the file's lock and write the result atomically.
     A malformed file is replaced by a fresh state (the change says what it is)."""
     path = path or state_path()

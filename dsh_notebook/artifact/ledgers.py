@@ -29,8 +29,9 @@ import getpass
 import html
 import os
 import re
+from collections.abc import Collection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..inert import markdown_html
 from ..research import (
@@ -43,6 +44,9 @@ from ..research import (
 )
 from ..research.predicates import unresolved_objections
 from .seal import sealed_ledger
+
+if TYPE_CHECKING:
+    from ..research import Ledger
 
 MIME_LEDGER = "application/vnd.dsh.ledger+json"
 VERDICTS = ("approved", "rejected", "needs_revision")
@@ -81,7 +85,7 @@ def sidecar_of(ledger_file: Path) -> Path:
     return Path(ledger_file).parent.parent
 
 
-def reader(path: Path):
+def reader(path: Path) -> Ledger:
     """A :class:`~dsh_notebook.research.Ledger` on *path* for reading (``events``, ``verify``)
     that never writes: the constructor would write a header into a new file."""
     from ..research import Ledger
@@ -255,7 +259,7 @@ def timeline(events: list[dict]) -> list[dict]:
 # ----------------------------------------------------------------------------- text
 
 
-def md_cell(text) -> str:
+def md_cell(text: object) -> str:
     """Text for one Markdown table cell: escaped, one line, ``|`` escaped."""
     s = html.escape(" ".join(str("" if text is None else text).split()), quote=False)
     return s.replace("|", "\\|")
@@ -387,7 +391,7 @@ def evidence_markdown(state: LedgerState, title: str = "Evidence") -> str:
     return "\n".join(out) + "\n"
 
 
-def _bib(text) -> str:
+def _bib(text: object) -> str:
     s = " ".join(str(text).split())
     return s.replace("\\", "\\textbackslash{}").replace("{", "\\{").replace("}", "\\}")
 
@@ -440,7 +444,7 @@ def bibtex(state: LedgerState) -> str:
     return "\n\n".join(entries) + ("\n" if entries else "")
 
 
-def export(path: Path, state: LedgerState, formats=("md", "bibtex")) -> list[Path]:
+def export(path: Path, state: LedgerState, formats: Collection[str] = ("md", "bibtex")) -> list[Path]:
     """Write ``exports/<name>-evidence.md`` and/or ``exports/<name>-sources.bib`` under the sidecar."""
     from ..storage import atomic_write_text
 
@@ -491,11 +495,11 @@ def graph_svg(state: LedgerState) -> str:
     rows = max(len(decisions), len(claim_ids), len(source_ids), 1)
     height = 30 + rows * (h + gap)
     pos: dict[tuple[str, str], tuple[int, int]] = {}
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{cols[2] + w + 10}" height="{height}" '
-             f'font-family="sans-serif" font-size="11" role="img" aria-label="decision, claim and source graph">',
-             '<text x="10" y="16" font-weight="bold">decisions</text>'
-             '<text x="300" y="16" font-weight="bold">claims</text>'
-             '<text x="590" y="16" font-weight="bold">sources</text>']
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{cols[2] + w + 10}" height="{height}" '
+              f'font-family="sans-serif" font-size="11" role="img" aria-label="decision, claim and source graph">'),
+             ('<text x="10" y="16" font-weight="bold">decisions</text>'
+              '<text x="300" y="16" font-weight="bold">claims</text>'
+              '<text x="590" y="16" font-weight="bold">sources</text>')]
     boxes = []
 
     def box(kind: str, ident: str, i: int, col: int, label: str, sub: str, colour: str) -> None:

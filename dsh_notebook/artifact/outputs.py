@@ -25,6 +25,7 @@ import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -55,6 +56,12 @@ from .seal import MIME_RECORD, Finding, _is_file_id
 CHECK = 7
 _SET_ASIDE = re.compile(r"^  \((a record left open by an earlier kernel was set aside: (\S+); see %reckon recover)\)$")
 
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
+
+# (cell index, magic line after %%reckon, body, displayed data, output metadata.dsh, output index)
+ReckonCell = tuple[int, str, str, dict | None, dict | None, int | None]
+
 
 #: What ``%%reckon`` prints for a cell without lines (``notebook.magics``).
 EMPTY_CELL = "%%reckon: the cell has no lines to run (nothing was recorded).\n\n" + USAGE + "\n"
@@ -74,7 +81,7 @@ end [TEXT]                       close the record with a closing text
 EMPTY_CELL_TEXTS = (EMPTY_CELL, _EARLIER_EMPTY_CELL)
 
 
-def reckon_cells(nb) -> tuple[list[tuple[int, str, str, dict | None, dict | None, int | None]], list[Finding],
+def reckon_cells(nb: NotebookNode) -> tuple[list[ReckonCell], list[Finding],
                                dict[int, list[str]]]:
     """``(cell index, magic line after %%reckon, body, displayed data, output metadata.dsh,
     output index)`` for every ``%%reckon`` code cell (the last three None for a cell that shows
@@ -144,20 +151,20 @@ class OutputsCheck:
     shown: set[tuple[int, int]] = field(default_factory=set)  # (cell index, output index)
 
 
-def check_outputs(nb, path: Path) -> list[Finding]:
+def check_outputs(nb: NotebookNode, path: Path) -> list[Finding]:
     """Check 7 over the notebook at *path* (read as *nb*): one finding per ``%%reckon`` cell
     (or chain of ``--continue`` cells) that names a record; none when there are no such cells.
     A record check 1 or 2 cannot read is left to them (reported there)."""
     return outputs_check(nb, path).findings
 
 
-def outputs_check(nb, path: Path) -> OutputsCheck:
+def outputs_check(nb: NotebookNode, path: Path) -> OutputsCheck:
     """Check 7 with what it proved (:class:`OutputsCheck`), for ``verify`` to spare checks 2
     and 4 work already done."""
     result = OutputsCheck()
     sidecar = sidecar_for(path)
     records = sidecar / RECORDS_DIR
-    chains: list[list] = []
+    chains: list[list[ReckonCell]] = []
     quiet: list = []  # --quiet --continue cells show nothing: the next cell's record holds their lines
     cells, result.findings, shown_refusals = reckon_cells(nb)
     for item in cells:
@@ -167,8 +174,9 @@ def outputs_check(nb, path: Path) -> OutputsCheck:
             except ReckonUsageError:
                 quiet = []
             continue
-        if chains and not quiet and chains[-1][-1][4]["record_id"] == item[4]["record_id"] \
-                and chains[-1][-1][4].get("status") == "open":
+        last = chains[-1][-1][4] if chains else None  # a chain ends with a cell that shows its record
+        if last is not None and not quiet and last["record_id"] == item[4]["record_id"] \
+                and last.get("status") == "open":
             chains[-1].append(item)
         else:
             chains.append([*quiet, item])
@@ -177,7 +185,9 @@ def outputs_check(nb, path: Path) -> OutputsCheck:
         return result
     session = ReckonSession(MemoryEngine())
     for chain in chains:
-        rid = chain[-1][4]["record_id"]
+        shown = chain[-1][4]
+        assert shown is not None  # a chain ends with a cell that shows its record
+        rid = shown["record_id"]
         if not _is_file_id(rid) or not (records / f"{rid}.jsonl").is_file():
             continue  # check 1 names it
         try:
@@ -213,12 +223,12 @@ class _HeldRecord:
         return self._rows[n]
 
 
-def _where(chain) -> str:
+def _where(chain: list[ReckonCell]) -> str:
     first, last = chain[0][0] + 1, chain[-1][0] + 1
     return f"cell {first}" if first == last else f"cells {first}-{last}"
 
 
-def _check_chain(session: ReckonSession, chain, rec, result: OutputsCheck, sidecar: Path,
+def _check_chain(session: ReckonSession, chain: list[ReckonCell], rec: _HeldRecord, result: OutputsCheck, sidecar: Path,
                  shown_refusals: dict[int, list[str]]) -> None:
     eng = session.engine
     assert isinstance(eng, MemoryEngine)
@@ -268,6 +278,7 @@ def _check_chain(session: ReckonSession, chain, rec, result: OutputsCheck, sidec
                                                f"record {rec.id} gives {said[:160] if said else 'no refusal'!r}"))
     for (i, _h, _b, data, meta, n), (_, outcome) in zip(chain, outcomes):
         if data is not None:
+            assert meta is not None and n is not None  # reckon_cells gives a display with its metadata and index
             found, exact = _check_display(i, data, meta, outcome, rec.id, sidecar)
             if recorded.displayed:
                 found = [Finding(f.check, f.ok, f.subject, f"{f.detail}; {recorded.displayed_note()}") for f in found]
@@ -297,7 +308,7 @@ class _Values(RecordedValues):
                 "matches the record in SI, which holds no unit for it (nothing to do)")
 
 
-def _recorded_values(chain, rec, rules: int = RULES) -> _Values:
+def _recorded_values(chain: list[ReckonCell], rec: _HeldRecord, rules: int = RULES) -> _Values:
     """The value each ``given NAME = py:...`` line of the chain read, from the record's rows,
     lined up with the cells' lines (one row per line after the start row, a closing row at a
     cell's end); for a record written under older engine rules, the front end's refusals of
@@ -348,7 +359,7 @@ def _recorded_values(chain, rec, rules: int = RULES) -> _Values:
     return values
 
 
-def _with_display(name: str, tagged: dict, text, digits: int) -> Recorded:
+def _with_display(name: str, tagged: dict, text: object, digits: int) -> Recorded:
     """A ``py:`` value from its record; when its output showed it in a pint Quantity's own unit
     (``f = 50 Hz``), that display, read back with pint and checked against the recorded value."""
     if not isinstance(text, str) or not text.startswith(f"{name} = "):
@@ -463,7 +474,7 @@ def _difference(a: dict, b: dict) -> tuple[str, str]:
     return json.dumps(a, ensure_ascii=False)[:160], json.dumps(b, ensure_ascii=False)[:160]
 
 
-def _value(tagged) -> str:
+def _value(tagged: Any) -> str:
     try:
         return value_text(parse_tagged(tagged), 6)
     except (EngineError, ValueError, TypeError, KeyError):
@@ -538,7 +549,7 @@ def _check_display(i: int, data: dict, meta: dict, outcome: CellOutcome, rid: st
                                         "agrees with the record; its wording was not compared")], False
 
 
-def _same(shown, rendered) -> bool:
+def _same(shown: object, rendered: object) -> bool:
     """A displayed mimetype's content against today's rendering (text kept as a list of lines
     by nbformat is joined; the record JSON is compared as data)."""
     if isinstance(rendered, str):
@@ -546,7 +557,7 @@ def _same(shown, rendered) -> bool:
     return shown == rendered
 
 
-def _text(value) -> str:
+def _text(value: object) -> str:
     """A mimetype's content as one string (nbformat may keep text as a list of lines; the record
     JSON is dumped with sorted keys)."""
     if isinstance(value, list) and all(isinstance(x, str) for x in value):
@@ -621,7 +632,7 @@ def _shown_values(lines: list[str]) -> list[tuple[str, tuple | None, float]]:
     return out
 
 
-def _close(a, b, rel: float) -> bool:
+def _close(a: Any, b: Any, rel: float) -> bool:
     try:
         x, y = np.asarray(a, dtype=complex), np.asarray(b, dtype=complex)
         if x.shape != y.shape:

@@ -27,7 +27,7 @@ NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_.-]{{0,{NAME_MAX - 1}}}")
 NAME_RULE = f"letters, digits, _ . -, starting with a letter or digit, at most {NAME_MAX} characters"
 
 
-def sidecar_for(notebook) -> Path:
+def sidecar_for(notebook: str | os.PathLike[str]) -> Path:
     """``/x/report.ipynb`` -> ``/x/report.dsh``."""
     p = Path(notebook)
     return p.with_name(p.stem + ".dsh")
@@ -66,7 +66,7 @@ def kernel_id() -> str:
         stem = Path(get_connection_file()).stem  # kernel-<id>.json, or a temp name under nbclient
         if stem:
             return stem.removeprefix("kernel-")
-    except Exception:
+    except Exception:  # noqa: BLE001, S110 - outside a kernel (no ipykernel, or its RuntimeError): this process's id
         pass
     global _PROCESS_ID
     if _PROCESS_ID is None:

@@ -3,12 +3,18 @@
 
 from __future__ import annotations
 
+import os
+from typing import TYPE_CHECKING, Any
+
 from ..reckoner import list_records
 from ..reckoner import shown_units as SU
 from ..reckoner.display import value_text
 from ..reckoner.errors import EngineError
 from ..reckoner.records import Record
 from ..reckoner.values import parse_tagged
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 
 def _width(text: str) -> int:
@@ -22,7 +28,7 @@ def table(rows: list[tuple], head: tuple) -> str:
     """A left-aligned text table with a rule under the header."""
     widths = [max(_width(str(r[i])) for r in rows + [head]) for i in range(len(head))]
 
-    def fmt(r):
+    def fmt(r: tuple[Any, ...]) -> str:
         return "  ".join(str(c) + " " * (w - _width(str(c))) for c, w in zip(r, widths)).rstrip()
 
     return "\n".join([fmt(head), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows])
@@ -31,14 +37,14 @@ def table(rows: list[tuple], head: tuple) -> str:
 _SUMMARY_KEYS = ("id", "title", "status", "opened", "closed", "steps", "refused")
 
 
-def current_records(nb) -> list[str]:
+def current_records(nb: NotebookNode) -> list[str]:
     """The ids of the records notebook *nb* (as nbformat reads it) names, in notebook order: a
     ``%%reckon`` output (any status) or a ``%%chat`` bundle's records. These are its current
     records; any other record in its sidecar is history, superseded by a re-run (issue 15)."""
     return list(dict.fromkeys(rid for cell in nb.cells for rid in cell_records(cell)))
 
 
-def cell_records(cell) -> list[str]:
+def cell_records(cell: dict[str, Any]) -> list[str]:
     """The record ids one cell's outputs name: any output's ``metadata.dsh.record_id`` (with or
     without the record mimetype beside it) and a chat bundle's ``records``."""
     found: list[str] = []
@@ -54,7 +60,7 @@ def cell_records(cell) -> list[str]:
     return found
 
 
-def current_records_of(notebook) -> list[str] | None:
+def current_records_of(notebook: str | os.PathLike[str]) -> list[str] | None:
     """:func:`current_records` of the notebook file at *notebook*, or ``None`` when there is no
     readable notebook there (then nothing is called superseded)."""
     from pathlib import Path
@@ -70,7 +76,7 @@ def current_records_of(notebook) -> list[str] | None:
         return None
 
 
-def record_list(home, current: list[str] | set[str] | None = None) -> list[dict]:
+def record_list(home: str | os.PathLike[str], current: list[str] | set[str] | None = None) -> list[dict]:
     """Every record in an engine folder, as ``dsh-notebook records list``, ``%reckon list`` and
     the server's ``/dsh/api/records`` show them: ``{id, title, status, opened, closed, steps,
     refused, current}`` (times in ms since the epoch; ``status`` closed, refused (the
@@ -108,7 +114,7 @@ def record_list(home, current: list[str] | set[str] | None = None) -> list[dict]
     return sorted(out, key=rank)  # stable: the superseded keep their oldest-first order
 
 
-def records_table(home, current: list[str] | set[str] | None = None) -> str | None:
+def records_table(home: str | os.PathLike[str], current: list[str] | set[str] | None = None) -> str | None:
     """Every record in an engine folder: id, title, status, steps, refused and, with *current*
     (see :func:`record_list`), whether it is current or superseded (``None`` if none)."""
     listed = record_list(home, current)

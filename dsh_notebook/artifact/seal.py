@@ -19,8 +19,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..errors import DshError
 from ..reckon.units import unit_problem
@@ -29,6 +31,14 @@ from ..reckoner.records import RECORDS_DIR, UnreadableRecord
 from ..secretscan import find, find_in_json, might_hold
 from ..version import __version__
 from .paths import NAME, sidecar_for
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
+
+    from ..reckoner.records import Record
+    from ..signing import AllowedSigners
+
+StrPath = str | Path
 
 MIME_RECORD = "application/vnd.dsh.record+json"
 MIME_SESSION = "application/vnd.dsh.session+json"
@@ -73,7 +83,7 @@ class Finding:
         return asdict(self)
 
 
-def sealed_ledger(ledger_file) -> dict | None:
+def sealed_ledger(ledger_file: StrPath) -> dict[str, Any] | None:
     """The head ``sync`` sealed for the ledger ``<stem>.dsh/ledger/<name>.jsonl``, read from the
     notebook ``<stem>.ipynb`` beside its sidecar folder: ``{"head", "events", "notebook"}``, or
     ``None`` when there is no such notebook, it cannot be read, or it holds no sealed head for
@@ -113,7 +123,7 @@ class UnreadableNotebook(DshError, ValueError):
     code = "NOTEBOOK_UNREADABLE"
 
 
-def _read_nb(path: Path):
+def _read_nb(path: Path) -> NotebookNode:
     import nbformat
 
     try:
@@ -122,7 +132,7 @@ def _read_nb(path: Path):
         raise UnreadableNotebook(f"{path.name} is not a valid notebook: {_why_invalid(path, exc)}") from None
 
 
-def read_notebook(path: Path):
+def read_notebook(path: Path) -> NotebookNode:
     """The notebook node at *path* as ``verify`` reads it (:class:`UnreadableNotebook` if it is
     not one)."""
     return _read_nb(path)
@@ -159,7 +169,7 @@ def _is_file_id(name: str) -> bool:
     return bool(_FILE_ID.fullmatch(name)) and ".." not in name
 
 
-def _outputs(nb, mime: str):
+def _outputs(nb: NotebookNode, mime: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(cell index, output metadata.dsh)`` for every code-cell output carrying ``mime`` whose
     ``metadata.dsh`` is an object (see :func:`malformed_outputs` for the others)."""
     for i, cell in enumerate(nb.cells):
@@ -171,7 +181,7 @@ def _outputs(nb, mime: str):
                     yield i, dsh or {}
 
 
-def malformed_outputs(nb) -> list[tuple[int, str]]:
+def malformed_outputs(nb: NotebookNode) -> list[tuple[int, str]]:
     """``(cell index, the problem)`` for each dsh output (record, chat, review) whose
     ``metadata.dsh`` is not an object, or holds a record id, sha256 or session id that is not a
     string: edited by hand or by a tool, never written so by dsh-notebook."""
@@ -199,32 +209,32 @@ def malformed_outputs(nb) -> list[tuple[int, str]]:
     return out
 
 
-def named_records(nb) -> list[tuple[int, str, str | None]]:
+def named_records(nb: NotebookNode) -> list[tuple[int, str, str | None]]:
     """``(cell index, record id, sha256 at close or None)`` for every record output, and the
     records a model closed during a ``%%chat`` turn (sealed by ``sync``)."""
     out = [(i, m["record_id"], m.get("sha256") if isinstance(m.get("sha256"), str) else None)
            for i, m in _outputs(nb, MIME_RECORD)
            if isinstance(m.get("record_id"), str) and m["record_id"] and m.get("status") != "open"]
     out += [(i, rid, None) for i, m in _outputs(nb, MIME_SESSION)
-            for rid in (m.get("records") if isinstance(m.get("records"), list) else [])
+            for rid in (m["records"] if isinstance(m.get("records"), list) else [])
             if isinstance(rid, str) and rid]
     return sorted(out, key=lambda t: t[0])
 
 
-def named_reviews(nb) -> list[tuple[int, str]]:
+def named_reviews(nb: NotebookNode) -> list[tuple[int, str]]:
     """``(cell index, reviews file relative to the sidecar)`` for every ``%review`` output."""
     found = [(i, m.get("reviews_file")) for i, m in _outputs(nb, MIME_REVIEW)]
     return list(dict.fromkeys((i, f) for i, f in found
                               if isinstance(f, str) and re.fullmatch(r"reviews/[A-Za-z0-9_.-]{1,200}\.jsonl", f)))
 
 
-def named_sessions(nb) -> list[tuple[int, str]]:
+def named_sessions(nb: NotebookNode) -> list[tuple[int, str]]:
     """``(cell index, session id)`` for every ``%%chat`` output."""
     found = [(i, m.get("session_id")) for i, m in _outputs(nb, MIME_SESSION)]
     return list(dict.fromkeys((i, sid) for i, sid in found if isinstance(sid, str) and sid))
 
 
-def sync(notebook, problems: list[str] | None = None, *, accept_changes: bool = False) -> dict:
+def sync(notebook: StrPath, problems: list[str] | None = None, *, accept_changes: bool = False) -> dict[str, Any]:
     """Write the artifact index into the notebook file (``metadata.dsh`` and each producing
     cell's ``metadata.dsh``); returns the index. A ledger that cannot be (re)sealed keeps its old
     seal and is described in *problems* (see :func:`sync_node`). Raises ``FileNotFoundError``
@@ -239,7 +249,8 @@ def sync(notebook, problems: list[str] | None = None, *, accept_changes: bool = 
         return sync_locked(notebook, problems, accept_changes=accept_changes)
 
 
-def sync_locked(notebook, problems: list[str] | None = None, *, accept_changes: bool = False) -> dict:
+def sync_locked(notebook: StrPath, problems: list[str] | None = None, *,
+                accept_changes: bool = False) -> dict[str, Any]:
     """:func:`sync` for a caller that already holds the notebook's lock (``run``'s save)."""
     import nbformat
 
@@ -257,7 +268,7 @@ def sync_locked(notebook, problems: list[str] | None = None, *, accept_changes: 
     return index
 
 
-def prune(notebook, problems: list[str] | None = None, *, dry_run: bool = False) -> list[dict]:
+def prune(notebook: StrPath, problems: list[str] | None = None, *, dry_run: bool = False) -> list[dict]:
     """Delete the superseded records of *notebook*: the files in ``<stem>.dsh/records/`` that no
     cell output or chat bundle of the notebook names (:func:`~.records.current_records`), then
     sync and sign it again with the person's key (issue 15). Returns the removed records'
@@ -334,8 +345,8 @@ def _prune_locked(path: Path, problems: list[str] | None, dry_run: bool) -> list
     return removed
 
 
-def sync_node(nb, notebook, problems: list[str] | None = None, *, sign: bool = True,
-              accept_changes: bool = False, pruned: frozenset[str] = frozenset()) -> dict:
+def sync_node(nb: NotebookNode, notebook: StrPath, problems: list[str] | None = None, *, sign: bool = True,
+              accept_changes: bool = False, pruned: frozenset[str] = frozenset()) -> dict[str, Any]:
     """Write the artifact index into the in-memory notebook *nb* (an nbformat node) whose file
     is, or will be, at *notebook* (its sidecar ``<stem>.dsh/`` is read; nothing is written).
     Used by :func:`sync` and by the server's pre-save hook; returns the index. Raises
@@ -472,7 +483,7 @@ def _rewritten_since(old: dict, sidecar: Path, removed: set[str] | frozenset[str
     return None
 
 
-def _sign_seal(nb, path: Path, index: dict, old_meta: dict, problems: list[str], *,
+def _sign_seal(nb: NotebookNode, path: Path, index: dict, old_meta: dict, problems: list[str], *,
                accept_changes: bool = False) -> None:
     """``index["seal"]``: the seal set of *nb* and its sidecar, signed with the person's key (a
     ``.gitattributes`` is written into the sidecar first, when it has none). A signature that
@@ -510,7 +521,7 @@ def _sign_seal(nb, path: Path, index: dict, old_meta: dict, problems: list[str],
     index["seal"] = {**seal, "signature": signature, "signer": signer, **({"previous": previous} if previous else {})}
 
 
-def _old_ledger_seals(meta) -> dict[str, dict]:
+def _old_ledger_seals(meta: object) -> dict[str, dict]:
     """The well-formed ``{name: {head, events}}`` entries of an existing ``metadata.dsh.ledgers``."""
 
     held = meta.get("ledgers") if isinstance(meta, dict) else None
@@ -521,7 +532,7 @@ def _old_ledger_seals(meta) -> dict[str, dict]:
             if isinstance(k, str) and NAME.fullmatch(k) and isinstance(v, dict) and isinstance(v.get("head"), str)}
 
 
-def _seal_ledgers(nb, path: Path, index: dict, problems: list[str]) -> None:
+def _seal_ledgers(nb: NotebookNode, path: Path, index: dict, problems: list[str]) -> None:
     from ..research import Ledger, LedgerPathError
 
     old = _old_ledger_seals(nb.metadata.get("dsh"))
@@ -556,7 +567,7 @@ def _seal_ledgers(nb, path: Path, index: dict, problems: list[str]) -> None:
     index["ledgers"] = dict(sorted(index["ledgers"].items()))
 
 
-def verify(notebook, *, allowed_signers=None) -> list[Finding]:
+def verify(notebook: StrPath, *, allowed_signers: AllowedSigners | None = None) -> list[Finding]:
     """Run the checks of storage.md on ``notebook`` and its ``<stem>.dsh/`` folder: the four
     checks; check 5, the signed seal (:func:`check_seal`; *allowed_signers* an
     :class:`~dsh_notebook.signing.AllowedSigners` that must list the sealer); check 6, the
@@ -666,7 +677,7 @@ def _cells(a: int, b: int, what: str = "cell") -> str:
     return f"{what} {a + 1}" if b - a == 1 else f"{what}s {a + 1}-{b}"
 
 
-def check_decisions(ledger_file: Path, allowed=None) -> list[Finding]:
+def check_decisions(ledger_file: Path, allowed: AllowedSigners | None = None) -> list[Finding]:
     """Check 6: every ``human-decision-recorded`` event of a ledger carries a valid signature of
     :func:`dsh_notebook.research.decision_message` by the deciding person's key (and, with
     *allowed*, a key it lists). In a ledger whose header says its decisions are signed, or after
@@ -715,7 +726,7 @@ def check_decisions(ledger_file: Path, allowed=None) -> list[Finding]:
     return out
 
 
-def check_seal(nb, path: Path, meta: dict, allowed=None) -> list[Finding]:
+def check_seal(nb: NotebookNode, path: Path, meta: dict, allowed: AllowedSigners | None = None) -> list[Finding]:
     """Check 5: the signed seal (issue 15). The signature over the seal set is valid and, with
     *allowed* (an :class:`~dsh_notebook.signing.AllowedSigners`), made by a listed key; the
     notebook's cells and every sidecar file are what was sealed (each difference named: a
@@ -802,7 +813,7 @@ def check_seal(nb, path: Path, meta: dict, allowed=None) -> list[Finding]:
     return out
 
 
-def check_secrets(path: Path, raw: str | None = None, *, nb=None,
+def check_secrets(path: Path, raw: str | None = None, *, nb: NotebookNode | None = None,
                   rendered: set[tuple[int, int]] | frozenset[tuple[int, int]] = frozenset()) -> list[Finding]:
     """Check 4 alone: the notebook at *path* (its text *raw* when already read) and every file
     of its sidecar scanned by the one secret detector. One passing finding when nothing is found.
@@ -827,7 +838,7 @@ def check_secrets(path: Path, raw: str | None = None, *, nb=None,
 
 
 def _check_hashed(named: list[str], held: dict, sidecar: Path, *, pattern: str, bad: str,
-                  path_of, label, differs: str) -> list[Finding]:
+                  path_of: Callable[[str], Path], label: Callable[[str], str], differs: str) -> list[Finding]:
     """Check 1 for sidecar files that notebook outputs name and ``sync`` seals with a sha256
     (chat sessions, review histories): each exists, and matches its sealed hash if it has one."""
     out: list[Finding] = []
@@ -845,7 +856,7 @@ def _check_hashed(named: list[str], held: dict, sidecar: Path, *, pattern: str, 
     return out
 
 
-def _check_sessions(nb, meta: dict, sidecar: Path) -> list[Finding]:
+def _check_sessions(nb: NotebookNode, meta: dict, sidecar: Path) -> list[Finding]:
     """Check 1 for chat sessions: each session a ``%%chat`` output names exists, with the
     hash ``metadata.dsh.sessions`` holds once the notebook is synced."""
     listed = meta.get("sessions")
@@ -884,7 +895,7 @@ def _check_sealed_ledgers(held: dict | None, ledgers: list[Path], sidecar: Path)
     return out
 
 
-def _check_ledger(f: Path, held) -> list[Finding]:
+def _check_ledger(f: Path, held: object) -> list[Finding]:
     """Check 3 for one ledger: the hash chain, seq and every event replayed in order
     (schema, authority, references, state), the head sealed by ``sync``, and the fold."""
     from ..research import Ledger, LedgerPathError
@@ -907,7 +918,7 @@ def _check_ledger(f: Path, held) -> list[Finding]:
     return [Finding(3, True, name, f"{result['events']} events, chain intact, every event re-checked{sealed}")]
 
 
-def _check_reviews(nb, meta: dict, sidecar: Path) -> list[Finding]:
+def _check_reviews(nb: NotebookNode, meta: dict, sidecar: Path) -> list[Finding]:
     """Check 1 for review histories a ``%review`` output names (hash from ``sync``)."""
     listed = meta.get("reviews")
     if listed is not None and not isinstance(listed, list):
@@ -968,12 +979,12 @@ def _check_record(f: Path, *, replayed: bool = False) -> list[Finding]:
     return out
 
 
-def _unit_findings(rid: str, rec) -> list[Finding]:
+def _unit_findings(rid: str, rec: Record) -> list[Finding]:
     """The display units a record's rows hold (issue 18), each checked against pint: a unit whose
     factor, vector or symbol was changed would show every value in it wrongly."""
     out = []
     for r in rec.rows:
-        c = r.get("content") if isinstance(r.get("content"), dict) else {}
+        c = r["content"] if isinstance(r.get("content"), dict) else {}
         units = [c["unit"]] if "unit" in c else []
         if r.get("tool") == "record_start" and isinstance(c.get("units"), dict):
             units += list(c["units"].values())
@@ -985,7 +996,7 @@ def _unit_findings(rid: str, rec) -> list[Finding]:
     return out
 
 
-def _value(v) -> str:
+def _value(v: object) -> str:
     if isinstance(v, dict) and "code" in v:
         return f"a refusal ({v['code']})"
     return json.dumps(v, ensure_ascii=False)
@@ -1024,7 +1035,7 @@ def _secrets(name: str, text: str) -> list[Finding]:
     return out
 
 
-def _without_rendered(nb, outputs: set[tuple[int, int]] | frozenset[tuple[int, int]]) -> dict:
+def _without_rendered(nb: Any, outputs: set[tuple[int, int]] | frozenset[tuple[int, int]]) -> dict:
     """A shallow copy of notebook *nb* with the data of *outputs* (``(cell index, output
     index)``) left out (*nb* itself is not changed)."""
     listed = nb.get("cells") if isinstance(nb, dict) else None

@@ -23,13 +23,14 @@ from __future__ import annotations
 import contextvars
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import BUDGET, CANCELLED, LLMError
 from .client import ChatClient
 from .hooks import StopHook, default_stop_hooks
+from .prompt import SystemPrompt
 from .session import SessionLog, history
 from .stream import ChatResult, StreamError
 
@@ -86,8 +87,9 @@ class Agent:
     an optional :class:`~.prompt.SystemPrompt` replacing the logged system text in requests
     (it must render to the same text: the log stays the source)."""
 
-    def __init__(self, client: ChatClient, log: SessionLog, tools=(), stop_hooks=None, max_steps: int = 24,
-                 notice_kind: str = "steer", system=None):
+    def __init__(self, client: ChatClient, log: SessionLog, tools: Iterable[Tool] = (),
+                 stop_hooks: Iterable[StopHook] | None = None, max_steps: int = 24,
+                 notice_kind: str = "steer", system: SystemPrompt | None = None) -> None:
         self.client = client
         self.log = log
         self.tools = {t.name: t for t in tools}
@@ -96,14 +98,16 @@ class Agent:
         self.max_steps = max_steps
         self.notice_kind = notice_kind
 
-    def run_turn(self, text: str, on_delta=None, cancel: threading.Event | None = None) -> TurnResult:
+    def run_turn(self, text: str, on_delta: Callable[[str, str], None] | None = None,
+                 cancel: threading.Event | None = None) -> TurnResult:
         token = current_cancel.set(cancel)
         try:
             return self._run_turn(text, on_delta, cancel)
         finally:
             current_cancel.reset(token)
 
-    def _run_turn(self, text: str, on_delta, cancel: threading.Event | None) -> TurnResult:
+    def _run_turn(self, text: str, on_delta: Callable[[str, str], None] | None,
+                  cancel: threading.Event | None) -> TurnResult:
         log = self.log
         turn = 1 + sum(1 for e in log.events if e.get("type") == "turn/start")
         log.append("turn/start", turn=turn)
@@ -127,7 +131,7 @@ class Agent:
                         raise
                     try:
                         self._log_reply(exc.partial, incomplete=True)
-                    except Exception:  # noqa: S110 - the partial reply cannot be logged; the error still ends the turn
+                    except Exception:  # noqa: BLE001, S110 - the partial reply unlogged; the error ends the turn
                         pass
                     raise
                 calls = self._log_reply(result)
@@ -171,9 +175,7 @@ class Agent:
                 return TurnResult("completed", result.text, step, tool_calls=calls_made, refusal=result.refusal)
         except (KeyboardInterrupt, LLMError) as exc:
             # a stop request may surface as a transport error when the connection is closed under it
-            cancelled = (isinstance(exc, KeyboardInterrupt) or exc.code == CANCELLED
-                         or (cancel is not None and cancel.is_set()))
-            if cancelled:
+            if isinstance(exc, KeyboardInterrupt) or exc.code == CANCELLED or (cancel is not None and cancel.is_set()):
                 log.append("turn/end", status="cancelled")
                 return TurnResult("cancelled", "", step, tool_calls=calls_made)
             failed: dict[str, Any] = {"status": "error", "code": exc.code, "error": exc.message}
@@ -239,7 +241,7 @@ class Agent:
                 return False, {"error": f"invalid arguments for {tool.name}: {where}: {exc.message}"}
         try:
             result = tool.fn(args)
-        except Exception as exc:  # the model sees the failure; the turn goes on
+        except Exception as exc:  # noqa: BLE001 - a tool's own fault: the model sees the failure; the turn goes on
             return False, {"error": f"{tool.name} failed: {type(exc).__name__}: {exc}"}
         try:
             json.dumps(result, ensure_ascii=False, allow_nan=False).encode("utf-8")

@@ -32,10 +32,11 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import PROTOCOL, LLMError
-from .stream import Assembler, _clean, _excerpt, _text, parse_json
+from .stream import Assembler, ChatResult, _clean, _excerpt, _text, parse_json
 from .stream import _usage as usage_counts
 
 _raw_decode = json.JSONDecoder().raw_decode
@@ -186,7 +187,7 @@ def request(body: dict, default_max_tokens: int) -> dict:
 class AnthropicAssembler(Assembler):
     """Anthropic's events (or a whole Messages body) into a :class:`~.stream.ChatResult`."""
 
-    def __init__(self, *args, **kw):
+    def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__(*args, **kw)
         self.blocks: dict[int, dict] = {}  # content blocks by index, as they stream
         self.order: list[int] = []
@@ -216,7 +217,7 @@ class AnthropicAssembler(Assembler):
             raise LLMError(PROTOCOL, f"{self.where} sent a stream event that is not a JSON object")
         self._guard(self._event, obj)
 
-    def _guard(self, fn, obj: dict) -> None:
+    def _guard(self, fn: Callable[[dict], None], obj: dict) -> None:
         try:
             fn(obj)
         except (AttributeError, TypeError, ValueError, KeyError, OverflowError) as exc:
@@ -301,7 +302,7 @@ class AnthropicAssembler(Assembler):
         elif kind == "input_json_delta":
             slot.setdefault("json", []).append(_text(delta.get("partial_json")) or "")
 
-    def _usage(self, usage) -> None:
+    def _usage(self, usage: object) -> None:
         if not isinstance(usage, dict):
             return
         self.input_usage.update(usage_counts(usage))
@@ -342,7 +343,7 @@ class AnthropicAssembler(Assembler):
 
         self._guard(fold, data)
 
-    def _result(self):
+    def _result(self) -> ChatResult:
         thinking: list[dict] = []
         for index in self.order:
             slot = self.blocks.get(index) or {}

@@ -34,7 +34,7 @@ import ssl
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -70,7 +70,9 @@ RETRY_STATUSES = frozenset({429, *range(500, 600)})
 RETRY_MAX_WAIT = 60.0
 RETRY_MAX_TOTAL = 120.0
 
-def interruptible(fn: Callable[[], Any], cancel: threading.Event | None, cancelled: Callable[[], Exception]):
+T = TypeVar("T")
+
+def interruptible(fn: Callable[[], T], cancel: threading.Event | None, cancelled: Callable[[], Exception]) -> T:
     """``fn()``, or ``raise cancelled()`` within ~50 ms of ``cancel`` being set.
 
     A blocked socket read cannot be interrupted from another thread, so ``fn`` runs on a
@@ -166,10 +168,10 @@ class ChatClient:
             self._http.close()
             self._http = None
 
-    def __enter__(self) -> ChatClient:
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # ------------------------------------------------------------ request
@@ -200,7 +202,7 @@ class ChatClient:
         return url
 
     def build(self, messages: list[dict], tools: list[dict] | None = None, stream: bool = True,
-              system: SystemPrompt | None = None, **params) -> tuple[dict, list[str]]:
+              system: SystemPrompt | None = None, **params: Any) -> tuple[dict, list[str]]:
         """The request body and the hooks' change notes (no I/O).
 
         ``system`` gives the system prompt as sections; without it, a leading system message
@@ -373,7 +375,8 @@ class ChatClient:
         err.retry_after = response.headers.get("Retry-After")
         return err
 
-    def _assembler(self, notes: list[str], on_delta, fit: Fit, body: dict) -> Assembler:
+    def _assembler(self, notes: list[str], on_delta: Callable[[str, str], None] | None, fit: Fit,
+                   body: dict) -> Assembler:
         result = ChatResult(model=self.model.id, shaping=list(notes))
         if fit.dropped_turns:
             result.notices.append(("context", (
@@ -407,18 +410,19 @@ class ChatClient:
 
     def complete(self, messages: list[dict], tools: list[dict] | None = None, stream: bool = True,
                  on_delta: Callable[[str, str], None] | None = None, cancel: threading.Event | None = None,
-                 **params) -> ChatResult:
+                 **params: Any) -> ChatResult:
         if cancel is None:
             return self._complete(messages, tools, stream, on_delta, None, params)
         return self._complete_cancellable(messages, tools, stream, on_delta, cancel, params)
 
-    def _complete_cancellable(self, messages, tools, stream, on_delta, cancel: threading.Event,
+    def _complete_cancellable(self, messages: list[dict], tools: list[dict] | None, stream: bool,
+                              on_delta: Callable[[str, str], None] | None, cancel: threading.Event,
                               params: dict) -> ChatResult:
         """The request on a helper thread (:func:`interruptible`): a stop is honoured even
         while the model is silent; the abandoned request's deltas are no longer delivered."""
 
         def deliver(kind: str, piece: str) -> None:
-            if not cancel.is_set():
+            if on_delta is not None and not cancel.is_set():  # deliver is used only with an on_delta
                 on_delta(kind, piece)
 
         def cancelled() -> LLMError:
@@ -427,7 +431,9 @@ class ChatClient:
         return interruptible(lambda: self._complete(messages, tools, stream, deliver if on_delta else None, cancel,
                                                     params), cancel, cancelled)
 
-    def _complete(self, messages, tools, stream, on_delta, cancel: threading.Event | None, params: dict) -> ChatResult:
+    def _complete(self, messages: list[dict], tools: list[dict] | None, stream: bool,
+                  on_delta: Callable[[str, str], None] | None, cancel: threading.Event | None,
+                  params: dict) -> ChatResult:
         if tools and stream and self.capabilities.stream_tools is False:
             stream = False  # the server cannot stream tool calls: the step goes out whole
         body, notes, fit = self._build(messages, tools, stream, params.pop("system", None), params)
@@ -490,7 +496,7 @@ class ChatClient:
     # ------------------------------------------------------------ async
 
     async def acomplete(self, messages: list[dict], tools: list[dict] | None = None, stream: bool = True,
-                        on_delta: Callable[[str, str], None] | None = None, **params) -> ChatResult:
+                        on_delta: Callable[[str, str], None] | None = None, **params: Any) -> ChatResult:
         """The async twin of :meth:`complete` (cancel it with ``task.cancel()``: ``CANCELLED``)."""
         if tools and stream and self.capabilities.stream_tools is False:
             stream = False

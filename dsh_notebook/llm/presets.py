@@ -14,9 +14,14 @@ sidecar folder, with the same rows, as a ``%%reckon`` cell on that engine.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..reckoner.schemas import TOOL_SCHEMAS
 from .agent import Tool
 from .prompt import SystemPrompt
+
+if TYPE_CHECKING:
+    from ..reckoner import Engine
 
 PRESETS = ("plain", "reckoner", "reckoner-with-search", "research")
 
@@ -137,7 +142,7 @@ def system_prompt(preset: str) -> str | None:
     return sp.render() if sp is not None else None
 
 
-def engine_tools(engine) -> list[Tool]:
+def engine_tools(engine: Engine) -> list[Tool]:
     """The six engine tools as agent tools on ``engine`` (a :class:`~dsh_notebook.reckoner.Engine`).
 
     Each call runs ``engine.call(name, arguments)``; the receipt (``{"ok": ...}``) is the tool
@@ -145,6 +150,14 @@ def engine_tools(engine) -> list[Tool]:
     the engine checks the arguments itself, so a malformed call is refused with the engine's
     own code and leaves its row in the record, as a refused ``%%reckon`` line does.
     """
-    return [Tool(name, spec["description"], spec["parameters"], lambda args, n=name: engine.call(n, args),
-                 validate=False, refuse=lambda message, n=name: engine.refuse(n, "ENGINE_INVALID_ARGS", message))
-            for name, spec in TOOL_SCHEMAS.items()]
+    return [_engine_tool(engine, name, spec) for name, spec in TOOL_SCHEMAS.items()]
+
+
+def _engine_tool(engine: Engine, name: str, spec: dict[str, Any]) -> Tool:
+    def call(args: dict) -> dict[str, Any]:
+        return engine.call(name, args)
+
+    def refuse(message: str) -> dict[str, Any]:
+        return engine.refuse(name, "ENGINE_INVALID_ARGS", message)
+
+    return Tool(name, spec["description"], spec["parameters"], call, validate=False, refuse=refuse)

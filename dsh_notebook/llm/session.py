@@ -11,10 +11,13 @@
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, Self
 
 from ..storage import JsonlWriter, read_jsonl
 
@@ -50,8 +53,8 @@ class SessionLog:
         self._writer = JsonlWriter(self.path)
 
     @classmethod
-    def create(cls, folder, *, model: str, preset: str = "plain", tools: list[str] = (), system: str | None = None,
-               session_id: str | None = None, **extra) -> SessionLog:
+    def create(cls, folder: str | os.PathLike[str], *, model: str, preset: str = "plain", tools: Sequence[str] = (),
+               system: str | None = None, session_id: str | None = None, **extra: Any) -> Self:
         path = Path(folder) / f"{session_id or new_session_id()}.jsonl"
         log = cls(path, [])
         start = {"model": model, "preset": preset, "tools": list(tools), **extra}
@@ -61,14 +64,14 @@ class SessionLog:
         return log
 
     @classmethod
-    def open(cls, path) -> SessionLog:
+    def open(cls, path: str | os.PathLike[str]) -> Self:
         return cls(Path(path), read_jsonl(path).rows)
 
     @property
     def id(self) -> str:
         return self.path.stem
 
-    def append(self, type: str, **fields) -> dict:
+    def append(self, type: str, **fields: Any) -> dict:
         if type not in EVENT_TYPES:
             raise ValueError(f"unknown event type {type!r}")
         event = {"seq": len(self.events) + 1, "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
@@ -82,14 +85,14 @@ class SessionLog:
     def close(self) -> None:
         self._writer.close()
 
-    def __enter__(self) -> SessionLog:
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def read_events(path) -> list[dict]:
+def read_events(path: str | os.PathLike[str]) -> list[dict]:
     """A session's events, read without taking its lock (for viewers and the reviewer)."""
     return read_jsonl(path).rows
 

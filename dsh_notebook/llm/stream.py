@@ -291,7 +291,7 @@ class Assembler:
         if "reasoning_details" not in self.fields and d.get("reasoning_details"):
             self._details(d["reasoning_details"])  # kept to be sent back even when not read as text
 
-    def _details(self, value) -> str:
+    def _details(self, value: object) -> str:
         """Merge streamed ``reasoning_details`` items by (index, type); their readable text."""
         if not isinstance(value, list):
             raise TypeError("reasoning_details is not a list")
@@ -310,7 +310,7 @@ class Assembler:
                     slot[k] = v
         return "".join(text)
 
-    def _content(self, value) -> None:
+    def _content(self, value: object) -> None:
         if value is None or isinstance(value, str):
             if value:
                 self._piece("text", value)
@@ -337,7 +337,7 @@ class Assembler:
             elif kind == "refusal" and _text(part.get("refusal")):
                 self._piece("refusal", part["refusal"])
 
-    def _tool_delta(self, tc) -> None:
+    def _tool_delta(self, tc: object) -> None:
         if not isinstance(tc, dict):
             raise TypeError("a tool-call delta is not an object")
         cid = _text(tc.get("id")) or ""
@@ -493,7 +493,7 @@ class Assembler:
 # --------------------------------------------------------------------------- helpers
 
 
-def _error_fields(err) -> tuple[str, Any]:
+def _error_fields(err: object) -> tuple[str, Any]:
     """``(message, code)`` of an error object as providers write it."""
     if isinstance(err, str):
         return err, None
@@ -549,15 +549,15 @@ def _one_line(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-def _dig(d: dict, *keys):
+def _dig(d: Any, *keys: str) -> Any:
     for k in keys:
         if not isinstance(d, dict):
             return None
-        d = d.get(k)  # type: ignore[assignment]
+        d = d.get(k)
     return d
 
 
-def _text(value) -> str | None:
+def _text(value: object) -> str | None:
     """A text field of the reply: a string, or ``None`` when absent; anything else is a
     protocol error (raised by the caller as ``PROTOCOL``)."""
     if value is None or isinstance(value, str):
@@ -573,7 +573,7 @@ def _utf8(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
-def _usage(value) -> dict:
+def _usage(value: object) -> dict:
     """Counts as reported: whole numbers and (for ``cost``) decimals, nested one level."""
     if not isinstance(value, dict):
         return {}
@@ -589,7 +589,7 @@ def _usage(value) -> dict:
     return out
 
 
-def _excerpt(data) -> str:
+def _excerpt(data: object) -> str:
     try:
         text = json.dumps(data, ensure_ascii=False)
     except (TypeError, ValueError):

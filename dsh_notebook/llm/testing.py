@@ -34,9 +34,17 @@ import json
 import math
 import threading
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..loopback import LoopbackServer, QuietHandler
+
+
+class _JSONHandler(QuietHandler):
+    """A request handler that answers with JSON: ``_json(status, obj, headers)``."""
+
+    def _json(self, status: int, obj: object, headers: dict | None = None) -> None:
+        self._send(status, "application/json", json.dumps(obj).encode(), headers)
 
 
 class ScriptedServer(LoopbackServer):
@@ -55,15 +63,12 @@ class ScriptedServer(LoopbackServer):
         self._next = 0
         server = self
 
-        class Handler(QuietHandler):
-            def do_POST(self):
+        class Handler(_JSONHandler):
+            def do_POST(self) -> None:
                 server._handle(self)
 
-            def do_GET(self):
+            def do_GET(self) -> None:
                 self._json(404, {"error": {"message": "the scripted server answers POST /chat/completions only"}})
-
-            def _json(self, status, obj, headers=None):
-                self._send(status, "application/json", json.dumps(obj).encode(), headers)
 
         self._handler = Handler
         self.bind(Handler, port)
@@ -74,7 +79,7 @@ class ScriptedServer(LoopbackServer):
 
     # ------------------------------------------------------------ serving
 
-    def _handle(self, h) -> None:
+    def _handle(self, h: _JSONHandler) -> None:
         length = int(h.headers.get("Content-Length") or 0)
         raw = h.rfile.read(length)
         anthropic = h.path.rstrip("/") == "/v1/messages"
@@ -121,7 +126,8 @@ class ScriptedServer(LoopbackServer):
         else:
             h._json(200, _completion(body, reply))
 
-    def _stream(self, h, body: dict, reply: dict, events=None) -> None:
+    def _stream(self, h: _JSONHandler, body: dict, reply: dict,
+                events: Callable[[dict, dict], Iterator[dict]] | None = None) -> None:
         h.send_response(200)
         h.send_header("Content-Type", "text/event-stream")
         h.send_header("Cache-Control", "no-cache")
@@ -196,11 +202,11 @@ def _pieces(text: str, n: int) -> list[str]:
     return [text[i:i + n] for i in range(0, len(text), n)]
 
 
-def _chunks(body: dict, reply: dict):
+def _chunks(body: dict, reply: dict) -> Iterator[dict]:
     n = reply.get("chunk", 8)
     base = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0, "model": body.get("model")}
 
-    def delta(d, finish=None, usage=None):
+    def delta(d: dict, finish: str | None = None, usage: dict | None = None) -> dict:
         out = {**base, "choices": [{"index": 0, "delta": d, "finish_reason": finish}]}
         if usage is not None:
             out["usage"] = usage
@@ -246,7 +252,7 @@ def _anthropic_message(body: dict, reply: dict) -> dict:
             "usage": _anthropic_usage(reply, body)}
 
 
-def _anthropic_events(body: dict, reply: dict):
+def _anthropic_events(body: dict, reply: dict) -> Iterator[dict]:
     """The streamed events of a Messages reply (Anthropic's event types) for a scripted reply."""
     n = reply.get("chunk", 8)
     whole = _anthropic_message(body, reply)
@@ -289,12 +295,12 @@ _REPLY_KEYS = ("content", "reasoning", "tool_calls", "finish_reason", "usage", "
 _CALL_KEYS = ("id", "name", "arguments")
 
 
-def _kind(value) -> str:
+def _kind(value: object) -> str:
     return {bool: "true/false", int: "a number", float: "a number", str: "a string", list: "a list",
             dict: "an object", type(None): "null"}.get(type(value), type(value).__name__)
 
 
-def _show(value, limit: int = 60) -> str:
+def _show(value: object, limit: int = 60) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
@@ -308,14 +314,14 @@ def _unknown(where: str, obj: dict, allowed: tuple) -> None:
         raise ValueError(f"{where}: unknown key {extra[0]!r} (allowed: {', '.join(allowed)})")
 
 
-def _number(where: str, key: str, value, *, minimum: float = 0.0, integer: bool = False) -> None:
+def _number(where: str, key: str, value: Any, *, minimum: float = 0.0, integer: bool = False) -> None:
     ok = isinstance(value, int) if integer else isinstance(value, (int, float))
     if isinstance(value, bool) or not ok or not math.isfinite(value) or value < minimum:
         what = "a whole number" if integer else "a number"
         raise ValueError(f"{where}: {key!r} must be {what} >= {minimum:g}, not {_show(value)}")
 
 
-def validate_script(script, other_reply_keys: bool = False) -> list[dict]:
+def validate_script(script: object, other_reply_keys: bool = False) -> list[dict]:
     """The script checked and normalised, or ``ValueError`` naming the turn (from 1) and the
     problem. Each turn is an object with only ``expect`` and ``reply`` (either may be left
     out or null); the types of their keys are checked (the module docstring lists them);
@@ -328,8 +334,9 @@ def validate_script(script, other_reply_keys: bool = False) -> list[dict]:
     for n, turn in enumerate(script, 1):
         where = f"turn {n}"
         if not isinstance(turn, dict):
-            raise ValueError(f"{where} is {_kind(turn)} ({_show(turn, 40)}), not an object "
-                             "{\"expect\": {...}, \"reply\": {...}}")
+            raise ValueError(  # noqa: TRY004 - a bad script is a ValueError (documented)
+                f"{where} is {_kind(turn)} ({_show(turn, 40)}), not an object "
+                f"{{\"expect\": {{...}}, \"reply\": {{...}}}}")
         _unknown(where, turn, _TURN_KEYS)
         expect = _expect(f"{where} expect", turn.get("expect"))
         reply = _reply(f"{where} reply", turn.get("reply"), other_reply_keys)
@@ -337,11 +344,11 @@ def validate_script(script, other_reply_keys: bool = False) -> list[dict]:
     return out
 
 
-def _expect(where: str, expect) -> dict:
+def _expect(where: str, expect: object) -> dict:
     if expect is None:
         return {}
     if not isinstance(expect, dict):
-        raise ValueError(f"{where} must be an object, not {_kind(expect)}")
+        raise ValueError(f"{where} must be an object, not {_kind(expect)}")  # noqa: TRY004 - a bad script
     _unknown(where, expect, _EXPECT_KEYS)
     expect = {k: v for k, v in expect.items() if v is not None}
     for key, kind in (("model", str), ("stream", bool), ("contains", str), ("params", dict)):
@@ -353,11 +360,11 @@ def _expect(where: str, expect) -> dict:
     return expect
 
 
-def _reply(where: str, reply, other_keys: bool = False) -> dict:
+def _reply(where: str, reply: object, other_keys: bool = False) -> dict:
     if reply is None:
         return {}
     if not isinstance(reply, dict):
-        raise ValueError(f"{where} must be an object, not {_kind(reply)}")
+        raise ValueError(f"{where} must be an object, not {_kind(reply)}")  # noqa: TRY004 - a bad script
     if not other_keys:
         _unknown(where, reply, _REPLY_KEYS)
     reply = {k: v for k, v in reply.items() if v is not None}
@@ -374,7 +381,8 @@ def _reply(where: str, reply, other_keys: bool = False) -> dict:
             raise ValueError(f"{where}: {key!r} must be an object, not {_kind(reply[key])}")
     for name, value in (reply.get("headers") or {}).items():
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            raise ValueError(f"{where}: header {name!r} must be a string or a number, not {_kind(value)}")
+            raise ValueError(  # noqa: TRY004 - a bad script is a ValueError
+                f"{where}: header {name!r} must be a string or a number, not {_kind(value)}")
     status = reply.get("status", 200)
     if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
         raise ValueError(f"{where}: 'status' must be an HTTP status (a whole number from 100 to 599), "
@@ -392,9 +400,10 @@ def _reply(where: str, reply, other_keys: bool = False) -> dict:
     return reply
 
 
-def _call(where: str, call) -> dict:
+def _call(where: str, call: object) -> dict:
     if not isinstance(call, dict):
-        raise ValueError(f"{where} must be an object {{\"id\", \"name\", \"arguments\"}}, not {_kind(call)}")
+        raise ValueError(  # noqa: TRY004 - a bad script is a ValueError
+            f"{where} must be an object {{\"id\", \"name\", \"arguments\"}}, not {_kind(call)}")
     _unknown(where, call, _CALL_KEYS)
     for key in ("id", "name"):
         if not isinstance(call.get(key), str) or not call[key]:
@@ -425,7 +434,8 @@ class _FakeJsonServer(LoopbackServer):
     search_path = "/search"
     name = "fake"
 
-    def __init__(self, results_by_query, status: int = 200, port: int = 0, documents: dict | None = None):
+    def __init__(self, results_by_query: dict[str, list[dict]] | Callable[[str], list[dict]] | None,
+                 status: int = 200, port: int = 0, documents: dict | None = None):
         self.results_by_query = results_by_query
         self.status = status
         self.fail_next: list[int] = []
@@ -435,10 +445,10 @@ class _FakeJsonServer(LoopbackServer):
         server = self
 
         class Handler(QuietHandler):
-            def do_GET(self):
+            def do_GET(self) -> None:
                 server._handle(self)
 
-            def do_POST(self):
+            def do_POST(self) -> None:
                 self._send(405, "application/json", json.dumps({"error": "GET only"}).encode())
 
         self.bind(Handler, port)
@@ -454,7 +464,7 @@ class _FakeJsonServer(LoopbackServer):
         got = src(query) if callable(src) else (src or {}).get(query)
         return list(got or [])
 
-    def _handle(self, h) -> None:
+    def _handle(self, h: QuietHandler) -> None:
         from urllib.parse import parse_qs, urlsplit
 
         parts = urlsplit(h.path)

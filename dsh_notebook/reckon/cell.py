@@ -26,6 +26,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,7 @@ from ..reckoner import shown_units as SU
 from ..reckoner.display import value_text
 from ..reckoner.errors import EngineError
 from ..reckoner.evaluate import compile_formula
-from ..reckoner.grammar import parse
+from ..reckoner.grammar import Formula, parse
 from ..reckoner.values import DELTA, POINT_SCALES, Value, kind_keys, parse_tagged
 from . import units as U
 
@@ -101,7 +102,7 @@ def parse_options(line: str) -> Options:
                 if not re.fullmatch(NAME_RE, v) or keyword.iskeyword(v) or hasattr(builtins, v):
                     raise ReckonUsageError(f"--export {v}: give a Python variable name that is not a keyword or a builtin")
                 opts.export = v
-        elif w.startswith("--digits=") or w.startswith("--export="):
+        elif w.startswith(("--digits=", "--export=")):
             k, _, v = w.partition("=")
             words[i : i + 1] = [k, v]
             continue
@@ -185,7 +186,7 @@ class GivenValueError(NotebookError, ValueError):
         self.message = message
 
 
-def _number(tok: str, name: str):
+def _number(tok: str, name: str) -> float | complex:
     """A ``given`` value or an array element: a number as ``%%reckon`` displays it or as people
     type it (:func:`units.read_number`: ``2.05``, ``1.68e-8``, ``3.3006×10⁻⁶``, ``3.3006*10^-6``,
     ``3+4j``, ``1.2×10³+4.5×10⁻²j``). Raises :class:`GivenValueError` for NaN, infinity, a
@@ -221,21 +222,21 @@ def _number(tok: str, name: str):
     )
 
 
-def _array_literal(text: str, name: str):
+def _array_literal(text: str, name: str) -> tuple[list[Any], str]:
     """``[1, 2, [3, 4j]]`` -> (nested list, rest of line). No eval: a small parser."""
     pos = 0
 
-    def skip():
+    def skip() -> None:
         nonlocal pos
         while pos < len(text) and text[pos] in " \t":
             pos += 1
 
-    def item():
+    def item() -> Any:
         nonlocal pos
         skip()
         if pos < len(text) and text[pos] == "[":
             pos += 1
-            items = []
+            items: list[Any] = []
             skip()
             if pos < len(text) and text[pos] == "]":
                 pos += 1
@@ -264,11 +265,11 @@ def _array_literal(text: str, name: str):
     return value, text[pos:].strip()
 
 
-def _tagged(mag, dim, temp: str = "") -> dict:
-    dim = list(dim)
+def _tagged(mag: Any, dims: Sequence[int], temp: str = "") -> dict[str, Any]:
+    dim = list(dims)
     kind = kind_keys(temp)
     if isinstance(mag, np.ndarray):
-        def conv(x):
+        def conv(x: Any) -> Any:
             if isinstance(x, list):
                 return [conv(e) for e in x]
             if isinstance(x, complex):
@@ -372,7 +373,7 @@ def read_given(name: str, text: str, user_ns: dict, digits: int = DEFAULT_DIGITS
         return _from_python(name, obj, rest, m.group(1), digits)
     if text.startswith("["):
         nested, rest = _array_literal(text, name)
-        value = _as_array(nested, name)
+        value: np.ndarray | float | complex = _as_array(nested, name)
         value_text = text[: len(text) - len(rest)].strip() if rest else text
     else:
         # a power of ten as a typeset view shows it (3.3006 × 10⁻⁶) reads as the product prints it
@@ -387,8 +388,8 @@ def read_given(name: str, text: str, user_ns: dict, digits: int = DEFAULT_DIGITS
                  atoms=U.unit_atoms(rest))
 
 
-def _as_array(nested, name):
-    def shape(x):
+def _as_array(nested: list[Any], name: str) -> np.ndarray:
+    def shape(x: Any) -> tuple[int, ...]:
         if not isinstance(x, list):
             return ()
         subs = {shape(e) for e in x}
@@ -397,7 +398,7 @@ def _as_array(nested, name):
         return (len(x),) + (subs.pop() if subs else ())
     shape(nested)
 
-    def check(x):
+    def check(x: Any) -> None:
         if isinstance(x, list):
             for e in x:
                 check(e)
@@ -405,12 +406,12 @@ def _as_array(nested, name):
             raise GivenValueError("ENGINE_INVALID_ARGS", f"given {name}: the array holds {x!r}, which is not a number.")
     check(nested)
 
-    def has_c(x):
+    def has_c(x: Any) -> bool:
         return any(has_c(e) for e in x) if isinstance(x, list) else isinstance(x, complex)
     return np.array(nested, dtype=complex if has_c(nested) else float)
 
 
-def _from_python(name: str, obj, rest: str, var: str, digits: int = DEFAULT_DIGITS) -> Given:
+def _from_python(name: str, obj: Any, rest: str, var: str, digits: int = DEFAULT_DIGITS) -> Given:
     if hasattr(obj, "magnitude") and hasattr(obj, "units") and hasattr(obj, "dimensionality"):
         if rest:
             raise GivenValueError(
@@ -438,7 +439,7 @@ def _from_python(name: str, obj, rest: str, var: str, digits: int = DEFAULT_DIGI
         if not isinstance(mag, np.ndarray):
             try:
                 display = (f"{obj:~P}", f"{obj:~L}")
-            except Exception:  # a Quantity from another library's registry without these formats
+            except Exception:  # noqa: BLE001 - a Quantity from another library's registry without these formats
                 display = None
             try:  # shown as the engine shows the value anyway (3 m, 20 °C): the engine's rendering, which
                 # verify derives from the record alone (issue 17)
@@ -482,7 +483,7 @@ def _from_python(name: str, obj, rest: str, var: str, digits: int = DEFAULT_DIGI
                  info.radians if rest else 0, atoms=U.unit_atoms(rest))
 
 
-def _finite(mag, name, var):
+def _finite(mag: Any, name: str, var: str) -> None:
     ok = bool(np.all(np.isfinite(mag))) if isinstance(mag, np.ndarray) else (
         math.isfinite(mag.real) and math.isfinite(mag.imag) if isinstance(mag, complex) else math.isfinite(mag))
     if not ok:
@@ -620,7 +621,7 @@ def run_cell(session: ReckonSession, opts: Options, cell: str, user_ns: dict) ->
                 eng.record_end()
             session.continuing = False
             raise
-        except Exception as exc:  # a fault of ours must still be recorded and shown, never lost
+        except Exception as exc:  # noqa: BLE001 - a fault of ours must still be recorded and shown, never lost
             tool = {"given": "set", "delete": "set", "show": "get"}.get(ln.form, "eval")
             st = Step(ln, tool, eng.refuse(tool, "ENGINE_UNKNOWN_ERROR", f"internal error: {type(exc).__name__}: {exc}"))
         steps.append(st)
@@ -711,7 +712,7 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
             inputs = {n: s[0] for n, s in found.items() if s is not None}
         except EngineError:
             f, inputs = None, {}
-        roles: dict = {}
+        roles: dict[int, str] = {}
         if f is not None and any(v.sig.temp for v in inputs.values()):
             try:
                 roles = dict(compile_formula(f, {n: v.sig for n, v in inputs.items()},
@@ -749,6 +750,7 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
         if eng.rules >= 3:
             st.input_units = {n: session.display_unit(n, v) for n, v in inputs.items()}
         if r["ok"]:
+            assert ln.name is not None  # split_lines names every eval line
             st.result = _value(eng, ln.name)
             session.given_units.pop(ln.name, None)
             session.units.pop(ln.name, None)
@@ -782,7 +784,7 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
         "'NAME = FORMULA', 'show NAME [in UNIT]', 'note TEXT', 'delete NAME' or 'end [TEXT]'."))
 
 
-def _result_unit(session: ReckonSession, f, value: Value, inputs: dict, roles: dict, declared,
+def _result_unit(session: ReckonSession, f: Formula | None, value: Value, inputs: dict[str, Value], roles: dict[int, str], declared: object,
                  composed: SU.Composed = None) -> SU.Unit | None:
     """The display unit of an eval's *value* (issue 18): the declared unit (``in UNIT``), else the
     unit composed from its inputs' units (:mod:`..reckoner.shown_units`); ``None`` for a point,
@@ -801,7 +803,7 @@ def _result_unit(session: ReckonSession, f, value: Value, inputs: dict, roles: d
                      difference=value.sig.temp == DELTA) or None
 
 
-def _composed(session: ReckonSession, f, inputs: dict, roles: dict, raw: bool = False) -> SU.Composed:
+def _composed(session: ReckonSession, f: Formula, inputs: dict[str, Value], roles: dict[int, str], raw: bool = False) -> SU.Composed:
     """The formula's unit composed from its inputs' display units, before it is settled; with
     *raw*, from the compositions the inputs were computed with (angle units kept: P01)."""
     units = {n: (session.raw.get(n) if raw else None) or session.display_unit(n, v) for n, v in inputs.items()}

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
+from ..reckoner import grammar as G
 from ..reckoner import shown_units as SU
 from ..reckoner.display import (
     array_items,
@@ -29,6 +31,7 @@ from ..reckoner.display import (
     value_latex,
     value_text,
 )
+from ..reckoner.values import Value
 from ..version import RENDERER_VERSION, __version__
 from . import units as U
 from .cell import CellOutcome, Step
@@ -40,6 +43,8 @@ MIME_RECORD = "application/vnd.dsh.record+json"
 def _given_display(st: Step, digits: int) -> tuple[str, str]:
     g = st.given
     name = st.line.name
+    # a given line that ran names a slot, holds its Given and wrote a value (cell._run_line)
+    assert g is not None and name is not None and st.result is not None
     if g.display is not None:
         return g.display[0], rf"{name_latex(name)} = {g.display[1]}"
     if g.unit is not None and not g.value_text.startswith("py:"):
@@ -74,6 +79,12 @@ def _value_text_latex(t: str) -> str:
         return r"\text{" + html.escape(t) + "}"
 
 
+def _value(st: Step) -> Value:
+    """The value an eval or show line that ran wrote or read (cell._run_line sets it)."""
+    assert st.result is not None
+    return st.result
+
+
 def _shown(st: Step, digits: int) -> tuple[str, str]:
     """A value shown in the unit a line asked for (``show X in UNIT``, ``X = ... in UNIT``): ``(text, LaTeX)``."""
     v = st.shown
@@ -86,7 +97,7 @@ def _shown(st: Step, digits: int) -> tuple[str, str]:
 _SYMBOLIC: dict[str, str] = {}
 
 
-def _symbolic_latex(formula: str, tree) -> str:
+def _symbolic_latex(formula: str, tree: G.Node) -> str:
     """A formula's LaTeX without values (the same for every run of the same formula text)."""
     latex = _SYMBOLIC.get(formula)
     if latex is None:
@@ -115,9 +126,10 @@ def step_rows(out: CellOutcome) -> list[dict]:
             row["text"] = f"{ln.name} = {text}"
             row["latex"] = latex
         elif ln.form == "eval":
+            assert ln.name is not None  # split_lines names every eval line
             f = st.formula
-            res, res_latex = _shown(st, d) if st.shown is not None else (value_text(st.result, d, st.unit),
-                                                                         value_latex(st.result, d, st.unit))
+            res, res_latex = _shown(st, d) if st.shown is not None else (value_text(_value(st), d, st.unit),
+                                                                         value_latex(_value(st), d, st.unit))
             if f is not None:
                 sym = _symbolic_latex(ln.rest, f.tree)
                 sub = formula_latex(f.tree, st.inputs, d, st.input_digits, st.roles, st.input_units)
@@ -133,14 +145,15 @@ def step_rows(out: CellOutcome) -> list[dict]:
             else:
                 row["text"] = f"{ln.name} = {ln.rest} = {res}"
         elif ln.form == "show":
+            assert ln.name is not None  # split_lines names every show line
             digits = ln.digits or d
             if st.shown is not None:
                 text, latex = _shown(st, digits)
                 row["text"] = f"{ln.name} = {text}"
                 row["latex"] = rf"{name_latex(ln.name)} = {latex}"
             else:
-                row["text"] = f"{ln.name} = {value_text(st.result, digits, st.unit)}"
-                row["latex"] = rf"{name_latex(ln.name)} = {value_latex(st.result, digits, st.unit)}"
+                row["text"] = f"{ln.name} = {value_text(_value(st), digits, st.unit)}"
+                row["latex"] = rf"{name_latex(ln.name)} = {value_latex(_value(st), digits, st.unit)}"
         elif ln.form in ("note", "note!"):
             row["text"] = ln.rest
         elif ln.form == "delete":
@@ -194,8 +207,8 @@ def bundle(out: CellOutcome, metadata: dict) -> tuple[dict, dict]:
     head_plain = f"{out.title} — record {status_word}"
     plain = [head_plain]
     md = [f"**{_md_escape(out.title)}** — record {status_word}", ""]
-    htm = [f'<div class="dsh-reckon"><p class="tex2jax_ignore mathjax_ignore"><b>{html.escape(out.title)}</b> — '
-           f'record {html.escape(status_word)}</p>',
+    htm = [(f'<div class="dsh-reckon"><p class="tex2jax_ignore mathjax_ignore"><b>{html.escape(out.title)}</b> — '
+            f'record {html.escape(status_word)}</p>'),
            '<table class="dsh-steps">']
     tex = [r"\begin{align*}"]
     for note in out.notices:
@@ -236,7 +249,7 @@ def bundle(out: CellOutcome, metadata: dict) -> tuple[dict, dict]:
         tex.append(r"&\text{(" + _tex_text(stopped) + r")}\\")
     htm.append("</table></div>")
     tex.append(r"\end{align*}")
-    record = {
+    record: dict[str, Any] = {
         "title": out.title,
         "status": out.status,
         "steps": [
@@ -264,9 +277,20 @@ def _tex_text(s: str) -> str:
     return s
 
 
-def record_metadata(out: CellOutcome, location, sha256: str | None) -> dict:
+class Located(Protocol):
+    """Where the notebook is (``artifact.paths.Location``, a layer above): ``notebook`` is
+    ``None`` when unknown, and then ``known`` is false."""
+
+    @property
+    def notebook(self) -> Path | None: ...
+
+    @property
+    def known(self) -> bool: ...
+
+
+def record_metadata(out: CellOutcome, location: Located, sha256: str | None) -> dict[str, Any]:
     """The volatile part: ids, paths, hashes, version (never in the visible output)."""
-    meta = {
+    meta: dict[str, Any] = {
         "record_id": out.record_id,
         "status": out.status,
         "version": __version__,
@@ -275,7 +299,7 @@ def record_metadata(out: CellOutcome, location, sha256: str | None) -> dict:
     }
     if out.path is not None:
         try:
-            rel = out.path.relative_to(location.notebook.parent) if location.known else out.path
+            rel = out.path.relative_to(location.notebook.parent) if location.notebook is not None else out.path
         except ValueError:
             rel = out.path
         meta["sidecar"] = str(rel)

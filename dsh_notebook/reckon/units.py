@@ -24,12 +24,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,6 +41,9 @@ from ..reckoner import dims as D
 from ..reckoner.display import describe_dim, si_latex, si_parts, si_text  # noqa: F401 - re-exported
 from ..reckoner.shown_units import KELVIN, MOMENTS, QUANTITIES, Atom, Unit, fits, unit_dim
 from ..reckoner.values import POINT_SCALES
+
+if TYPE_CHECKING:
+    import pint
 
 _SI_DIMS = ("[length]", "[mass]", "[time]", "[current]", "[temperature]", "[substance]", "[luminosity]")
 _BASE_OK = {"meter", "kilogram", "second", "ampere", "kelvin", "mole", "candela", "radian"}
@@ -54,7 +60,7 @@ class UnitError(NotebookError, ValueError):
         self.message = message
 
 
-def registry():
+def registry() -> pint.ApplicationRegistry:
     """pint's application registry: ``_reckon`` Quantities mix with the user's own."""
     import pint
 
@@ -68,7 +74,7 @@ class UnitInfo:
     degC/degF: convert values with pint, never by a factor)."""
 
     text: str
-    dim: tuple
+    dim: tuple[int, ...]
     radians: int
     offset: bool
     factor: float  # SI per unit for multiplicative units
@@ -138,7 +144,7 @@ def _check_syntax(text: str) -> None:
         pos = m.end()
     i = 0
 
-    def peek():
+    def peek() -> str | None:
         return toks[i][0] if i < len(toks) else None
 
     def expr(depth: int) -> None:
@@ -254,7 +260,7 @@ def _single_unit_name(text: str) -> str | None:
     """pint's name of a unit written alone (``'°C'`` -> ``'degree_Celsius'``), else ``None``."""
     try:
         units = registry().parse_units(text)._units
-    except Exception:  # a compound pint cannot take as units alone
+    except Exception:  # noqa: BLE001 - pint raises many unrelated types on text it cannot take as units alone
         return None
     if len(units) != 1:
         return None
@@ -272,14 +278,14 @@ def _parse_unit(text: str) -> UnitInfo:
     _check_superscripts(text)
     t = _normalise(text)
     if not t:
-        return UnitInfo("", D.ZERO, 0, False, 1.0)
+        return UnitInfo("", (0, 0, 0, 0, 0, 0, 0), 0, False, 1.0)
     ureg = registry()
     written = _pressure_references(t, ureg)
     t = _temperature_differences(written, ureg)
     _check_syntax(t)
     try:
         q = ureg.parse_expression(t)
-    except Exception as exc:  # pint raises several types (UndefinedUnitError, DefinitionSyntaxError, ...)
+    except Exception as exc:  # noqa: BLE001 - pint raises several types (UndefinedUnitError, DefinitionSyntaxError, tokenize and Python errors), all refused alike
         raise UnitError(
             "ENGINE_INVALID_DIMENSION",
             f"pint cannot read the unit {t!r} ({type(exc).__name__}: {exc}); write a unit such as 'ohm*m', 'kN*m', "
@@ -318,7 +324,7 @@ _NAME = re.compile(r"(?<![\w°])(?:[^\W\d][\w°]*|°\w+)")
 _REFERENCED = re.compile(r"(?<![\w°])([^\W\d_][^\W_]*?)(?:(_?[gG]|_gauge|\s?\([gG]\))|(_?[aA]|_abs|\s?\([aA]\)))(?![\w(])")
 
 
-def _pressure_references(t: str, ureg) -> str:
+def _pressure_references(t: str, ureg: pint.ApplicationRegistry) -> str:
     """Gauge and absolute pressure units, which pint does not define (issue 17).
 
     ``psia``, ``bara``, ``bar(a)`` are absolute pressures: read as ``psi``, ``bar``. A gauge
@@ -334,7 +340,7 @@ def _pressure_references(t: str, ureg) -> str:
             if re.fullmatch(r"\w+", word) and ureg.parse_unit_name(word):
                 return word  # a unit pint knows (kg, mg): never reinterpret one
             unit = ureg.parse_units(base)
-        except Exception:
+        except Exception:  # noqa: BLE001 - any pint failure means the word is no suffixed pressure: left as written
             return word
         if unit.dimensionality != ureg.pascal.dimensionality:
             return word
@@ -361,7 +367,7 @@ def _short_number(x: float) -> str:
     return f"{x:.5g}"
 
 
-def _temperature_differences(t: str, ureg) -> str:
+def _temperature_differences(t: str, ureg: pint.ApplicationRegistry) -> str:
     """In a compound unit, an offset temperature can only mean a difference of one degree:
     ``J/(kg*degC)``, ``W/(m^2*°C)``, ``BTU/(lb*degF)``, ``1/degC`` (pint refuses them with
     OffsetUnitCalculusError). There ``degC`` (``°C``, ``℃``, ``degree_Celsius``...) reads as
@@ -382,7 +388,7 @@ def _temperature_differences(t: str, ureg) -> str:
     def as_difference(word: str) -> str:
         try:
             found = ureg.parse_unit_name(word)
-        except Exception:
+        except Exception:  # noqa: BLE001 - any pint failure means the word is no temperature unit: left as written
             return word
         if len(found) != 1 or found[0][0] or found[0][2]:
             return word
@@ -417,7 +423,7 @@ def _pint_constants() -> frozenset:
 _MATH_CONSTANTS = {"pi", "tansec", "ln10", "wien_x", "wien_u", "eulers_number"}
 
 
-def _check_constants(t: str, ureg) -> None:
+def _check_constants(t: str, ureg: pint.ApplicationRegistry) -> None:
     """``1 pi m`` or ``1 m*e`` would multiply by pi or the elementary charge: refuse constants
     written as units (mathematical ones always; physical ones spelt as a single letter)."""
     consts = _pint_constants()
@@ -432,7 +438,7 @@ def _check_constants(t: str, ureg) -> None:
                 )
 
 
-def _check_units(t: str, q, ureg) -> None:
+def _check_units(t: str, q: pint.Quantity, ureg: pint.ApplicationRegistry) -> None:
     _check_constants(t, ureg)
     for name in q._units:
         defn = ureg._units.get(name)
@@ -448,17 +454,15 @@ def _check_units(t: str, q, ureg) -> None:
     for name in q._units:
         hit = ({name} | {u for _, u, _ in ureg.parse_unit_name(name)}) & textile  # kNm is kilo + number_meter
         if hit:
-            name = sorted(hit)[0]
+            name = min(hit)
             raise UnitError(
                 "ENGINE_INVALID_DIMENSION",
                 f"{t!r} is read by pint as the textile yarn count {name!r}, which is almost never meant; "
                 "for a torque write 'N*m' (newton metre); for a length in nanometres write 'nm'.",
             )
     base = ureg.Quantity(1.0, q.units)
-    try:
+    with contextlib.suppress(Exception):  # a unit without base units is judged as written below
         base = base.to_base_units()
-    except Exception:
-        pass
     others = [n for n in base._units if n not in _BASE_OK]
     if others:
         raise UnitError(
@@ -468,8 +472,8 @@ def _check_units(t: str, q, ureg) -> None:
         )
 
 
-def _dim_of(t: str, q) -> tuple:
-    d = q.dimensionality
+def _dim_of(t: str, q: pint.Quantity) -> tuple[int, ...]:
+    d: Mapping[str, Any] = q.dimensionality  # pint types an exponent as any scalar
     unknown = [k for k in d if k not in _SI_DIMS]
     if unknown:
         raise UnitError(
@@ -490,7 +494,7 @@ def _dim_of(t: str, q) -> tuple:
     return tuple(out)
 
 
-def to_si(value, info: UnitInfo):
+def to_si(value: Any, info: UnitInfo) -> Any:
     """Convert a magnitude (float, complex, ndarray) in ``info``'s unit to SI."""
     if info.offset:
         if isinstance(value, complex) or (isinstance(value, np.ndarray) and value.dtype.kind == "c"):
@@ -510,7 +514,7 @@ def _dec_mul(x: float, factor: float) -> float:
     return float(Decimal(repr(x)) * Decimal(repr(factor)))
 
 
-def from_si(value, info: UnitInfo):
+def from_si(value: Any, info: UnitInfo) -> Any:
     """Convert an SI magnitude into ``info``'s unit (for display)."""
     if info.offset:
         ureg = registry()
@@ -518,13 +522,13 @@ def from_si(value, info: UnitInfo):
     return value / info.factor
 
 
-def _si_pint(dim) -> str:
+def _si_pint(dim: D.Dim) -> str:
     names = ("meter", "kilogram", "second", "ampere", "kelvin", "mole", "candela")
     parts = [f"{n} ** {e}" for n, e in zip(names, dim) if e]
     return " * ".join(parts) or "dimensionless"
 
 
-def quantity(mag, dim):
+def quantity(mag: Any, dim: D.Dim) -> pint.Quantity:
     """A pint Quantity (application registry) of an SI magnitude with vector ``dim``."""
     ureg = registry()
     return ureg.Quantity(mag, _si_pint(dim))
@@ -575,7 +579,7 @@ def unit_atoms(text: str) -> Unit | None:
     ureg = registry()
     try:
         q = ureg.parse_expression(info.text)
-    except Exception:  # parse_unit read it; a text it rewrote reads the same
+    except Exception:  # noqa: BLE001 - parse_unit read it; a text it rewrote reads the same
         return None
     if getattr(q, "magnitude", None) != 1:
         return None
@@ -583,7 +587,7 @@ def unit_atoms(text: str) -> Unit | None:
     for m in _NAME.finditer(info.text):
         try:
             names = list(ureg.parse_units(m.group(0))._units)
-        except Exception:  # noqa: S112 - a word pint reads only within the whole unit keeps pint's symbol
+        except Exception:  # noqa: BLE001, S112 - a word pint reads only within the whole unit keeps pint's symbol
             continue
         if len(names) == 1:
             written.setdefault(names[0], m.group(0))
@@ -691,7 +695,7 @@ def unit_latex(text: str) -> str:
     try:
         tex = format(registry().Unit(text), "~L")
         return tex.replace(r"\mathrm{Δ°", r"\Delta{}^{\circ}\mathrm{").replace(r"\mathrm{°", r"{}^{\circ}\mathrm{")
-    except Exception:
+    except Exception:  # noqa: BLE001 - any text pint cannot typeset is shown as plain text
         return r"\text{" + text.replace("\\", "").replace("{", "").replace("}", "") + "}"
 
 
@@ -731,7 +735,7 @@ def unit_pretty(text: str) -> str:
         else:
             try:
                 sym = format(registry().Unit(tok), "~P")
-            except Exception:
+            except Exception:  # noqa: BLE001 - a word pint cannot read alone keeps the person's spelling
                 sym = tok
             if sym.lower() == tok.lower():
                 sym = tok  # keep the person's spelling: L, not l
@@ -808,7 +812,7 @@ def exponent_from_display(text: str) -> str:
     return re.sub(r"^\*\*|[\^{}()]", "", text).replace("\u2212", "-").translate(_FROM_SUPERS)
 
 
-def shown_magnitude(text: str):
+def shown_magnitude(text: str) -> float | complex | list[Any] | None:
     """A number as ``%%reckon`` displays it (``0.12725``, ``3.3006×10⁻⁶``, ``10-31.83j``,
     ``[10, 62.5, 160]``) as a float, complex or list; ``None`` when it is not one (an array
     shortened with ``…`` is not)."""
@@ -822,7 +826,7 @@ def shown_magnitude(text: str):
     return None if number is None else number.value
 
 
-def read_shown(text: str):
+def read_shown(text: str) -> tuple[Any, D.Dim] | None:
     """A value as ``%%reckon`` displays it, ``NUMBER [UNIT]`` (``0.12725 Ω``, ``3.3006×10⁻⁶ m²``,
     ``55 °C``, ``[1, 2.5, 4] A``, ``s⁻¹``), as ``(SI magnitude, dim)``: a float, complex or
     numpy array and the 7 exponents. ``None`` when it cannot be read back (a shortened array,

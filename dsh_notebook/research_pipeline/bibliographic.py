@@ -694,7 +694,7 @@ def _resolve_crossref(doi: str, fetch: _Fetcher, conf: dict) -> dict:
     try:
         message = json.loads(resp["body"])["message"]
         if not isinstance(message, dict):
-            raise ValueError("message is not an object")
+            raise ValueError("message is not an object")  # noqa: TRY004 - caught below with the other body errors
     except (ValueError, KeyError, TypeError) as exc:
         return {**res, "found": None, "why": f"Crossref answered with an unreadable body ({exc})"}
     return {**res, "found": True, "message": message}
@@ -948,8 +948,9 @@ def parse_pubmed(body: str) -> list[dict]:
             elif md and re.match(r"\d{4}", md.strip()):
                 years.append(int(md.strip()[:4]))
             for ad in art.findall("ArticleDate"):
-                if (ad.findtext("Year") or "").isdigit():
-                    years.append(int(ad.findtext("Year")))
+                ay = ad.findtext("Year") or ""
+                if ay.isdigit():
+                    years.append(int(ay))
         pubtypes = [" ".join((p.text or "").split()) for p in (art.findall("PublicationTypeList/PublicationType")
                                                                if art is not None else [])]
         comments = []
@@ -1014,10 +1015,10 @@ def _pubmed_result(art: dict) -> tuple[dict, list[dict], list[str]]:
             found.append(v)
             checks.append({"name": "publication_type", "ok": False, "detail": f"PubMed publication type {p!r}"})
     for c in art["comments"]:
-        v = _REFTYPES.get(c["reftype"] or "")
-        if not v:
+        notice = _REFTYPES.get(c["reftype"] or "")
+        if not notice:
             continue
-        verdict, is_notice = v
+        verdict, is_notice = notice
         found.append(verdict)
         item = {"pmid": c["pmid"], "type": c["reftype"], "verdict": verdict, "source": c["source"]}
         (meta["notice_of"] if is_notice else meta["notices"]).append(item)
@@ -1042,7 +1043,7 @@ def datacite_metadata(body: str) -> dict:
     data = json.loads(body)["data"]
     attrs = data["attributes"]
     if not isinstance(attrs, dict):
-        raise ValueError("data.attributes is not an object")
+        raise ValueError("data.attributes is not an object")  # noqa: TRY004 - documented: ValueError for a bad body
     titles = [t.get("title") for t in attrs.get("titles") or [] if isinstance(t, dict) and t.get("title")]
     main = next((t.get("title") for t in attrs.get("titles") or []
                  if isinstance(t, dict) and t.get("title") and not t.get("titleType")), titles[0] if titles else None)

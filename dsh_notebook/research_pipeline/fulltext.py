@@ -245,7 +245,7 @@ def link_fulltext(ledger: Ledger, source_id: str, locator: str, *, actor: Actor,
             declared = None
     except (_Refused, FetchRefused) as exc:
         return refuse(FULLTEXT_REFUSED, str(exc))
-    except Exception as exc:  # the network layer's FetchFailed and OSError alike: nothing is written
+    except Exception as exc:  # noqa: BLE001 - FetchFailed, OSError or a reader's own: nothing written
         return refuse(FULLTEXT_FETCH, " ".join(str(exc).split()) or type(exc).__name__)
     if not data:
         return refuse(FULLTEXT_REFUSED, "empty full text (0 bytes)")

@@ -62,6 +62,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..research.actors import Actor
+from ..research.fold import LedgerState
 from ..research.ledger import Ledger
 from ..research.predicates import can_request_human_approval, is_eligible_for_synthesis
 from .fulltext import link_fulltext
@@ -133,7 +134,7 @@ def preflight(client_factory: Callable[[dict], Any] | None = None, router: Route
     offers ``check_credentials()``, its key is looked up. No request is made."""
     client_factory = client_factory or default_client_factory
     router = router or Router()
-    routes = {}
+    routes: dict[tuple[Any, Any], dict] = {}
     for r in (router.route("scout"), router.route("scout", escalate_reason="invalid_output"), router.route("lead")):
         routes.setdefault((r.get("provider"), r.get("model")), r)
     for route in routes.values():
@@ -143,7 +144,7 @@ def preflight(client_factory: Callable[[dict], Any] | None = None, router: Route
             check = getattr(client, "check_credentials", None)
             if callable(check):
                 check()
-        except Exception as exc:  # LLMError (MISSING_CREDENTIAL, UNKNOWN_MODEL, SETTINGS) or a factory's own
+        except Exception as exc:  # noqa: BLE001 - LLMError or a pluggable factory's own
             code = getattr(exc, "code", type(exc).__name__)
             return f"{code}: {getattr(exc, 'message', exc)}"
         finally:
@@ -177,7 +178,7 @@ def _contradicts(a: str | None, b: str | None) -> bool:
     return a in _SUPPORTS and b in _SUPPORTS and _SUPPORTS[a] != _SUPPORTS[b]
 
 
-def _has_strong_verdict(state, claim_id: str) -> bool:
+def _has_strong_verdict(state: LedgerState, claim_id: str) -> bool:
     """Whether a claim-verifier task on the strong tier completed ``ok`` for *claim_id*."""
     return any(t.role == "claim_verifier" and t.inputs.get("claim_id") == claim_id and t.status == "ok"
                and (t.route or {}).get("tier") == "strong" for t in state.tasks.values())
@@ -221,7 +222,8 @@ def ask(ledger: Ledger, question: str, *, client_factory: Callable[[dict], Any] 
         res.update(status=status, message=message)
         return res
 
-    def role(name: str, duty: str, inputs: dict, notes: list[str], factory=None, label: str = "") -> dict:
+    def role(name: str, duty: str, inputs: dict, notes: list[str], factory: Callable[[dict], Any] | None = None,
+             label: str = "") -> dict:
         r = run_role(ledger, name, duty, inputs, client_factory=factory or client_factory, task_id=task_id(),
                      router=router, sidecar=sidecar)
         summary = r.get("summary") or r.get("error") or r["status"]
@@ -256,16 +258,16 @@ def ask(ledger: Ledger, question: str, *, client_factory: Callable[[dict], Any] 
         tick("scout", 0, 1)
         raw: list[str] = []
 
-        def scout_factory(route: dict):
+        def scout_factory(route: dict) -> Any:
             client = client_factory(route)
 
             class _Keep:
-                def complete(self, *a, **kw):
+                def complete(self, *a: Any, **kw: Any) -> Any:
                     out = client.complete(*a, **kw)
                     raw.append(getattr(out, "text", "") or "")
                     return out
 
-                def close(self):
+                def close(self) -> None:
                     if hasattr(client, "close"):
                         client.close()
 
@@ -342,7 +344,8 @@ def ask(ledger: Ledger, question: str, *, client_factory: Callable[[dict], Any] 
         notes = stage("decision")
         tick("decision", 0, 1)
         state = ledger.fold()
-        eligible, why_not = [], []
+        eligible: list[str] = []
+        why_not: list[str] = []
         for cid in claims:
             ok, why = is_eligible_for_synthesis(state, cid)
             (eligible if ok else why_not).append(cid if ok else why)
@@ -377,7 +380,7 @@ def ask(ledger: Ledger, question: str, *, client_factory: Callable[[dict], Any] 
             try:
                 out = client.complete(messages, stream=False, reasoning_effort=route.get("effort") or None,
                                       response_format={"type": "json_object"})
-            except Exception as exc:  # LLMError and transport failures
+            except Exception as exc:  # noqa: BLE001 - LLMError, transport or a pluggable client's own
                 tick("decision", 1, 1)
                 return stop("stopped", f"no decision proposed: the lead's model call failed "
                                        f"({getattr(exc, 'code', type(exc).__name__)}: {getattr(exc, 'message', exc)})")

@@ -54,7 +54,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from ..llm.client import ChatClient
 from ..research.actors import Actor
 from ..research.claims import fulltext_path, quote_in_fulltext, sidecar_of, stored_text
-from ..research.fold import LedgerState
+from ..research.fold import LedgerState, Source
 from ..research.ledger import Ledger
 from .router import Router, over_budget, risk_reason
 
@@ -194,7 +194,7 @@ def _system(role: str) -> str:
 # ----------------------------------------------------------------------------- helpers
 
 
-def default_client_factory(route: dict):
+def default_client_factory(route: dict) -> ChatClient:
     """A ``ChatClient`` for the route's model, without academic mode's hooks."""
     return ChatClient(model=f"{route['provider']}/{route['model']}" if route.get("provider") else route.get("model"),
                       hooks=[])
@@ -267,21 +267,26 @@ def _precondition(role: str, state: LedgerState, inputs: dict) -> str | None:
 def _events_for(role: str, out: _Out, state: LedgerState, inputs: dict, task_id: str) -> list[tuple[str, dict]]:
     """The role's events built by the runner from the validated output."""
     if role == "scout":
+        assert isinstance(out, ScoutOutput)  # OUTPUT_MODELS[role] validated it
         return [("source-proposed", {"source_id": f"{task_id}-s{i}", "kind": s.kind, "identifier": s.identifier,
                                      "title": s.title, "authors": s.authors, "year": s.year,
                                      "query": str(inputs.get("query") or "")})
                 for i, s in enumerate(out.sources, 1)]
     if role == "extractor":
+        assert isinstance(out, ExtractorOutput)
         src = state.sources[inputs["source_id"]]
         sha = src.fulltext["sha256"] if src.fulltext else None
         return [("claim-extracted", {"claim_id": f"{task_id}-c{i}", "source_id": src.source_id, "text": c.text,
                                      "span": {"locator": c.locator, "quote": c.quote, "fulltext_sha256": sha}})
                 for i, c in enumerate(out.claims, 1)]
     if role == "claim_verifier":
+        assert isinstance(out, ClaimVerdict)
         return [("claim-verified", {"claim_id": inputs["claim_id"], "verdict": out.verdict,
                                     "rationale": out.rationale})]
     if role == "citation_auditor":
+        assert isinstance(out, AuditOutput)
         dec = state.decisions[inputs["decision_id"]]
+        evs: list[tuple[str, dict[str, Any]]]
         evs = [("objection-raised", {"objection_id": f"{task_id}-o{i}", "target": o.target.model_dump(),
                                      "reason": o.reason, "severity": o.severity})
                for i, o in enumerate(out.objections, 1)]
@@ -292,7 +297,7 @@ def _events_for(role: str, out: _Out, state: LedgerState, inputs: dict, task_id:
     raise ValueError(role)
 
 
-def _judgment_payload(duty: str, inputs: dict, src, found: dict) -> dict:
+def _judgment_payload(duty: str, inputs: dict, src: Source, found: dict) -> dict:
     """What the model sees for a bibliographic judgment (claimed, resolved, the code's checks)."""
     meta = found.get("metadata") or {}
     keep = ("title", "authors", "year", "years", "container", "doi", "type", "publisher", "arxiv_id", "version",
@@ -359,7 +364,7 @@ def run_role(ledger: Ledger, role: str, duty: str, inputs: dict | None = None, *
         claimed = {"title": src.title, "authors": src.authors, "year": src.year}
         try:
             found = check_source(src.identifier, claimed, kind=src.kind, cache_dir=sidecar / "cache" / "bibliographic")
-        except Exception as exc:  # a malformed identifier (IdentifierError) or anything unexpected
+        except Exception as exc:  # noqa: BLE001 - IdentifierError or anything unexpected: the task fails
             failure = f"{type(exc).__name__}: {exc}"
         reason = "needs_judgment" if found and found.get("needs_judgment") else None
     else:
@@ -403,7 +408,7 @@ def run_role(ledger: Ledger, role: str, duty: str, inputs: dict | None = None, *
             try:
                 result = client.complete(messages, stream=False, reasoning_effort=cur.get("effort") or None,
                                          response_format={"type": "json_object"})
-            except Exception as exc:  # LLMError and transport failures
+            except Exception as exc:  # noqa: BLE001 - LLMError, transport failures or a pluggable client's own
                 return None, "", cur, f"{getattr(exc, 'code', type(exc).__name__)}: {getattr(exc, 'message', exc)}"
             finally:
                 if hasattr(client, "close"):
@@ -447,7 +452,7 @@ def run_role(ledger: Ledger, role: str, duty: str, inputs: dict | None = None, *
         if out is None:
             res["error"] = err or why
             what = f"the model could not be asked ({err})" if err else f"the model's reply was invalid twice ({why})"
-            check = {"name": "model_judgment", "ok": None,
+            check: dict[str, Any] = {"name": "model_judgment", "ok": None,
                      "detail": f"{what}; the code's verdict stands: {fallback}"
                                + (" (the match was left undecided)" if fallback != code_verdict else "")}
             verified(fallback, found["checks"] + [check], Actor("bibliographic_verifier"), "code")
@@ -458,6 +463,7 @@ def run_role(ledger: Ledger, role: str, duty: str, inputs: dict | None = None, *
             escalate_invalid()
             return done(f"source {src.source_id}: {fallback}; the model's judgment was invalid twice ({why}); "
                         "escalated to the person")
+        assert isinstance(out, BibliographicJudgment)  # OUTPUT_MODELS[role] validated it
         final = code_verdict if code_verdict in NOTICE_VERDICTS else out.verdict
         check = {"name": "model_judgment", "ok": _JUDGMENT_OK[out.verdict],
                  "detail": f"{out.verdict} (same work? asked of {cur['model']}, prompt {PROMPT_VERSION}): "
@@ -501,6 +507,7 @@ def run_role(ledger: Ledger, role: str, duty: str, inputs: dict | None = None, *
     if refused:
         res["error"] = "; ".join(f"{w['type']}: {w['code']}: {w['error']}" for w in refused)
     elif role == "claim_verifier":
+        assert isinstance(out, ClaimVerdict)
         res.update(verdict=out.verdict, verdict_by="model")
     complete("failed" if refused else "ok")
     return done(_summary(role, out, written))
@@ -515,5 +522,7 @@ def _summary(role: str, out: _Out, written: list[dict]) -> str:
     if role == "extractor":
         return f"{len(ok)} claim(s) extracted: " + ", ".join(w["claim_id"] for w in ok) + tail
     if role == "claim_verifier":
+        assert isinstance(out, ClaimVerdict)
         return f"claim verdict {out.verdict}: {out.rationale}" + tail
+    assert isinstance(out, AuditOutput)
     return f"review {out.verdict}" + (f" with {len(out.objections)} objection(s)" if out.objections else "") + tail

@@ -34,7 +34,7 @@ import logging
 
 from ..errors import LLMError, SettingsError
 from ..research.fold import LedgerState
-from ..settings import ResearchSettings, TierSettings, load_settings
+from ..settings import ResearchSettings, Settings, TierSettings, load_settings
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ class Router:
     setting; other problems of ``[research]`` (a value that is not a table) are logged and the
     defaults used."""
 
-    def __init__(self, settings=None) -> None:
+    def __init__(self, settings: Settings | None = None) -> None:
         if settings is None:
             settings = load_settings()
         self.settings = settings
@@ -104,7 +104,7 @@ class Router:
         return dict(self.tiers["cheap"])
 
 
-def route(role: str, *, escalate_reason: str | None = None, settings=None) -> dict:
+def route(role: str, *, escalate_reason: str | None = None, settings: Settings | None = None) -> dict:
     """``Router(settings).route(role, escalate_reason=...)``."""
     return Router(settings).route(role, escalate_reason=escalate_reason)
 
@@ -142,7 +142,7 @@ def tokens_used(state: LedgerState, question_id: str) -> int:
 
 
 def over_budget(state: LedgerState, question_id: str, budget_tokens: float | None = None, *,
-                settings=None) -> tuple[bool, str]:
+                settings: Settings | None = None) -> tuple[bool, str]:
     """``(True, reason)`` when the question's tokens reached its budget (default: ``[research]
     budget_tokens``, else 200,000)."""
     if budget_tokens is None:

@@ -64,7 +64,7 @@ class FakeResolverServer(LoopbackServer):
         server = self
 
         class Handler(QuietHandler):
-            def do_GET(self):
+            def do_GET(self) -> None:
                 server._handle(self)
 
         self.bind(Handler, port)
@@ -79,16 +79,16 @@ class FakeResolverServer(LoopbackServer):
         return service, key.lower() if service in ("crossref", "esearch", "datacite") else key
 
     @staticmethod
-    def _answer(body, status, content_type, headers, service) -> dict:
+    def _answer(body: object, status: int, content_type: str | None, headers: dict | None, service: str) -> dict:
         data = body if isinstance(body, bytes) else str(body).encode("utf-8")
         return {"status": status, "body": data, "content_type": content_type or _CT[service],
                 "headers": dict(headers or {})}
 
-    def add(self, service: str, key: str, body, status: int = 200, content_type: str | None = None,
+    def add(self, service: str, key: str, body: object, status: int = 200, content_type: str | None = None,
             headers: dict | None = None) -> None:
         self.routes[self._key(service, key)] = self._answer(body, status, content_type, headers, service)
 
-    def queue(self, service: str, key: str, body, status: int = 200, content_type: str | None = None,
+    def queue(self, service: str, key: str, body: object, status: int = 200, content_type: str | None = None,
               headers: dict | None = None) -> None:
         self.queued[self._key(service, key)].append(self._answer(body, status, content_type, headers, service))
 
@@ -189,7 +189,7 @@ class FakeResolverServer(LoopbackServer):
             self.requests.append({"service": service, "key": key, "path": parts.path,
                                   "query": {k: v[0] for k, v in query.items()}})
             answer = None
-            if service:
+            if service and key is not None:  # _route gives both or neither
                 k = self._key(service, key)
                 if self.queued.get(k):
                     answer = self.queued[k].popleft()

@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from ..llm.agent import Tool
-from ..research import Actor, Ledger, decision_status, is_eligible_for_synthesis
+from ..research import Actor, Ledger, LedgerState, decision_status, is_eligible_for_synthesis
 from ..research.predicates import can_request_human_approval
 from .fulltext import link_fulltext
 from .roles import MODEL_ROLES, run_role
-from .router import tokens_used
+from .router import Router, tokens_used
 
 __all__ = ["RESEARCH_TOOL_NAMES", "research_tools"]
 
@@ -45,7 +45,7 @@ def _match(row: dict, flt: dict) -> bool:
     return all(row.get(k) == v for k, v in (flt or {}).items())
 
 
-def _project(state, kind: str) -> list[dict] | dict:
+def _project(state: LedgerState, kind: str) -> list[dict] | dict:
     if kind == "questions":
         return [{"question_id": q.question_id, "text": q.text} for q in state.questions.values()]
     if kind == "tasks":
@@ -75,7 +75,7 @@ def _project(state, kind: str) -> list[dict] | dict:
 
 
 def research_tools(ledger: Ledger, *, sidecar: str | Path | None = None,
-                   client_factory: Callable[[dict], Any] | None = None, router=None) -> list[Tool]:
+                   client_factory: Callable[[dict], Any] | None = None, router: Router | None = None) -> list[Tool]:
     """The five lead tools on *ledger* (see module docstring)."""
     lead = Actor("lead")
 

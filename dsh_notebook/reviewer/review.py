@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import secrets
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -36,6 +37,11 @@ from ..quotes import find_quote
 from ..secretscan import mask
 from ..storage import JsonlWriter, read_jsonl
 from .transcript import Utterance
+
+if TYPE_CHECKING:
+    import threading
+
+    from ..llm.client import ChatClient
 
 PROMPT_VERSION = "review/2"
 FOCUSES = ("me", "dialogue", "ai")
@@ -230,8 +236,9 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def run_review(utterances: list[Utterance], *, focus: str, client, target: dict, max_chars: int = WINDOW_CHARS,
-               cancel=None, generation: int | None = None) -> dict:
+def run_review(utterances: list[Utterance], *, focus: str, client: ChatClient, target: dict,
+               max_chars: int = WINDOW_CHARS, cancel: threading.Event | None = None,
+               generation: int | None = None) -> dict:
     """Review ``utterances`` with ``focus`` (``me``, ``dialogue`` or ``ai``) through
     ``client`` (a :class:`~dsh_notebook.llm.ChatClient`). Returns the stored review:
     ``{id, at, target, focus, verdict, headline, summary, insights, coverage, model,
@@ -249,6 +256,7 @@ def run_review(utterances: list[Utterance], *, focus: str, client, target: dict,
         masked_all.append(Utterance(u.marker, u.speaker, u.turn, text, u.key))
     win = window(masked_all, max_chars)
     masked_utts = win.utterances
+    review: dict[str, Any]
     review = {"id": new_review_id(), "at": _now(), "target": target, "focus": focus, "coverage": win.coverage,
               "model": getattr(getattr(client, "model", None), "id", None), "prompt_version": PROMPT_VERSION,
               "masked": masked, "generation": generation, "verdict": "unknown", "headline": "", "summary": "",
@@ -308,14 +316,14 @@ class ReviewHistory:
     """``ReviewHistory(folder, target)``: ``<folder>/<target-id>.jsonl`` with ``review`` and
     ``question`` events (``seq``, ``ts``, ``type``), appended under the file's lock."""
 
-    def __init__(self, folder, target: dict):
+    def __init__(self, folder: str | os.PathLike[str], target: dict) -> None:
         self.target = target
         self.path = Path(folder) / f"{target_id(target)}.jsonl"
 
     def _append(self, type_: str, fields: dict) -> dict:
         out: dict = {}
 
-        def build(last, _line):
+        def build(last: object, _line: bytes | None) -> dict:
             out.update({"seq": (last.get("seq", 0) if isinstance(last, dict) else 0) + 1, "ts": _now(),
                         "type": type_, **fields})
             return out
@@ -334,7 +342,7 @@ class ReviewHistory:
         """Every review, oldest first (each the stored review dict)."""
         return [e["review"] for e in self.events() if e.get("type") == "review" and isinstance(e.get("review"), dict)]
 
-    def get(self, which=None) -> dict:
+    def get(self, which: str | int | None = None) -> dict:
         """A review by id, by 1-based number (negative from the end), or the latest
         (``None``). Raises ``LookupError`` naming what exists."""
         reviews = [r for r in self.reviews() if r.get("status") == "done"]
@@ -360,7 +368,8 @@ class ReviewHistory:
                                          **({"error": error} if error else {})})
 
 
-def ask(history: ReviewHistory, question: str, *, client, which=None, cancel=None) -> dict:
+def ask(history: ReviewHistory, question: str, *, client: ChatClient, which: str | int | None = None,
+        cancel: threading.Event | None = None) -> dict:
     """Answer a follow-up ``question`` about one review (default the latest), from that
     review alone; the question and answer are logged with its id. Returns the logged event.
     Raises ``LookupError`` when there is no such review, ``ValueError`` for an empty

@@ -27,13 +27,18 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import LLMError
 from ..settings import load_settings
 from ..storage import atomic_write_text, home
 from . import sources
 from .review import FOCUSES, ReviewHistory, run_review
+
+if TYPE_CHECKING:
+    from ..llm.client import ChatClient
 
 STATES = ("no-target", "reviewing", "watching", "paused")
 
@@ -49,8 +54,10 @@ class Reviewer:
     returns a :class:`~dsh_notebook.llm.ChatClient` (default: a new one per run).
     ``on_change(reviewer)`` is called after every state change (from any thread)."""
 
-    def __init__(self, sidecar: Path | None = None, client_factory=None, timeout: float = 180.0, poll: float = 5.0,
-                 debounce: float = 2.0, on_change=None, max_chars: int | None = None, hide_unverified: bool = False):
+    def __init__(self, sidecar: Path | None = None, client_factory: Callable[[], ChatClient] | None = None,
+                 timeout: float = 180.0, poll: float = 5.0, debounce: float = 2.0,
+                 on_change: Callable[[Reviewer], None] | None = None, max_chars: int | None = None,
+                 hide_unverified: bool = False) -> None:
         if not timeout > 0 or not poll > 0 or debounce < 0:
             raise ValueError("timeout and poll must be positive and debounce not negative (seconds)")
         self.sidecar = Path(sidecar) if sidecar else None
@@ -111,10 +118,10 @@ class Reviewer:
                 target = data.get("target")
                 # another notebook's target never carries over: the user-wide file gives the
                 # target only to a kernel without a notebook folder of its own
-                if path in own or not self.sidecar:
-                    if isinstance(target, dict) and target.get("source") in sources.SOURCES and \
-                            isinstance(target.get("path"), str) and target["path"]:
-                        self.target = {"source": target["source"], "path": target["path"]}
+                if (path in own or not self.sidecar) and isinstance(target, dict) \
+                        and target.get("source") in sources.SOURCES and isinstance(target.get("path"), str) \
+                        and target["path"]:
+                    self.target = {"source": target["source"], "path": target["path"]}
                 if data.get("focus") in FOCUSES:
                     self.focus = data["focus"]
                 self.paused = data.get("paused") is True
@@ -133,7 +140,7 @@ class Reviewer:
 
     # ------------------------------------------------------------------ controls
 
-    def set_target(self, source: str, path, focus: str | None = None) -> int:
+    def set_target(self, source: str, path: str | Path, focus: str | None = None) -> int:
         """Choose what to review and start a review at once; returns its generation.
         Raises ``ValueError`` for an unknown source or focus, ``FileNotFoundError`` for a
         missing log."""
@@ -244,7 +251,7 @@ class Reviewer:
             return None
         return sum(1 for u in utts if u.speaker == "user")
 
-    def turn_completed(self, session_path) -> bool:
+    def turn_completed(self, session_path: str | Path) -> bool:
         """``%%chat`` calls this after each turn: reviews when the target is that session
         and it gained a user message (not while paused). Returns whether a review started."""
         with self._lock:
@@ -265,7 +272,9 @@ class Reviewer:
             self._watcher = threading.Thread(target=self._watch, name="dsh-review-watch", daemon=True)
             self._watcher.start()
 
-    def _stamp(self):
+    def _stamp(self) -> tuple[int, int] | None:
+        if self.target is None:
+            return None
         try:
             st = Path(self.target["path"]).stat()
             return (st.st_size, st.st_mtime_ns)
@@ -365,7 +374,7 @@ class Reviewer:
                     "latest": self.latest}
 
 
-def _default_client(timeout: float):
+def _default_client(timeout: float) -> ChatClient:
     from ..llm import ChatClient
 
     return ChatClient(timeout=timeout)  # the review's own timeout bounds the request, not the client's 60 s

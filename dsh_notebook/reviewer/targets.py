@@ -48,7 +48,7 @@ def resolve_target(words: list[str], sidecar: Path | None) -> tuple[str, Path]:
     return kind, path
 
 
-def relative_target(target, base: Path | None):
+def relative_target(target: object, base: Path | None) -> object:
     if not isinstance(target, dict) or base is None:
         return target
     try:

@@ -141,7 +141,7 @@ def iso_utc(value: object) -> str | None:
             seconds = value / 1000 if abs(value) >= EPOCH_MS_FROM else float(value)
             when = datetime.fromtimestamp(seconds, tz=UTC)
         elif isinstance(value, str):
-            when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))  # noqa: FURB162 - reads 2024-01-01Z too
             when = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
         else:
             return None

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
+from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 
@@ -79,7 +81,7 @@ def parse_target(target: str) -> tuple[str, Path]:
     return source, path
 
 
-def _json_objects(lines) -> list[dict]:
+def _json_objects(lines: Iterable[str | bytes]) -> list[dict]:
     out = []
     for line in lines:
         line = line.strip()
@@ -155,7 +157,7 @@ def read_target(target: str) -> list[Utterance]:
     return utterances
 
 
-def root_of(source: str, root=None) -> Path:
+def root_of(source: str, root: str | os.PathLike[str] | None = None) -> Path:
     """The folder a listing of ``source`` reads: ``root`` (for ``notebook``, a notebook or a
     sidecar folder, given as its sessions folder), else the source's default root."""
     if _check_source(source) == "notebook":
@@ -165,7 +167,7 @@ def root_of(source: str, root=None) -> Path:
     return Path(root).expanduser() if root is not None else Path(module(source).default_root())
 
 
-def list_source(source: str, root=None) -> list[Conversation]:
+def list_source(source: str, root: str | os.PathLike[str] | None = None) -> list[Conversation]:
     """The conversations ``source`` holds under ``root`` (default: the source's own root;
     required for ``notebook``: a notebook path or its sidecar folder), newest first. Raises
     :class:`TargetError` for an unknown source, a missing notebook root, or a given root

@@ -180,7 +180,7 @@ def _read(path: Path) -> _Transcript:
         elif kind == "ai-title" and isinstance(d.get("aiTitle"), str) and d["aiTitle"].strip():
             ai_title = d["aiTitle"].strip()
         if kind == "system" and d.get("subtype") == "compact_boundary":
-            meta = d.get("compactMetadata") if isinstance(d.get("compactMetadata"), dict) else {}
+            meta = d["compactMetadata"] if isinstance(d.get("compactMetadata"), dict) else {}
             how = ", ".join(x for x in (
                 f"trigger {meta['trigger']}" if isinstance(meta.get("trigger"), str) else "",
                 f"{meta['preTokens']:,} tokens before" if isinstance(meta.get("preTokens"), int) else "") if x)
@@ -211,7 +211,7 @@ def _read(path: Path) -> _Transcript:
             seen.add(uuid)
             uuids.add(uuid)
         key = f"line:{n}"
-        message = d.get("message") if isinstance(d.get("message"), dict) else {}
+        message = d["message"] if isinstance(d.get("message"), dict) else {}
         if kind == "user" and _is_compact_summary(d):
             summary_text = "\n".join(b["text"] for b in _blocks(d) if isinstance(b.get("text"), str)).strip()
             label = note_text("compaction summary", "Claude Code went on from this summary of the earlier "
@@ -238,7 +238,7 @@ def _read(path: Path) -> _Transcript:
                     items.append(("tool", tool_text(call.get("name"), call.get("input"), result, failed), key))
                     last_text_message = None
         else:
-            mid = message.get("id") if isinstance(message.get("id"), str) else uuid
+            mid = message["id"] if isinstance(message.get("id"), str) else uuid
             for block in _blocks(d):
                 btype = block.get("type")
                 if btype == "text" and isinstance(block.get("text"), str) and block["text"].strip():
@@ -285,7 +285,7 @@ def _is_compact_summary(d: dict) -> bool:
 
 
 def _blocks(d: dict) -> list[dict]:
-    message = d.get("message") if isinstance(d.get("message"), dict) else {}
+    message = d["message"] if isinstance(d.get("message"), dict) else {}
     content = message.get("content")
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
@@ -302,7 +302,7 @@ def _user_text(text: object) -> str | None:
 
 def _pending(block: dict) -> str:
     """A ``tool_use`` with no result yet; a plan waiting for approval shows the plan."""
-    value = block.get("input") if isinstance(block.get("input"), dict) else {}
+    value = block["input"] if isinstance(block.get("input"), dict) else {}
     if block.get("name") == "ExitPlanMode" and isinstance(value.get("plan"), str):
         return f"ExitPlanMode\n{cut(value['plan'].strip())}\n(no result yet)"
     return tool_text(block.get("name"), block.get("input"), "(no result yet)")

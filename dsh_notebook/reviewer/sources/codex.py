@@ -57,6 +57,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..transcript import (
     ARGS_CHARS,
@@ -284,7 +285,7 @@ def _project_map(home: Path) -> dict[str, str]:
         return {}
     if not isinstance(state, dict):
         return {}
-    projects = state.get("local-projects") if isinstance(state.get("local-projects"), dict) else {}
+    projects = state["local-projects"] if isinstance(state.get("local-projects"), dict) else {}
     assignments = state.get("thread-project-assignments")
     out: dict[str, str] = {}
     for thread, value in (assignments.items() if isinstance(assignments, dict) else ()):
@@ -368,7 +369,7 @@ class _Reader:
             if not isinstance(d, dict):
                 continue
             kind, payload = self._classify(d, first=not records)
-            stamp = d.get("timestamp") if isinstance(d.get("timestamp"), str) else None
+            stamp = d["timestamp"] if isinstance(d.get("timestamp"), str) else None
             if stamp and kind:
                 self._stamp(stamp)
             if kind:
@@ -379,7 +380,7 @@ class _Reader:
             if k == "response_item" and str(p.get("type", "")).endswith("_call_output")
         }
         item_calls = {p.get("call_id") for k, p in (r[1:] for r in records) if k == "response_item" and p.get("call_id")}
-        calls: dict[str, dict] = {}
+        calls: dict[Any, dict] = {}  # by call_id, as the JSON gives it
         for key, kind, payload in records:
             if kind == "session_meta":
                 self._session_meta(payload)
@@ -398,7 +399,7 @@ class _Reader:
         """A ``compacted`` record: the history before it was replaced by a summary (and, in
         newer builds, a ``replacement_history``). Labelled with a note; the replacement items
         are copies, not new words, and are not read as conversation."""
-        summary = p.get("message") if isinstance(p.get("message"), str) else ""
+        summary = p["message"] if isinstance(p.get("message"), str) else ""
         history = p.get("replacement_history")
         kept = f", keeping {len(history)} items of it" if isinstance(history, list) else ""
         text = f"Codex compacted the conversation here{kept}; from here on the model worked from a summary"
@@ -506,11 +507,11 @@ class _Reader:
 
     # items -------------------------------------------------------------------------------
 
-    def _response_item(self, key: str, p: dict, calls: dict[str, dict], answered: set) -> None:
+    def _response_item(self, key: str, p: dict, calls: dict[Any, dict], answered: set) -> None:
         t = p.get("type")
         if t == "message":
             role = p.get("role")
-            parts = p.get("content") if isinstance(p.get("content"), list) else [p.get("content")]
+            parts = p["content"] if isinstance(p.get("content"), list) else [p.get("content")]
             if role == "user":
                 self._add_user(key, _user_text(parts), "response")
             elif role == "assistant":
@@ -569,7 +570,7 @@ class _Reader:
         elif t == "item_completed" and isinstance(p.get("item"), dict):
             item = p["item"]
             kind = str(item.get("type", "")).lower()
-            parts = item.get("content") if isinstance(item.get("content"), list) else [item.get("text")]
+            parts = item["content"] if isinstance(item.get("content"), list) else [item.get("text")]
             if kind == "usermessage":
                 self._add_user(key, _user_text(parts), "item")
             elif kind == "agentmessage":
@@ -677,9 +678,9 @@ def _texts(parts: list) -> list[str]:
     for part in parts:
         if isinstance(part, str):
             out.append(part)
-        elif isinstance(part, dict) and isinstance(part.get("text"), str):
-            if str(part.get("type", "text")).lower().endswith("text"):
-                out.append(part["text"])
+        elif isinstance(part, dict) and isinstance(part.get("text"), str) \
+                and str(part.get("type", "text")).lower().endswith("text"):
+            out.append(part["text"])
     return out
 
 
@@ -690,10 +691,10 @@ def _norm(text: str) -> str:
 def _call_head(p: dict) -> str:
     t = p.get("type")
     if t == "web_search_call":
-        action = p.get("action") if isinstance(p.get("action"), dict) else {}
+        action = p["action"] if isinstance(p.get("action"), dict) else {}
         return f"web_search: {clip(str(action.get('query') or action.get('url') or ''), ARGS_CHARS)}".rstrip()
     if t == "local_shell_call":
-        action = p.get("action") if isinstance(p.get("action"), dict) else {}
+        action = p["action"] if isinstance(p.get("action"), dict) else {}
         return f"shell: {clip(_command(action.get('command')), ARGS_CHARS)}"
     name = p.get("name") or t or "tool"
     raw = p.get("arguments") if "arguments" in p else p.get("input")
@@ -743,7 +744,7 @@ def _output_text(output: object) -> str:
     text = str(output or "")
     data = loads_lenient(text) if text.startswith("{") else None
     if isinstance(data, dict) and "output" in data:  # shell: {"output":…, "metadata":{"exit_code":…}}
-        meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+        meta = data["metadata"] if isinstance(data.get("metadata"), dict) else {}
         code = meta.get("exit_code")
         return (f"(exit {code})\n" if code is not None else "") + str(data["output"])
     if text.startswith("Chunk ID:"):  # exec_command / write_stdin: drop the bookkeeping lines

@@ -30,6 +30,7 @@ import io
 import json
 import os
 import re
+from collections.abc import Container
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
@@ -110,7 +111,7 @@ class SessionLog:
     skipped: int = 0
 
 
-def load(path) -> SessionLog:
+def load(path: str | os.PathLike[str]) -> SessionLog:
     """Read a session file (plain or zstd, by content, not by name). Raises ``OSError``
     only when the file cannot be read."""
     path = Path(path)
@@ -151,7 +152,7 @@ def _message(data: dict) -> dict:
     return m if isinstance(m, dict) else data
 
 
-def _text(content, kinds=("text",)) -> str:
+def _text(content: object, kinds: Container[str] = ("text",)) -> str:
     """The text parts of a content value (a string, or a list of ``{type, text}`` parts)."""
     if isinstance(content, str):
         return content
@@ -166,7 +167,7 @@ def _text(content, kinds=("text",)) -> str:
     return "\n".join(t for t in out if t)
 
 
-def _output(content) -> str:
+def _output(content: object) -> str:
     """A tool result's output: text parts as they are, other parts named (``[image]``)."""
     if isinstance(content, str):
         return content
@@ -202,7 +203,7 @@ def _tool_result(data: dict, calls: dict[str, dict]) -> tuple[str, bool]:
     blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "tool-result"] \
         if isinstance(content, list) else []
     failed = bool(data.get("isError") or data.get("error") or msg.get("isError") or any(b.get("isError") for b in blocks))
-    source = msg.get("source") if isinstance(msg.get("source"), dict) else {}
+    source = msg["source"] if isinstance(msg.get("source"), dict) else {}
     call_id = data.get("callId") or source.get("callId") or next((b.get("toolCallId") for b in blocks), None)
     call = calls.get(call_id, {}) if isinstance(call_id, str) else {}
     name = data.get("name") or data.get("toolName") or call.get("name") or ""
@@ -237,7 +238,7 @@ def items(log: SessionLog) -> list[tuple[str, str, str]]:
     return out
 
 
-def read(path) -> list[Utterance]:
+def read(path: str | os.PathLike[str]) -> list[Utterance]:
     """The numbered utterances of a DSH session file."""
     return number(items(load(path)))
 
@@ -293,9 +294,9 @@ def _conversation(path: Path, log: SessionLog) -> Conversation:
     utterances = number(items(log))
     users, ais = counts(utterances)
     header = log.header or {}
-    sid = header.get("id") if isinstance(header.get("id"), str) and header.get("id") else _path_id(path)
-    titles = [_data(e).get("title") for e in log.events if e["type"] == "session/title"]
-    titles = [t.strip() for t in titles if isinstance(t, str) and t.strip()]
+    sid = header["id"] if isinstance(header.get("id"), str) and header.get("id") else _path_id(path)
+    named = [_data(e).get("title") for e in log.events if e["type"] == "session/title"]
+    titles = [t.strip() for t in named if isinstance(t, str) and t.strip()]
     if titles:
         title = titles[-1]
     else:
@@ -305,7 +306,7 @@ def _conversation(path: Path, log: SessionLog) -> Conversation:
     return Conversation(SOURCE, sid, path, title, started, updated, users, ais)
 
 
-def conversation(path) -> Conversation:
+def conversation(path: str | os.PathLike[str]) -> Conversation:
     """One session file as a listing entry: id (the header's, else the one its path names),
     title (the last ``session/title``, else the first prompt), times (``createdAt``, else the
     first event; the last event) and message counts."""
@@ -341,7 +342,7 @@ def _pick(paths: list[Path]) -> Path:
     return max(paths, key=lambda p: (_version(p), _mtime(p), p.name))
 
 
-def session_files(root=None) -> list[Path]:
+def session_files(root: str | os.PathLike[str] | None = None) -> list[Path]:
     """The session files under ``root`` (default :func:`default_root`) in the three layouts,
     one per session: in a session folder (``session.jsonl``, ``session.jsonl.zstd``,
     ``session.v<N>.jsonl.zstd``) the highest version, then the newest file; the same for
@@ -367,7 +368,8 @@ def _is_session(log: SessionLog) -> bool:
     return log.header is not None or any(isinstance(e.get("seq", e.get("seq0")), int) for e in log.events)
 
 
-def list_conversations(root=None, *, include_subagents: bool = False) -> list[Conversation]:
+def list_conversations(root: str | os.PathLike[str] | None = None, *,
+                       include_subagents: bool = False) -> list[Conversation]:
     """The sessions under ``root`` (default :func:`default_root`), newest first. Files that
     hold no DSH session (no header and no numbered event) or cannot be read are left out, and so are
     subagent sessions (header ``delegationDepth`` above 0) unless ``include_subagents``."""

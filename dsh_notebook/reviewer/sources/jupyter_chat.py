@@ -67,8 +67,8 @@ def conversation(path: str | Path) -> Conversation:
     doc = _load(path)
     items, first_prompt, times = _items(doc)
     utterances = number(items)
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-    cid = meta.get("id") if isinstance(meta.get("id"), str) and meta["id"] else path.stem
+    meta = doc["metadata"] if isinstance(doc.get("metadata"), dict) else {}
+    cid = meta["id"] if isinstance(meta.get("id"), str) and meta["id"] else path.stem
     if path.stem.lower().startswith("untitled") and first_prompt:
         title = short_title(first_prompt)
     else:
@@ -109,14 +109,15 @@ def _load(path: Path) -> dict:
     except ValueError as e:
         raise ValueError(f"{path} is not a jupyterlab-chat document: not JSON ({e})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("messages", []), list):
-        raise ValueError(f"{path} is not a jupyterlab-chat document: expected an object with a 'messages' list")
+        raise ValueError(  # noqa: TRY004 - documented: ValueError for a file that is no chat document
+            f"{path} is not a jupyterlab-chat document: expected an object with a 'messages' list")
     return doc
 
 
 def _items(doc: dict) -> tuple[list[tuple[str, str, str]], str | None, list[float]]:
     """``(speaker, text, key)`` items, the first prompt and the message times."""
-    users = doc.get("users") if isinstance(doc.get("users"), dict) else {}
-    attachments = doc.get("attachments") if isinstance(doc.get("attachments"), dict) else {}
+    users = doc["users"] if isinstance(doc.get("users"), dict) else {}
+    attachments = doc["attachments"] if isinstance(doc.get("attachments"), dict) else {}
     messages = [
         m
         for m in doc.get("messages", [])
@@ -131,15 +132,15 @@ def _items(doc: dict) -> tuple[list[tuple[str, str, str]], str | None, list[floa
         if i in dropped:
             continue
         key = f"message:{m.get('id') or i}"
-        body = m.get("body") if isinstance(m.get("body"), str) else ""
+        body = m["body"] if isinstance(m.get("body"), str) else ""
         if not ai[i]:
             text = body.strip("\n") + _attached(m.get("attachments"), attachments)
             if text.strip():
                 first_prompt = first_prompt or body.strip() or None
                 items.append(("user", text, key))
             continue
-        meta = m.get("metadata") if isinstance(m.get("metadata"), dict) else {}
-        calls = meta.get("tool_calls") if isinstance(meta.get("tool_calls"), list) else []
+        meta = m["metadata"] if isinstance(m.get("metadata"), dict) else {}
+        calls = meta["tool_calls"] if isinstance(meta.get("tool_calls"), list) else []
         for j, call in enumerate(c for c in calls if isinstance(c, dict)):
             items.append(("tool", _tool_text(call), f"{key}:tool:{call.get('tool_call_id') or j}"))
         if body.strip():
@@ -159,7 +160,7 @@ def _drafts(messages: list[dict], ai: list[bool]) -> set[int]:
     turn (see the module docstring)."""
     out = set()
     for i, m in enumerate(messages):
-        body = m.get("body") if isinstance(m.get("body"), str) else ""
+        body = m["body"] if isinstance(m.get("body"), str) else ""
         if not ai[i] or not body.strip():
             continue
         stem = body.rstrip()
@@ -169,7 +170,7 @@ def _drafts(messages: list[dict], ai: list[bool]) -> set[int]:
         for j in range(i + 1, len(messages)):
             if not ai[j]:
                 break  # a user message starts a new turn
-            later = messages[j].get("body") if isinstance(messages[j].get("body"), str) else ""
+            later = messages[j]["body"] if isinstance(messages[j].get("body"), str) else ""
             if len(later) > len(body) and later.startswith(shared):
                 out.add(i)
                 break

@@ -16,6 +16,7 @@ chat and another notebook's chat; the log format is llm.md "Session log", see
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from ...artifact.paths import sidecar_for
@@ -37,7 +38,7 @@ def _key(event: dict, line: int) -> str:
     return f"seq:{event['seq']}" if isinstance(event.get("seq"), int) else f"line:{line}"
 
 
-def _events(path) -> list[tuple[dict, int]]:
+def _events(path: str | os.PathLike[str]) -> list[tuple[dict, int]]:
     read = read_jsonl(path)
     return list(zip(read.rows, read.line_numbers))
 
@@ -48,16 +49,16 @@ def _items(events: list[tuple[dict, int]]) -> list[tuple[str, str, str]]:
     for e, line in events:
         t = e.get("type")
         if t == "user/message":
-            out.append(("user", e.get("text") if isinstance(e.get("text"), str) else "", _key(e, line)))
+            out.append(("user", e["text"] if isinstance(e.get("text"), str) else "", _key(e, line)))
         elif t == "assistant/message":
-            out.append(("assistant", e.get("text") if isinstance(e.get("text"), str) else "", _key(e, line)))
+            out.append(("assistant", e["text"] if isinstance(e.get("text"), str) else "", _key(e, line)))
             for c in e.get("tool_calls") or []:
                 if isinstance(c, dict) and isinstance(c.get("id"), str):
                     calls[c["id"]] = c
         elif t == "tool/call" and isinstance(e.get("id"), str):
             calls[e["id"]] = e
         elif t == "tool/result":
-            call = calls.get(e.get("id"), {}) if isinstance(e.get("id"), str) else {}
+            call = calls.get(e["id"], {}) if isinstance(e.get("id"), str) else {}
             content = e.get("content")
             output = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
             out.append(("tool", tool_text(e.get("name") or call.get("name") or "", call.get("arguments"), output,
@@ -66,7 +67,7 @@ def _items(events: list[tuple[dict, int]]) -> list[tuple[str, str, str]]:
     return out
 
 
-def read(path) -> list[Utterance]:
+def read(path: str | os.PathLike[str]) -> list[Utterance]:
     """The numbered utterances of a ``%%chat`` session file."""
     return number(_items(_events(path)))
 
@@ -76,20 +77,20 @@ def _conversation(path: Path, events: list[tuple[dict, int]]) -> Conversation:
     users, ais = counts(utterances)
     start = next((e for e, _ in events if e.get("type") == "session/start"), {})
     first = next((u.text for u in utterances if u.speaker == "user"), "")
-    name = start.get("name") if isinstance(start.get("name"), str) else ""
+    name = start["name"] if isinstance(start.get("name"), str) else ""
     title = short_title(first) or name or path.stem
     stamps = [s for s in (iso_utc(e["ts"]) for e, _ in events if isinstance(e.get("ts"), str)) if s]
     started = iso_utc(start["ts"] if isinstance(start.get("ts"), str) else None) or (stamps[0] if stamps else None)
     return Conversation(SOURCE, path.stem, path, title, started, stamps[-1] if stamps else started, users, ais)
 
 
-def conversation(path) -> Conversation:
+def conversation(path: str | os.PathLike[str]) -> Conversation:
     """One session file as a listing entry."""
     path = Path(path)
     return _conversation(path, _events(path))
 
 
-def sessions_folder(notebook_or_sidecar) -> Path:
+def sessions_folder(notebook_or_sidecar: str | os.PathLike[str]) -> Path:
     """``x.ipynb`` -> ``x.dsh/sessions``; a sidecar folder -> its ``sessions``; a folder
     that is itself a sessions folder (or holds the logs directly) -> itself."""
     p = Path(notebook_or_sidecar)
@@ -100,7 +101,7 @@ def sessions_folder(notebook_or_sidecar) -> Path:
     return p
 
 
-def list_conversations(notebook_or_sidecar) -> list[Conversation]:
+def list_conversations(notebook_or_sidecar: str | os.PathLike[str]) -> list[Conversation]:
     """The ``%%chat`` sessions of a notebook (``x.ipynb``) or a sidecar folder, newest
     first; a missing folder holds none."""
     folder = sessions_folder(notebook_or_sidecar)
