@@ -17,11 +17,11 @@ overwritten by a reader.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from ..formats import utc_now
 from ..storage import atomic_write_text, home, lock_path
 
 TITLE = "学术模式"
@@ -35,7 +35,7 @@ def state_path() -> Path:
 
 
 def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+    return utc_now()
 
 
 def _normalise(raw) -> dict:

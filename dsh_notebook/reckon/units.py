@@ -34,6 +34,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import NotebookError
+from ..formats import SUPERSCRIPTS
 from ..reckoner import dims as D
 from ..reckoner.display import describe_dim, si_latex, si_parts, si_text  # noqa: F401 - re-exported
 from ..reckoner.shown_units import KELVIN, MOMENTS, QUANTITIES, Atom, Unit, fits, unit_dim
@@ -695,7 +696,6 @@ def unit_latex(text: str) -> str:
         return r"\text{" + text.replace("\\", "").replace("{", "").replace("}", "") + "}"
 
 
-_SUPERS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 @lru_cache(maxsize=1024)
@@ -718,7 +718,7 @@ def unit_pretty(text: str) -> str:
         if power:
             power = False
             if re.fullmatch(r"-?[0-9]+", tok):
-                out.append(tok.translate(_SUPERS))
+                out.append(tok.translate(SUPERSCRIPTS))
                 continue
             out.append("^" + tok)
             continue

@@ -26,12 +26,12 @@ import re
 import secrets
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ..formats import utc_now
 from ..quotes import find_quote
 from ..secretscan import mask
 from ..storage import JsonlWriter, read_jsonl
@@ -227,7 +227,7 @@ def new_review_id() -> str:
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+    return utc_now()
 
 
 def run_review(utterances: list[Utterance], *, focus: str, client, target: dict, max_chars: int = WINDOW_CHARS,
