@@ -14,12 +14,12 @@ __all__ = ["Evidence", "Insight", "Review", "ReviewQuestion", "ReviewTarget"]
 
 class Evidence(TypedDict, total=False):
     """One quote backing an insight: its utterance ``marker`` (``U3``, ``A3``, ``T3``), the quote,
-    whether it was found verbatim, and why not."""
+    whether it was found verbatim, and ``why`` not."""
 
     marker: str
     quote: str
     verified: bool
-    reason: str | None
+    why: str | None
 
 
 class Insight(TypedDict, total=False):

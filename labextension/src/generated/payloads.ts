@@ -337,13 +337,13 @@ export interface Insight {
 }
 /**
  * One quote backing an insight: its utterance ``marker`` (``U3``, ``A3``, ``T3``), the quote,
- * whether it was found verbatim, and why not.
+ * whether it was found verbatim, and ``why`` not.
  */
 export interface Evidence {
   marker?: string;
   quote?: string;
-  reason?: string | null;
   verified?: boolean;
+  why?: string | null;
 }
 /**
  * A follow-up question about a review, with its answer or the error it met.
