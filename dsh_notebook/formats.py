@@ -21,7 +21,7 @@ from __future__ import annotations
 import html
 from datetime import UTC, datetime
 
-__all__ = ["LATEX_SPECIALS", "SUPERSCRIPTS", "latex_text", "markdown_text", "superscript", "utc_now"]
+__all__ = ["FROM_SUPERSCRIPTS", "LATEX_SPECIALS", "SUPERSCRIPTS", "latex_text", "markdown_text", "superscript", "utc_now"]
 
 #: LaTeX's special characters in running text and what each is written as.
 LATEX_SPECIALS: dict[str, str] = {
@@ -35,6 +35,8 @@ _MARKDOWN_SPECIALS = "\\`*_[]#|$"
 
 #: A minus sign and the digits as superscripts (``str.translate`` table): ``"-12"`` -> ``"⁻¹²"``.
 SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+#: The same table read back: ``"⁻¹²"`` -> ``"-12"``.
+FROM_SUPERSCRIPTS = {v: k for k, v in SUPERSCRIPTS.items()}
 
 
 def latex_text(s: str) -> str:

@@ -65,3 +65,26 @@ def test_a_reckon_note_shows_each_special_character_once_escaped(sh):  # noqa: F
             in data["text/latex"]), data["text/latex"]
     assert r"\textbackslash\{" not in data["text/latex"]
     assert r"path C:\\temp {a}\_1 &amp; 50% \#3 ~ ^ \$5" in data["text/markdown"], data["text/markdown"]
+
+
+def test_no_other_copy_of_the_tables_or_escapers():
+    """Every module takes the superscript table and the LaTeX escaper from dsh_notebook.formats
+    (the copies drifted: one escaped its own braces)."""
+    from pathlib import Path
+
+    import dsh_notebook
+
+    root = Path(dsh_notebook.__file__).parent
+    copies = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "formats.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        for needle in ('"-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"', '"⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789"', r'r"\textbackslash{}"',
+                       '"\\\\textbackslash{}"'):
+            if needle in text:
+                copies.append(f"{path.relative_to(root)}: {needle}")
+    assert copies == []
+    from dsh_notebook.formats import FROM_SUPERSCRIPTS
+
+    assert superscript(-205).translate(FROM_SUPERSCRIPTS) == "-205"

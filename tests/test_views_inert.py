@@ -70,6 +70,23 @@ def test_the_ledger_views_escape_model_text():
         assert_inert(page)
 
 
+def test_the_chat_view_escapes_model_text():
+    from dsh_notebook.widgets.chat import ChatView
+
+    view = ChatView(HOSTILE)
+    assert_inert(view._status.value)
+    view.add_text(HOSTILE)
+    view.add_reasoning(HOSTILE)
+    view.on_event({"type": "tool/call", "id": "t1", "name": HOSTILE, "arguments": HOSTILE})
+    view.on_event({"type": "tool/result", "id": "t1", "ok": False, "content": HOSTILE})
+    view.refresh()
+    for part in (view._status, view._think, view._tools, view._answer):
+        assert_inert(part.value)
+    assert view._tools.value.startswith("<details style='margin:2px 0;border-left:3px solid #c62828")
+    view.finish(HOSTILE)
+    assert_inert(view._status.value)
+
+
 def test_the_notebook_bundles_escape_model_text(tmp_path):
     from dsh_notebook.notebook.review import review_bundle
 
