@@ -727,32 +727,12 @@ def cmd_ledger_export(args) -> int:
 
 
 def _add_ledger_view_commands(ls) -> None:
-    """``ledger show|verify|decide|export NOTEBOOK [--name NAME]``."""
-    def common(x) -> None:
-        x.add_argument("notebook", help="the notebook (x.ipynb), its sidecar folder (x.dsh) or a ledger .jsonl")
-        x.add_argument("--name", default="main", help="the ledger's name: <stem>.dsh/ledger/NAME.jsonl (default main)")
+    """``ledger show|verify|decide|export NOTEBOOK [--name NAME]``, from the table ``%ledger`` shares."""
+    from .artifact.ledger_args import add_ledger_commands
 
-    x = ls.add_parser("show", help="decisions with predicates and reasons, claims, sources, objections")
-    common(x)
-    x.add_argument("--json", action="store_true", help="the summary as JSON")
-    x.set_defaults(func=cmd_ledger_show)
-    x = ls.add_parser("verify", help="check the hash chain and replay every event (exit 1 on a problem)")
-    common(x)
-    x.add_argument("--json", action="store_true", help="the verify result as JSON")
-    x.set_defaults(func=cmd_ledger_verify)
-    x = ls.add_parser("decide", help="record the person's decision on a decision awaiting them, after a typed "
-                                     "confirmation (the decision id or yes; without a terminal, the first line "
-                                     "of stdin)")
-    common(x)
-    x.add_argument("--decision", required=True, help="the decision id")
-    x.add_argument("--verdict", required=True, choices=("approved", "rejected", "needs_revision"))
-    x.add_argument("--note", default="", help="a note recorded with the decision")
-    x.set_defaults(func=cmd_ledger_decide)
-    x = ls.add_parser("export", help="write the Markdown evidence table and the BibTeX of verified sources under "
-                                     "the sidecar's exports/")
-    common(x)
-    x.add_argument("--format", choices=("md", "bibtex"), help="only one of the two (default: both)")
-    x.set_defaults(func=cmd_ledger_export)
+    add_ledger_commands(ls, {"show": cmd_ledger_show, "verify": cmd_ledger_verify, "decide": cmd_ledger_decide,
+                             "export": cmd_ledger_export},
+                        notebook_help="the notebook (x.ipynb), its sidecar folder (x.dsh) or a ledger .jsonl")
 
 
 def cmd_ledger_check_source(args) -> int:

@@ -219,3 +219,40 @@ def test_export_of_a_damaged_ledger_warns_and_exits_1(tmp_path):
     r = cli("export", nb)
     assert r.returncode == 1 and "warning: the ledger main.jsonl does not verify" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr and "wrote" in r.stdout
+
+
+def test_the_magic_and_the_command_line_parse_one_table(tmp_path):
+    """``%ledger`` and ``dsh-notebook ledger`` take their options from one table (issue 22, item 2):
+    the same choices, defaults and names for the shared actions, and an option the action does not
+    take is named (nothing is read or written)."""
+    import argparse
+
+    from dsh_notebook.artifact.ledger_args import ACTIONS, CLI_ACTIONS, MAGIC_ACTIONS
+    from dsh_notebook.cli import build_parser
+    from dsh_notebook.notebook.ledger import LedgerUsageError, parse
+
+    cli_parser = build_parser()
+    for action in sorted(set(CLI_ACTIONS) & set(MAGIC_ACTIONS)):
+        extra = ["--format", "bibtex"] if "format" in ACTIONS[action]["options"] else []
+        magic = parse(" ".join([action, "--name", "other", *extra]))
+        shell = cli_parser.parse_args(["ledger", action, "nb.ipynb", "--name", "other", *extra])
+        assert (magic.action, magic.name, getattr(magic, "format", None)) == (
+            shell.ledger_action, shell.name, getattr(shell, "format", None))
+    for bad, problem in (("export --format pdf", "invalid choice: 'pdf'"), ("show --format md", "--format is for export"),
+                         ("verify --json", "unrecognized arguments: --json")):
+        try:
+            parse(bad)
+        except LedgerUsageError as exc:
+            assert problem in str(exc), (bad, str(exc))
+        else:
+            raise AssertionError(bad)
+    try:
+        cli_parser.parse_args(["ledger", "export", "nb.ipynb", "--format", "pdf"])
+    except SystemExit as exc:
+        assert exc.code == 2
+    else:
+        raise AssertionError("the command line took --format pdf")
+    assert isinstance(cli_parser, argparse.ArgumentParser)
+    nb = tmp_path / "nb.ipynb"
+    r = cli("export", nb, "--format", "pdf")
+    assert r.returncode == 2 and "invalid choice: 'pdf'" in r.stderr and not (tmp_path / "nb.dsh").exists()

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from ..formats import utc_now
 from ..storage import atomic_write_text, home, lock_path
+from .payloads import AcademicStatus
 
 TITLE = "学术模式"
 _DEFAULT = {"enabled": False, "title": TITLE, "lastError": None, "applied": None, "gate": {"count": 0, "lastAt": None}}
@@ -36,7 +37,7 @@ def state_path() -> Path:
 
 
 def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+    return utc_now()
 
 
 def _normalise(raw: object) -> dict:
@@ -101,14 +102,14 @@ def update(change: Callable[[dict], None], path: Path | None = None) -> dict:
     return state
 
 
-def status(path: Path | None = None) -> dict:
-    """The status object (see the module docstring)."""
+def status(path: Path | None = None) -> AcademicStatus:
+    """The status object (see the module docstring; its type :class:`~.payloads.AcademicStatus`)."""
     s = read_state(path)
     return {"ok": True, "enabled": bool(s["enabled"]), "lastError": s["lastError"], "applied": s["applied"],
             "gate": s["gate"]}
 
 
-def set_enabled(enabled: bool, path: Path | None = None) -> dict:
+def set_enabled(enabled: bool, path: Path | None = None) -> AcademicStatus:
     """Switch academic mode on or off (from the next request on); returns the status.
     Raises ``TypeError`` for anything but a bool."""
     if not isinstance(enabled, bool):
@@ -161,7 +162,7 @@ def record_gate(path: Path | None = None) -> dict:
     return out
 
 
-def status_text(st: dict | None = None) -> str:
+def status_text(st: AcademicStatus | None = None) -> str:
     """The status object as a few lines for people (``%academic status``, the CLI)."""
     st = st or status()
     lines = [f"Academic mode: {'on' if st['enabled'] else 'off'}"]

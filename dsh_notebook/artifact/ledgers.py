@@ -33,6 +33,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..formats import LATEX_SPECIALS
 from ..inert import markdown_html
 from ..research import (
     LedgerState,
@@ -391,9 +392,13 @@ def evidence_markdown(state: LedgerState, title: str = "Evidence") -> str:
     return "\n".join(out) + "\n"
 
 
+#: BibTeX field text: only ``\\ { }`` escaped (fields such as doi and url are read verbatim), in one
+#: pass with the LaTeX escaper's replacements, so ``a\\b`` is ``a\\textbackslash{}b``.
+_BIB_TABLE = str.maketrans({ch: LATEX_SPECIALS[ch] for ch in "\\{}"})
+
+
 def _bib(text: object) -> str:
-    s = " ".join(str(text).split())
-    return s.replace("\\", "\\textbackslash{}").replace("{", "\\{").replace("}", "\\}")
+    return " ".join(str(text).split()).translate(_BIB_TABLE)
 
 
 def bibtex(state: LedgerState) -> str:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DshError
+from ..formats import utc_now
 from ..reckon.units import unit_problem
 from ..reckoner import read_record, rerun
 from ..reckoner.records import RECORDS_DIR, UnreadableRecord
@@ -489,7 +490,6 @@ def _sign_seal(nb: NotebookNode, path: Path, index: dict, old_meta: dict, proble
     ``.gitattributes`` is written into the sidecar first, when it has none). A signature that
     cannot be made keeps the old seal (so ``verify`` reports what changed since) and adds the
     reason to *problems*; an earlier seal by another key is kept in ``previous``."""
-    from datetime import UTC, datetime
 
     from .. import signing
     from .sealset import GITATTRIBUTES, payload, seal_set
@@ -503,7 +503,7 @@ def _sign_seal(nb: NotebookNode, path: Path, index: dict, old_meta: dict, proble
             problems.append(f"could not write {attributes.name} into {sidecar.name} ({exc.strerror or exc})")
     old: dict | None = old_meta["seal"] if isinstance(old_meta.get("seal"), dict) else None
     seal = seal_set(nb, path, index["ledgers"])
-    seal["sealed_at"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    seal["sealed_at"] = utc_now()
     try:
         signature = signing.sign(payload(seal))
         line = signing.public_key_line()

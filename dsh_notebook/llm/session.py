@@ -15,10 +15,10 @@ import os
 import secrets
 import time
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
 
+from ..formats import utc_now
 from ..storage import JsonlWriter, read_jsonl
 
 EVENT_TYPES = ("session/start", "turn/start", "user/message", "step/start", "assistant/message", "tool/call",
@@ -74,7 +74,7 @@ class SessionLog:
     def append(self, type: str, **fields: Any) -> dict:
         if type not in EVENT_TYPES:
             raise ValueError(f"unknown event type {type!r}")
-        event = {"seq": len(self.events) + 1, "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
+        event = {"seq": len(self.events) + 1, "ts": utc_now(),
                  "type": type, **fields}
         self._writer.append(event)
         self.events.append(event)

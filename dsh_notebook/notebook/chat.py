@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import NotebookError
+from ..formats import markdown_text
 from ..inert import markdown_html
 from ..llm import ChatClient, LLMError
 from ..llm.agent import Agent, TurnResult
@@ -480,20 +481,20 @@ def turn_bundle(session: ChatSession, outcome: dict, location) -> tuple[dict, di
         plain_parts.append("(the model sent no text)")
     if res is not None and res.refusal.strip():
         note = f"(the model refused: {' '.join(res.refusal.split())})"
-        md_parts.append(f"*{_md_text(note)}*")
+        md_parts.append(f"*{markdown_text(note)}*")
         plain_parts.append(note)
     if res is not None and res.notice and status in ("truncated", "filtered"):
         note = f"({'cut off' if status == 'truncated' else 'stopped'}: {res.notice})"
-        md_parts.append(f"*{_md_text(note)}*")
+        md_parts.append(f"*{markdown_text(note)}*")
         plain_parts.append(note)
     for text in turn_notices(session):
         note = f"(note: {text})"
-        md_parts.append(f"*{_md_text(note)}*")
+        md_parts.append(f"*{markdown_text(note)}*")
         plain_parts.append(note)
     if outcome.get("closed_for_model"):
         note = (f"(the model left the record {outcome['closed_for_model']!r} open; it was closed at the end of "
                 f"the turn)")
-        md_parts.append(f"*{_md_text(note)}*")
+        md_parts.append(f"*{markdown_text(note)}*")
         plain_parts.append(note)
     rec_view = []
     for rec in outcome["records"]:
@@ -547,13 +548,13 @@ def failed_turn_bundle(outcome: dict, exc: BaseException) -> dict | None:
         if text.strip() or refusal or partial.reasoning.strip():
             note = ("(incomplete: the provider reported an error before the reply finished: "
                     f"{getattr(exc, 'message', exc)})")
-            md.append(f"*{_md_text(note)}*")
+            md.append(f"*{markdown_text(note)}*")
             plain.append(note)
             if text.strip():
                 md.append(answer_markdown(text))
                 plain.append(text)
             if refusal:
-                md.append(f"*{_md_text(f'(the model refused: {refusal})')}*")
+                md.append(f"*{markdown_text(f'(the model refused: {refusal})')}*")
                 plain.append(f"(the model refused: {refusal})")
             if not text.strip() and not refusal:
                 md.append("*(only reasoning had arrived)*")
@@ -561,7 +562,7 @@ def failed_turn_bundle(outcome: dict, exc: BaseException) -> dict | None:
     if outcome.get("closed_for_model"):
         note = (f"(the model left the record {outcome['closed_for_model']!r} open; it was closed at the end of "
                 f"the turn)")
-        md.append(f"*{_md_text(note)}*")
+        md.append(f"*{markdown_text(note)}*")
         plain.append(note)
     for rec in outcome.get("records") or []:
         lines = _record_lines(rec)
@@ -579,12 +580,6 @@ def turn_notices(session: ChatSession) -> list[str]:
     start = max((i for i, e in enumerate(events) if e.get("type") == "turn/start"), default=0)
     return [" ".join(str(e.get("text", "")).split()) for e in events[start:]
             if e.get("type") == "notice" and e.get("form") == "info" and e.get("text")]
-
-
-def _md_text(s: str) -> str:
-    for ch in "\\`*_[]#|$<>":
-        s = s.replace(ch, "\\" + ch)
-    return s
 
 
 def _relative(path: Path, location) -> str:

@@ -10,6 +10,7 @@ import argparse
 import shlex
 from pathlib import Path
 
+from ..artifact.ledger_args import check_magic_options, magic_parser
 from ..artifact.ledgers import (
     MIME_LEDGER,
     md_cell,
@@ -38,19 +39,17 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parse(line: str) -> argparse.Namespace:
-    """``show|explore|verify|export [--name NAME] [--format md|bibtex]`` or ``ask "question" [--name NAME]``."""
+    """``show|explore|verify|export [--name NAME] [--format md|bibtex]`` or ``ask "question" [--name NAME]``,
+    parsed by the table the command line shares (:mod:`dsh_notebook.artifact.ledger_args`). Raises
+    :class:`LedgerUsageError` naming the problem."""
     try:
         words = shlex.split(line)
     except ValueError as exc:
         raise LedgerUsageError(f"cannot read the options ({exc})") from None
-    p = _Parser(prog="%ledger", add_help=False)
-    p.add_argument("action", choices=("show", "explore", "verify", "export", "ask"))
-    p.add_argument("question", nargs="?", default=None)
-    p.add_argument("--name", default="main")
-    p.add_argument("--format", choices=("md", "bibtex"))
-    a = p.parse_args(words)
-    if a.format and a.action != "export":
-        raise LedgerUsageError("--format is for export")
+    a = magic_parser(_Parser).parse_args(words)
+    wrong = check_magic_options(a)
+    if wrong:
+        raise LedgerUsageError(wrong)
     if a.action == "ask" and not (a.question or "").strip():
         raise LedgerUsageError('ask needs the question in quotes: %ledger ask "question"')
     if a.action != "ask" and a.question is not None:

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..formats import latex_text, markdown_text
 from ..reckoner import grammar as G
 from ..reckoner import shown_units as SU
 from ..reckoner.display import (
@@ -167,13 +168,6 @@ def step_rows(out: CellOutcome) -> list[dict]:
 # --------------------------------------------------------------------------- bundle
 
 
-def _md_escape(s: str) -> str:
-    s = html.escape(s, quote=False)  # Markdown passes raw HTML through: never let a title or note inject it
-    for ch in "\\|*_#$[]`":
-        s = s.replace(ch, "\\" + ch)
-    return s
-
-
 def not_run_text(out: CellOutcome) -> str | None:
     """``'lines 5-8 were not run: the cell stops at the first refused line'`` for a cell that
     stopped at a refused line with lines after it (the first and last of them: blank and comment
@@ -206,14 +200,14 @@ def bundle(out: CellOutcome, metadata: dict) -> tuple[dict, dict]:
     status_word = {"closed": "closed", "open": "open (continues in the next cell)", "refused": "refused"}[out.status]
     head_plain = f"{out.title} — record {status_word}"
     plain = [head_plain]
-    md = [f"**{_md_escape(out.title)}** — record {status_word}", ""]
+    md = [f"**{markdown_text(out.title)}** — record {status_word}", ""]
     htm = [(f'<div class="dsh-reckon"><p class="tex2jax_ignore mathjax_ignore"><b>{html.escape(out.title)}</b> — '
             f'record {html.escape(status_word)}</p>'),
            '<table class="dsh-steps">']
     tex = [r"\begin{align*}"]
     for note in out.notices:
         plain.append(f"  ({note})")
-        md.append(f"*({_md_escape(note)})*  ")
+        md.append(f"*({markdown_text(note)})*  ")
         htm.append(f'<tr><td colspan="2" style="text-align:left"><i>({html.escape(note)})</i></td></tr>')
     for r in rows:
         if r["kind"] == "note!" and r["ok"]:
@@ -225,7 +219,7 @@ def bundle(out: CellOutcome, metadata: dict) -> tuple[dict, dict]:
                       f'<b>{html.escape(r["code"] or "")}</b>: {html.escape(r["error"] or "")}</span>  ')
             htm.append(f'<tr style="color:#c62828"><td>✗ {r["line"]}</td><td style="text-align:left"><code>{html.escape(r["source"])}</code><br>'
                        f'<b>{html.escape(r["code"] or "")}</b>: {html.escape(r["error"] or "")}</td></tr>')
-            tex.append(r"&\text{line " + str(r["line"]) + r" refused: " + _tex_text(r["code"] or "") + r"}\\")
+            tex.append(r"&\text{line " + str(r["line"]) + r" refused: " + latex_text(r["code"] or "") + r"}\\")
             continue
         if r["latex"]:
             plain.append(f"  {r['text']}")
@@ -237,16 +231,16 @@ def bundle(out: CellOutcome, metadata: dict) -> tuple[dict, dict]:
             label = ""
             style = ""
             plain.append(f"  {label}{r['text']}")
-            md.append(f"{'*' if r['kind'] != 'end' else '**'}{_md_escape(label + r['text'])}{'*' if r['kind'] != 'end' else '**'}  ")
+            md.append(f"{'*' if r['kind'] != 'end' else '**'}{markdown_text(label + r['text'])}{'*' if r['kind'] != 'end' else '**'}  ")
             htm.append(f'<tr{style}><td>{r["line"]}</td><td style="text-align:left" class="tex2jax_ignore mathjax_ignore"><i>{html.escape(label + r["text"])}</i></td></tr>')
-            tex.append(r"&\text{" + _tex_text(label + r["text"]) + r"}\\")
+            tex.append(r"&\text{" + latex_text(label + r["text"]) + r"}\\")
     stopped = not_run_text(out)
     if stopped:
         plain.append(f"  ({stopped})")
-        md.append(f"*({_md_escape(stopped)})*  ")
+        md.append(f"*({markdown_text(stopped)})*  ")
         htm.append(f'<tr style="color:#c62828"><td colspan="2" style="text-align:left"><i>({html.escape(stopped)})'
                    '</i></td></tr>')
-        tex.append(r"&\text{(" + _tex_text(stopped) + r")}\\")
+        tex.append(r"&\text{(" + latex_text(stopped) + r")}\\")
     htm.append("</table></div>")
     tex.append(r"\end{align*}")
     record: dict[str, Any] = {
@@ -268,13 +262,6 @@ def bundle(out: CellOutcome, metadata: dict) -> tuple[dict, dict]:
         MIME_RECORD: record,
     }
     return data, {"dsh": metadata}
-
-
-def _tex_text(s: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("{", r"\{"), ("}", r"\}"), ("$", r"\$"), ("&", r"\&"),
-                 ("#", r"\#"), ("_", r"\_"), ("%", r"\%"), ("^", r"\^{}"), ("~", r"\~{}")):
-        s = s.replace(a, b)
-    return s
 
 
 class Located(Protocol):

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import NotebookError
+from ..formats import FROM_SUPERSCRIPTS, SUPERSCRIPTS
 from ..reckoner import dims as D
 from ..reckoner.display import describe_dim, si_latex, si_parts, si_text  # noqa: F401 - re-exported
 from ..reckoner.shown_units import KELVIN, MOMENTS, QUANTITIES, Atom, Unit, fits, unit_dim
@@ -81,7 +82,6 @@ class UnitInfo:
     temp: str = ""  # a temperature unit's kind: "degC"/"degF" (a point), "delta" (a difference), "" (K, degR, other)
 
 
-_FROM_SUPERS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
 _SUPER_RUN = re.compile(r"[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+")
 
 #: Signs that look like the ones pint knows: the ohm sign U+2126 (datasheets) is the Greek
@@ -96,7 +96,7 @@ def _normalise(text: str) -> str:
     minus as ``-``, the look-alike signs of :data:`_SIGNS`, and superscript exponents as the
     product displays them (``kg·m⁻³``) as ``^n`` (``kg*m^-3``); whitespace runs as one space."""
     t = text.strip().replace("·", "*").replace("⋅", "*").replace("×", "*").replace("−", "-").translate(_SIGNS)
-    t = _SUPER_RUN.sub(lambda m: "^" + m.group().translate(_FROM_SUPERS), t)
+    t = _SUPER_RUN.sub(lambda m: "^" + m.group().translate(FROM_SUPERSCRIPTS), t)
     return re.sub(r"\s+", " ", t)
 
 
@@ -699,7 +699,6 @@ def unit_latex(text: str) -> str:
         return r"\text{" + text.replace("\\", "").replace("{", "").replace("}", "") + "}"
 
 
-_SUPERS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 @lru_cache(maxsize=1024)
@@ -722,7 +721,7 @@ def unit_pretty(text: str) -> str:
         if power:
             power = False
             if re.fullmatch(r"-?[0-9]+", tok):
-                out.append(tok.translate(_SUPERS))
+                out.append(tok.translate(SUPERSCRIPTS))
                 continue
             out.append("^" + tok)
             continue
@@ -803,13 +802,13 @@ def _real_value(part: str) -> float:
 def unit_from_display(text: str) -> str:
     """A displayed unit written back in pint's syntax: superscript exponents become ``^n``
     (``kg·m⁻³`` -> ``kg·m^-3``); :func:`parse_unit` reads the rest (``·``, ``Ω``, ``°C``)."""
-    return _SUPER_RUN.sub(lambda m: "^" + m.group().translate(_FROM_SUPERS), text.strip())
+    return _SUPER_RUN.sub(lambda m: "^" + m.group().translate(FROM_SUPERSCRIPTS), text.strip())
 
 
 def exponent_from_display(text: str) -> str:
     """A power of ten's exponent as displayed or typed (``⁻⁶``, ``^{-6}``, ``−6``, ``^(-6)``,
     ``**-6``) as plain digits (``-6``)."""
-    return re.sub(r"^\*\*|[\^{}()]", "", text).replace("\u2212", "-").translate(_FROM_SUPERS)
+    return re.sub(r"^\*\*|[\^{}()]", "", text).replace("\u2212", "-").translate(FROM_SUPERSCRIPTS)
 
 
 def shown_magnitude(text: str) -> float | complex | list[Any] | None:

@@ -22,6 +22,7 @@ from typing import Any, SupportsInt
 
 import numpy as np
 
+from ..formats import superscript
 from . import dims as D
 from . import grammar as G
 from . import shown_units as SU
@@ -43,7 +44,6 @@ _SYMBOL = {
     (0, 0, -1, 0, 0, 1, 0): "kat",
 }
 _LATEX_SYMBOL = {"Ω": r"\Omega"}
-_SUP = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 #: every symbol :func:`si_parts` writes, with its vector
@@ -88,7 +88,7 @@ def si_parts(dim: tuple[SupportsInt, ...], allowed: frozenset[str] | None = None
 
 def si_text(dim: Iterable[SupportsInt]) -> str:
     """``Ω·m``, ``kg·m⁻³``, ``s⁻¹``; ``''`` when dimensionless."""
-    return "·".join(s if e == 1 else f"{s}{str(e).translate(_SUP)}" for s, e in si_parts(tuple(dim)))
+    return "·".join(s if e == 1 else f"{s}{superscript(e)}" for s, e in si_parts(tuple(dim)))
 
 
 def describe_dim(dim: Sequence[SupportsInt]) -> str:
@@ -118,7 +118,6 @@ _GREEK = {
     "nu", "xi", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega",
     "Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Phi", "Psi", "Omega",
 }
-_SUPER = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 # --------------------------------------------------------------------------- numbers
@@ -147,7 +146,7 @@ def num_text(x: Scalar, digits: int | None) -> str:
             return f"{'-' if x.imag < 0 else ''}{im_}j"
         return f"{num_text(x.real, digits)}{'-' if x.imag < 0 else '+'}{im_}j"
     m, e = _mantissa_exp(float(x), digits)
-    return m if e is None else f"{m}×10{str(e).translate(_SUPER)}"
+    return m if e is None else f"{m}×10{superscript(e)}"
 
 
 def num_latex(x: Scalar, digits: int | None) -> str:

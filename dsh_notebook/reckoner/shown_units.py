@@ -38,6 +38,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, cast
 
+from ..formats import superscript
 from . import dims as D
 from . import grammar as G
 
@@ -67,7 +68,6 @@ QUANTITIES: dict[str, tuple[int, ...]] = {
 #: quantities of the energy vector that are moments (force × lever arm), not energies
 MOMENTS = frozenset({"moment", "torque"})
 
-_SUP = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 @dataclass(frozen=True)
@@ -439,7 +439,7 @@ def _is_moment(u: Unit) -> bool:
 def text(u: Unit) -> str:
     """``kN·mm``, ``W/K``, ``W/(m²·K)``, ``s⁻¹``, ``kg/m³``; ``''`` when dimensionless."""
     def part(a: Atom, e: int) -> str:
-        return a.symbol if e == 1 else f"{a.symbol}{str(e).translate(_SUP)}"
+        return a.symbol if e == 1 else f"{a.symbol}{superscript(e)}"
 
     num = [part(a, e) for a, e in u if e > 0]
     den = [part(a, -e) for a, e in u if e < 0]

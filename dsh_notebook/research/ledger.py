@@ -63,7 +63,6 @@ import os
 import stat as stat_
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +71,7 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails, PydanticSerializationError
 
 from ..errors import DshError
+from ..formats import utc_now
 from ..storage import JsonlWriter, LockedError, StorageError, lock_path
 from ..storage.jsonl import TORN, UnterminatedLineError, decode_line
 from .actors import Actor
@@ -135,7 +135,7 @@ def ledger_path(notebook: str | os.PathLike[str], name: str = "main") -> Path:
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return utc_now()
 
 
 #: The header field of ledgers whose human decisions are signed (issue 15): in such a ledger an

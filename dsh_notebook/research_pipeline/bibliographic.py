@@ -85,7 +85,7 @@ import re
 import time
 import unicodedata
 import xml.etree.ElementTree as ET
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
@@ -93,6 +93,7 @@ from urllib.parse import quote, unquote, urlsplit
 import httpx
 
 from ..errors import SettingsError
+from ..formats import utc_now
 from ..net import CONNECTION_ERRORS, Attempt, FetchFailed, RetryPolicy, request
 from ..research.ledger import ResearchError
 from ..settings import BibliographicSettings, default_settings, load_settings
@@ -381,7 +382,7 @@ class _Fetcher:
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    return utc_now()
 
 
 def _error_text(exc: BaseException | None) -> str:

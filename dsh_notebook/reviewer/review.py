@@ -27,12 +27,12 @@ import re
 import secrets
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ..formats import utc_now
 from ..quotes import find_quote
 from ..secretscan import mask
 from ..storage import JsonlWriter, read_jsonl
@@ -233,7 +233,7 @@ def new_review_id() -> str:
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+    return utc_now()
 
 
 def run_review(utterances: list[Utterance], *, focus: str, client: ChatClient, target: dict,

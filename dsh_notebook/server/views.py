@@ -22,9 +22,15 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import cast
 
+from ..academic.payloads import AcademicStatus
 from ..artifact.paths import sidecar_for
+from ..artifact.payloads import RecordDetail, RecordSummary, SessionRow
 from ..errors import DshError
+from ..research.payloads import LedgerAccepted
+from ..reviewer.payloads import Review
+from .payloads import LedgerBrief, LedgerFold
 
 ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 #: The longest record id a route takes (a file name must fit the file system's limit).
@@ -122,14 +128,14 @@ def _refuse_links(sidecar: Path, path: Path) -> None:
 # ----------------------------------------------------------------------------- academic
 
 
-def academic_status() -> dict:
+def academic_status() -> AcademicStatus:
     """The status object of academic.md (as ``dsh-notebook academic status --json``)."""
     from ..academic import state
 
-    return state.status()
+    return cast(AcademicStatus, state.status())
 
 
-def academic_set(body) -> dict:
+def academic_set(body) -> AcademicStatus:
     """``{"enabled": bool}`` -> the status after switching (as ``dsh-notebook academic on|off``)."""
     from ..academic import state
 
@@ -143,7 +149,7 @@ def academic_set(body) -> dict:
     if not isinstance(body["enabled"], bool):
         raise RouteError(400, f'"enabled" is {body["enabled"]!r}; it must be true or false')
     try:
-        return state.set_enabled(body["enabled"])
+        return cast(AcademicStatus, state.set_enabled(body["enabled"]))
     except (OSError, ValueError) as exc:
         raise RouteError(500, f"cannot write {state.state_path()}: {exc}") from None
 
@@ -151,17 +157,17 @@ def academic_set(body) -> dict:
 # ----------------------------------------------------------------------------- records
 
 
-def records(notebook: Path, root: Path) -> list[dict]:
+def records(notebook: Path, root: Path) -> list[RecordSummary]:
     """``[{id, title, status, opened, closed, steps, refused, current}]`` (``dsh-notebook
     records list``): the records the saved notebook names first (``current`` true), then the
     superseded ones (``current`` false; ``None`` when the notebook cannot be read)."""
     from ..artifact.records import current_records_of, record_list
 
     home = _folder(notebook, "", root)
-    return record_list(home, current_records_of(notebook)) if home is not None else []
+    return cast(list[RecordSummary], record_list(home, current_records_of(notebook)) if home is not None else [])
 
 
-def record(notebook: Path, root: Path, record_id: str) -> dict:
+def record(notebook: Path, root: Path, record_id: str) -> RecordDetail:
     """One record: its summary, the header line and every row as stored, and unreadable lines."""
     from ..reckoner import find_record, read_record
     from ..reckoner.records import UnreadableRecord
@@ -185,21 +191,21 @@ def record(notebook: Path, root: Path, record_id: str) -> dict:
     if path.parent.name == "stale":
         summary["status"] = "set aside"
     header = read_jsonl(path).rows[0]
-    return {**summary, "header": header, "rows": rec.rows,
-            "problems": [{"line": n, "problem": why} for n, why in rec.problems]}
+    return cast(RecordDetail, {**summary, "header": header, "rows": rec.rows,
+                               "problems": [{"line": n, "problem": why} for n, why in rec.problems]})
 
 
 # ----------------------------------------------------------------------------- chats and reviews
 
 
-def sessions(notebook: Path, root: Path) -> list[dict]:
+def sessions(notebook: Path, root: Path) -> list[SessionRow]:
     """The chat sessions, oldest first, as ``%chat list`` reads them (``file`` relative to the sidecar)."""
     from ..llm.session import sessions_table
 
     folder = _folder(notebook, "sessions", root)
     if folder is None:
         return []
-    out = []
+    out: list = []
     for row in sessions_table(folder):
         row = {k: v for k, v in row.items() if k != "path"}
         row["file"] = f"sessions/{row['id']}.jsonl"
@@ -207,7 +213,7 @@ def sessions(notebook: Path, root: Path) -> list[dict]:
     return out
 
 
-def reviews(notebook: Path, root: Path) -> list[dict]:
+def reviews(notebook: Path, root: Path) -> list[Review]:
     """Every review run in ``<stem>.dsh/reviews/*.jsonl``, latest first: the stored review (target,
     focus, generation, status, verdict, headline, summary, insights with their checked evidence,
     coverage, model, prompt_version, error) with the history line's ``file``, ``seq`` and ``ts``,
@@ -219,7 +225,7 @@ def reviews(notebook: Path, root: Path) -> list[dict]:
     folder = _folder(notebook, "reviews", root)
     if folder is None:
         return []
-    out = []
+    out: list = []
     for f in sorted(folder.glob("*.jsonl")):
         try:
             events = read_jsonl(f).rows
@@ -278,14 +284,14 @@ def _brief(path: Path) -> tuple[dict, object, list[dict], dict]:
     return brief, state, events, checked
 
 
-def ledgers(notebook: Path, root: Path) -> list[dict]:
+def ledgers(notebook: Path, root: Path) -> list[LedgerBrief]:
     """``[{name, events, head, intact, awaiting}]``: each ledger's event count, the sha256 of its
     last line, whether ``verify()`` finds it intact, and the decisions awaiting the person (a
     ledger that cannot be folded: ``events`` None, ``intact`` False and its ``error``)."""
     folder = _folder(notebook, "ledger", root)
     if folder is None:
         return []
-    out = []
+    out: list = []
     from ..artifact.paths import NAME
 
     for f in sorted(folder.glob("*.jsonl")):
@@ -302,7 +308,7 @@ def ledgers(notebook: Path, root: Path) -> list[dict]:
     return out
 
 
-def ledger(notebook: Path, root: Path, name: str) -> dict:
+def ledger(notebook: Path, root: Path, name: str) -> LedgerFold:
     """One ledger as the explorer shows it: the brief of :func:`ledgers`, the fold's summary
     (questions, decisions with status and predicate results and reasons, claims, sources,
     objections, escalations), the ``timeline`` and the ``verify`` result."""
@@ -310,10 +316,10 @@ def ledger(notebook: Path, root: Path, name: str) -> dict:
 
     path = _ledger_file(notebook, root, name)
     brief, state, events, checked = _brief(path)
-    return {**brief, **LG.summary(state), "timeline": LG.timeline(events), "verify": checked}
+    return cast(LedgerFold, {**brief, **LG.summary(state), "timeline": LG.timeline(events), "verify": checked})
 
 
-def decide(notebook: Path, root: Path, name: str, body, user: str) -> dict:
+def decide(notebook: Path, root: Path, name: str, body, user: str) -> LedgerAccepted:
     """The person's decision through the server: ``{decision_id, revision, verdict, note}`` -> the
     ledger's receipt ``{ok, seq, hash}``, recorded as *user* on the ``server`` channel.
     ``revision`` (required) is the revision the person saw on the card: the ledger's writer
@@ -356,4 +362,4 @@ def decide(notebook: Path, root: Path, name: str, body, user: str) -> dict:
     if not receipt["ok"]:
         status = {"LEDGER_SCHEMA": 400, "LEDGER_IO": 503}.get(receipt["code"], 409)
         raise RouteError(status, receipt["error"], ok=False, code=receipt["code"])
-    return receipt
+    return cast(LedgerAccepted, receipt)

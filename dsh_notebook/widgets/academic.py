@@ -18,6 +18,7 @@ import threading
 import ipywidgets as W
 
 from ..academic import state
+from ..academic.payloads import AcademicStatus
 
 _CSS = """<style>
 .dsh-academic-toggle button, button.dsh-academic-toggle {border: 1px solid #8c959f; background: transparent;
@@ -27,7 +28,7 @@ button.dsh-academic-toggle.dsh-academic-on {border-color: #0b1f4d; color: #fff;
 </style>"""
 
 
-def tooltip(st: dict) -> str:
+def tooltip(st: AcademicStatus) -> str:
     """The toggle's tooltip for a status object."""
     head = (f"Academic mode ({state.TITLE}) is on" if st["enabled"] else f"Academic mode ({state.TITLE}) is off")
     parts = [head]
@@ -66,7 +67,7 @@ class AcademicToggle(W.VBox):
     def __repr__(self) -> str:  # the text/plain fallback: fixed, so nbval compares it
         return "[academic mode toggle]"
 
-    def _show(self, st: dict) -> None:
+    def _show(self, st: AcademicStatus) -> None:
         if st["enabled"]:
             self.button.add_class("dsh-academic-on")
         else:

@@ -11,15 +11,21 @@ nbval (public case P14).
 
 from __future__ import annotations
 
-import html
 import json
 import threading
 
 import ipywidgets as W
 
-_CARD = ("<details style='margin:2px 0;border-left:3px solid {accent};padding-left:6px'>"
-         "<summary style='cursor:pointer'>{summary}</summary>"
-         "<pre style='white-space:pre-wrap;margin:2px 0;font-size:90%'>{body}</pre></details>")
+from .templating import render
+
+
+def _card(accent: str, summary: str, body: str) -> str:
+    """A collapsible card (a tool call and its result, or the reasoning), every text escaped."""
+    return render("chat.html.j2", part="card", accent=accent, summary=summary, body=body)
+
+
+def _status(title: str, state: str) -> str:
+    return render("chat.html.j2", part="status", title=title, state=state)
 
 
 def _short(obj, limit: int = 400) -> str:
@@ -41,7 +47,7 @@ class ChatView(W.VBox):
         self._order: list[str] = []
         self._dirty = False
         self._lock = threading.Lock()
-        self._status = W.HTML(f"<b>{html.escape(title)}</b> · waiting for the model…")
+        self._status = W.HTML(_status(title, "waiting for the model…"))
         self._stop = W.Button(description="Stop", icon="stop", button_style="warning",
                               tooltip="Stop this turn (the log records it as cancelled)",
                               layout=W.Layout(width="auto"))
@@ -146,8 +152,7 @@ class ChatView(W.VBox):
                     ok = False
                 accent, mark = ("#2e7d32", "✓") if ok else ("#c62828", "✗")
                 body = f"{_short(args)}\n→ {_short(content)}"
-            out.append(_CARD.format(accent=accent, summary=f"{mark} {html.escape(c['name'])}",
-                                    body=html.escape(body)))
+            out.append(_card(accent, f"{mark} {c['name']}", body))
         return "".join(out)
 
     def refresh(self) -> None:
@@ -158,16 +163,15 @@ class ChatView(W.VBox):
             text, reasoning = "".join(self._text), "".join(self._reasoning)
             cards = self._cards_html()
         if reasoning:
-            self._think.value = _CARD.format(accent="#6a1b9a", summary="reasoning",
-                                             body=html.escape(reasoning[-4000:]))
+            self._think.value = _card("#6a1b9a", "reasoning", reasoning[-4000:])
         self._tools.value = cards
-        self._answer.value = (f"<div style='white-space:pre-wrap'>{html.escape(text)}</div>" if text else "")
+        self._answer.value = render("chat.html.j2", part="answer", text=text)
         if text or cards:
-            self._status.value = f"<b>{html.escape(self._title)}</b> · answering…"
+            self._status.value = _status(self._title, "answering…")
 
     def finish(self, summary: str) -> None:
         self._dirty = True
         self.refresh()
-        self._status.value = f"<b>{html.escape(self._title)}</b> · {html.escape(summary)}"
+        self._status.value = _status(self._title, summary)
         self._stop.layout.display = "none"
         self._answer.value = ""  # the answer itself is the cell's display_data below

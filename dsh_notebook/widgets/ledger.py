@@ -25,11 +25,14 @@ from __future__ import annotations
 
 import html
 import threading
+from typing import cast
 
 import ipywidgets as W
 
 from ..artifact import ledgers as L
 from ..kernel import kernel_ledger
+from ..research.payloads import DecisionCard, LedgerSummary
+from .templating import render
 
 _LABELS = {"approved": "Approve", "rejected": "Reject", "needs_revision": "Needs revision"}
 # buttons keep their width in a row beside long text (a flex item's default shrink cut
@@ -46,91 +49,30 @@ def _e(value) -> str:
     return html.escape("" if value is None else str(value))
 
 
-def _yes(value: bool, good: bool = True) -> str:
-    """``yes`` / ``no``, green when *value* is the *good* answer and red otherwise (``no`` is the
-    good answer to ``has_unresolved_objections``)."""
-    colour = "#1a7f37" if bool(value) is good else "#c62828"
-    return f"<span style='color:{colour}'>{'yes' if value else 'no'}</span>"
-
-
-def _table(head: list[str], rows: list[list[str]]) -> str:
-    th = "".join(f"<th style='text-align:left;padding:2px 6px'>{_e(h)}</th>" for h in head)
-    body = "".join("<tr>" + "".join(f"<td style='padding:2px 6px;vertical-align:top'>{c}</td>" for c in r) + "</tr>"
-                   for r in rows)
-    return f"<table style='border-collapse:collapse'><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def decision_html(d: dict) -> str:
-    p = d["predicates"]
-    parts = [f"<div><b>{_e(d['decision_id'])}</b> · revision {d['revision']} · <b>{_e(d['status'])}</b>"
-             f" · question {_e(d['question_id'])}</div>",
-             f"<div style='margin:2px 0 4px 0'>{_e(d['statement'])}</div>"]
-    if d.get("confidence") is not None or d.get("limitations"):
-        parts.append(f"<div style='color:#57606a'>confidence {_e(d.get('confidence'))}; limitations: "
-                     f"{_e(d.get('limitations'))}</div>")
-    # once the request is made (or decided) for this revision, "cannot request" is expected, not a fault
+def decision_html(d: DecisionCard) -> str:
+    """The decision card as HTML (from ``artifact.ledgers.decision_view``), every text escaped."""
     asked = d["awaiting_person"] or any(h.get("revision") == d["revision"] for h in d["human_decisions"])
-    can = p["can_request_human_approval"]["value"]
-    can_html = "<span style='color:#57606a'>no</span>" if asked and not can else _yes(can)
-    items = [f"<li><code>can_request_human_approval</code>: {can_html} — "
-             f"{_e(p['can_request_human_approval']['reason'])}</li>",
-             f"<li><code>has_unresolved_objections</code>: "
-             f"{_yes(p['has_unresolved_objections']['value'], good=False)} — "
-             f"{_e(p['has_unresolved_objections']['reason'])}</li>"]
-    for c in d["claims"]:
-        items.append(f"<li>claim <code>{_e(c['claim_id'])}</code> eligible: {_yes(c['eligible'])} — "
-                     f"{_e(c['reason'])}</li>")
-    for h in d["human_decisions"]:
-        items.append(f"<li>human decision, revision {h['revision']}: <b>{_e(h['verdict'])}</b> by {_e(h['by'])} "
-                     f"({_e(h['channel'])}){' — ' + _e(h['note']) if h['note'] else ''}</li>")
-    parts.append(f"<ul style='margin:2px 0'>{''.join(items)}</ul>")
-    if d["awaiting_person"]:
-        parts.append("<div style='color:#1d4ed8'><b>Awaiting your decision</b> for this revision.</div>")
-    return "".join(parts)
+    return render("decision.html.j2", d=d, asked=asked)
 
 
-def claims_html(s: dict) -> str:
-    if not s["claims"]:
-        return "<i>No claims yet.</i>"
-    rows = [[f"<code>{_e(c['claim_id'])}</code>", _e(c["text"]), f"<code>{_e(c['source_id'])}</code>",
-             f"“{_e(c['quote'])}”", ", ".join(_e(v["verdict"]) for v in c["verdicts"]) or "<i>none</i>",
-             f"{_yes(c['eligible'])}<br><span style='color:#57606a'>{_e(c['reason'])}</span>"] for c in s["claims"]]
-    return _table(["claim", "text", "source", "quote", "verdicts", "eligible"], rows)
+def claims_html(s: LedgerSummary) -> str:
+    """The claims table (each claim's text, source, quote, verdicts and eligibility), escaped."""
+    return render("ledger_tables.html.j2", table="claims", rows=s["claims"])
 
 
-def sources_html(s: dict) -> str:
-    if not s["sources"]:
-        return "<i>No sources yet.</i>"
-    rows = []
-    for x in s["sources"]:
-        v = x["verdict"] or "unverified"
-        colour = "#1a7f37" if v == "verified" else "#c62828" if v in ("retracted", "withdrawn", "mismatch") else "#b26a00"
-        ft = f"<code>{_e(x['fulltext']['sha256'][:12])}…</code>" if x["fulltext"] else "<i>not linked</i>"
-        rows.append([f"<code>{_e(x['source_id'])}</code>", _e(x["identifier"]), _e(x["title"]),
-                     f"<b style='color:{colour}'>{_e(v)}</b>", "<b style='color:#c62828'>retracted</b>"
-                     if x["retracted"] else "<b style='color:#c62828'>withdrawn</b>" if x.get("withdrawn") else _e(", ".join(x["notices"]) or "none"), ft])
-    return _table(["source", "identifier", "title", "verification", "notices", "fulltext"], rows)
+def sources_html(s: LedgerSummary) -> str:
+    """The sources table (identifier, title, verification, notices, full text), escaped."""
+    return render("ledger_tables.html.j2", table="sources", rows=s["sources"])
 
 
-def objections_html(s: dict) -> str:
-    if not s["objections"]:
-        return "<i>No objections.</i>"
-    rows = [[f"<code>{_e(o['objection_id'])}</code>", f"{_e(o['target']['kind'])} {_e(o['target']['id'])}",
-             _e(o["reason"]), _e(o["severity"]), "; ".join(_e(a) for a in o["answers"]) or "<i>none</i>",
-             _e(f"{o['adjudication']['verdict']}: {o['adjudication']['rationale']}") if o["adjudication"]
-             else "<i>none</i>",
-             f"<b style='color:{'#c62828' if o['state'] == 'open' else '#1a7f37'}'>{o['state']}</b>"]
-            for o in s["objections"]]
-    return _table(["objection", "target", "reason", "severity", "answers", "adjudication", "state"], rows)
+def objections_html(s: LedgerSummary) -> str:
+    """The objections table (target, reason, severity, answers, adjudication, state), escaped."""
+    return render("ledger_tables.html.j2", table="objections", rows=s["objections"])
 
 
 def timeline_html(rows: list[dict]) -> str:
-    if not rows:
-        return "<i>No events yet.</i>"
-    return _table(["seq", "time (UTC)", "event", "subject", "role", "authority", "by"],
-                  [[str(r["seq"]), _e(str(r["ts"])[:19].replace("T", " ")), _e(r["type"]), _e(r["subject"]),
-                    _e(r["role"]), _e(r["authority"]), _e(" · ".join(x for x in (r["by"], r["channel"]) if x))]
-                   for r in rows])
+    """The timeline table (``artifact.ledgers.timeline`` rows), escaped."""
+    return render("ledger_tables.html.j2", table="timeline", rows=rows)
 
 
 class LedgerExplorer(W.VBox):
@@ -202,7 +144,7 @@ class LedgerExplorer(W.VBox):
             self._seen = self._key()
             state, events = L.read_state(self.path)
             self.state, self.summary = state, L.summary(state)
-            s = self.summary
+            s = cast(LedgerSummary, self.summary)
             where = _e(self.path.name) + ("" if self.path.exists() else " (no ledger yet)")
             self.header.value = (f"<b>Research ledger</b> <code>{where}</code> · {s['events']} event(s) · "
                                  f"{len(s['decisions'])} decision(s) · {len(s['claims'])} claim(s) · "

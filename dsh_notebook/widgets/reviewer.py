@@ -27,14 +27,17 @@ from __future__ import annotations
 import html
 import threading
 from pathlib import Path
+from typing import cast
 from urllib.parse import urlparse
 
 import ipywidgets as W
 
 from ..kernel import kernel_reviewer
 from ..reviewer import sources
+from ..reviewer.payloads import Evidence, Insight, Review
 from ..reviewer.review import WINDOW_CHARS, ReviewHistory, ask
 from ..reviewer.targets import ReviewUsageError, resolve_target
+from .templating import render
 
 #: The target picker's sources: (label, value). ``this`` and ``session`` are read as ``notebook``.
 SOURCE_OPTIONS = [
@@ -109,26 +112,17 @@ def notice_html(target_label: str, host: str | None, remote: bool | None, max_ch
             f"written. The review never goes back into that conversation.</div>")
 
 
-def evidence_html(e: dict) -> str:
-    why = f" ({_e(e['why'])})" if e.get("why") else ""
-    mark = ("" if e.get("verified") else
-            f" <span style='color:#b26a00;font-weight:bold'>unverified: not found in the transcript{why}</span>")
-    return f"<li><code>[{_e(e.get('marker'))}]</code> “{_e(e.get('quote'))}”{mark}</li>"
+def evidence_html(e: Evidence) -> str:
+    """One quote of an insight as an HTML ``<li>`` (an unverified one marked, with why), escaped."""
+    return render("review.html.j2", mode="evidence", item=e)
 
 
-def insight_html(i: int, ins: dict) -> str:
-    flag = "" if ins.get("verified", True) else " · <span style='color:#b26a00'>unverified evidence</span>"
-    evidence = "".join(evidence_html(e) for e in ins.get("evidence") or [])
-    return (f"<details style='margin:3px 0;border-left:3px solid #1d4ed8;padding-left:6px'>"
-            f"<summary style='cursor:pointer'><b>{i}. {_e(ins.get('title'))}</b> · confidence "
-            f"{_e(ins.get('confidence'))}{flag}</summary>"
-            f"<ul style='margin:2px 0'>{evidence}</ul>"
-            f"<div><b>Why:</b> {_e(ins.get('why'))}</div>"
-            f"<div><b>Next:</b> {_e(ins.get('suggestion'))}</div>"
-            f"<div><b>Check:</b> {_e(ins.get('check'))}</div></details>")
+def insight_html(i: int, ins: Insight) -> str:
+    """Insight number *i* as an HTML ``<details>`` item, every text escaped."""
+    return render("review.html.j2", mode="insight", index=i, item=ins)
 
 
-def review_html(review: dict | None, hide_unverified: bool = False) -> str:
+def review_html(review: Review | None, hide_unverified: bool = False) -> str:
     """One review as HTML: verdict, headline, summary, then each insight as a ``<details>``
     item (unverified quotes marked; with ``hide_unverified``, insights with one are left out
     and counted)."""
@@ -139,15 +133,8 @@ def review_html(review: dict | None, hide_unverified: bool = False) -> str:
     if hide_unverified:
         hidden = sum(1 for ins in insights if not ins.get("verified", True))
         insights = [ins for ins in insights if ins.get("verified", True)]
-    head = (f"<div><b>{_e(review.get('verdict', 'unknown'))}</b> · {_e(review.get('headline'))}</div>"
-            f"<div>{_e(review.get('summary'))}</div>"
-            f"<div style='color:{_GREY};font-size:90%'>focus {_e(review.get('focus'))} · {_e(_when(review.get('at')))}"
-            f"{' · ' + _e(review.get('model')) if review.get('model') else ''}</div>")
-    body = "".join(insight_html(i, ins) for i, ins in enumerate(insights, 1))
-    if hidden:
-        body += (f"<div style='color:{_GREY};font-size:90%'>({hidden} insight(s) with an unverified quote hidden; "
-                 f"the history keeps them)</div>")
-    return f"<div class='dsh-review'>{head}{body}</div>"
+    return render("review.html.j2", mode="review", review=review, insights=insights, hidden=hidden,
+                  when=_when(review.get("at")), grey=_GREY)
 
 
 class ReviewerPanel(W.VBox):
@@ -602,7 +589,7 @@ class ReviewerPanel(W.VBox):
 
         # the review shown
         if shown is not None:
-            self.insights.value = review_html(shown, self.hide_unverified.value)
+            self.insights.value = review_html(cast(Review, shown), self.hide_unverified.value)
         elif st["state"] == "reviewing":
             self.insights.value = (f"<div style='color:{_GREY}'>The review is running; its insights appear "
                                    f"here.</div>")

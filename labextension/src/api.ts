@@ -13,199 +13,63 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-/** `GET/POST /dsh/api/academic`: the status object of academic.md (at least `enabled`). */
-export interface IAcademicStatus {
-  enabled: boolean;
-  title?: string;
-  lastError?: string | null;
-  applied?: {
-    provider?: string;
-    model?: string;
-    reasoningEffort?: string | null;
-    maxTokens?: number | null;
-    at?: string;
-  } | null;
-  gate?: { count?: number; lastAt?: string | null } | null;
-}
+// The payload types are generated from the Python TypedDicts (dsh_notebook/server/payloads.py and
+// the views' payload modules): python -m dsh_notebook.server.schema, then npm run gen:types.
+// They are re-exported here under the names the panel uses.
+import type {
+  AcademicStatus,
+  ClaimView,
+  DecisionCard,
+  DecisionRequest,
+  Evidence,
+  Insight,
+  LedgerBrief,
+  LedgerFold,
+  ObjectionView,
+  Predicate,
+  RecordDetail,
+  RecordRow,
+  RecordSummary,
+  Review,
+  ReviewQuestion,
+  Routes,
+  SessionRow,
+  SourceView
+} from './generated/payloads';
 
+export type * from './generated/payloads';
+
+/** `GET/POST /dsh/api/academic`: the status object of academic.md. */
+export type IAcademicStatus = AcademicStatus;
 /** One row of `GET /dsh/api/records?notebook=PATH` (times in ms since the epoch). */
-export interface IRecordSummary {
-  id: string;
-  title: string | null;
-  status: string;
-  opened: number | null;
-  closed: number | null;
-  steps: number | null;
-  refused: number | null;
-  /** Named by the notebook's outputs (true), superseded by a re-run (false), unknown (null). */
-  current?: boolean | null;
-  error?: string;
-}
-
+export type IRecordSummary = RecordSummary;
 /** One trace row of a record file (upstream's row shape). */
-export interface IRecordRow {
-  seq: number;
-  at?: number;
-  tool: string;
-  ok: boolean;
-  content?: { [key: string]: any };
-}
-
+export type IRecordRow = RecordRow;
 /** `GET /dsh/api/records/ID?notebook=PATH`. */
-export interface IRecordDetail {
-  id: string;
-  title: string | null;
-  status: string;
-  header?: { [key: string]: any } | null;
-  rows: IRecordRow[];
-  problems?: any[];
-}
-
-export interface IEvidence {
-  marker?: string;
-  quote?: string;
-  verified?: boolean;
-}
-
-export interface IInsight {
-  title?: string;
-  confidence?: string | number;
-  verified?: boolean;
-  evidence?: IEvidence[];
-  why?: string;
-  suggestion?: string;
-  check?: string;
-}
-
+export type IRecordDetail = RecordDetail;
+export type IEvidence = Evidence;
+export type IInsight = Insight;
 /** One row of `GET /dsh/api/sessions?notebook=PATH` (`%chat list`). */
-export interface ISession {
-  id: string;
-  name?: string;
-  title?: string;
-  preset?: string;
-  model?: string;
-  turns?: number;
-  last?: string;
-  started?: string;
-  updated?: string;
-  file?: string;
-}
-
+export type ISession = SessionRow;
 /** A follow-up question asked about a review, with its answer (or the error it met). */
-export interface IReviewQuestion {
-  seq?: number;
-  ts?: string;
-  question?: string;
-  answer?: string | null;
-  error?: string | null;
-}
-
-/**
- * A stored review (reviewer.md): the routes may wrap it as `{review: {...}}`. `target.path`
- * is relative to the notebook's folder when the target lies inside it
- * (`report.dsh/sessions/<id>.jsonl` for this notebook's chat).
- */
-export interface IReview {
-  id?: string;
-  status?: string;
-  verdict?: string;
-  headline?: string;
-  summary?: string;
-  focus?: string;
-  at?: string;
-  model?: string;
-  target?: { source?: string; path?: string; [key: string]: any };
-  insights?: IInsight[];
-  questions?: IReviewQuestion[];
-  [key: string]: any;
-}
-
+export type IReviewQuestion = ReviewQuestion;
+/** A stored review (reviewer.md), as `GET /dsh/api/reviews?notebook=PATH` lists it. */
+export type IReview = Review;
 /** One row of `GET /dsh/api/ledgers?notebook=PATH`. */
-export interface ILedgerSummary {
-  name: string;
-  events: number;
-  head?: string | null;
-  intact?: boolean;
-  awaiting?: number | string[] | null;
-  error?: string;
-}
-
-export interface IPredicate {
-  value: boolean;
-  reason: string;
-}
-
-export interface IDecisionView {
-  decision_id: string;
-  question_id?: string;
-  revision: number;
-  statement: string;
-  status: string;
-  confidence?: number | string | null;
-  limitations?: string;
-  awaiting_person: boolean;
-  predicates: {
-    can_request_human_approval: IPredicate;
-    has_unresolved_objections: IPredicate;
-  };
-  claims: { claim_id: string; eligible: boolean; reason: string }[];
-  human_decisions: {
-    revision: number;
-    verdict: string;
-    note?: string;
-    by?: string;
-    channel?: string;
-  }[];
-}
-
-export interface IClaimView {
-  claim_id: string;
-  source_id: string;
-  text: string;
-  quote?: string;
-  verdicts?: { verdict: string; rationale?: string }[];
-  eligible: boolean;
-  reason: string;
-}
-
-export interface IObjectionView {
-  objection_id: string;
-  target: { kind?: string; id?: string };
-  reason: string;
-  severity?: string;
-  answers?: string[];
-  adjudication?: { verdict: string; rationale: string } | null;
-  state: string;
-}
-
+export type ILedgerSummary = LedgerBrief;
+export type IPredicate = Predicate;
+/** The ledger decision card. */
+export type IDecisionView = DecisionCard;
+export type IClaimView = ClaimView;
+export type IObjectionView = ObjectionView;
 /** A source as the ledger's fold shows it (artifact/ledgers.py `source_view`). */
-export interface ISourceView {
-  source_id: string;
-  kind?: string;
-  identifier?: string;
-  title?: string;
-  verdict?: string | null;
-  retracted?: boolean;
-  withdrawn?: boolean;
-  notices?: string[];
-  fulltext?: { locator?: string; sha256?: string; bytes?: number } | null;
-}
-
+export type ISourceView = SourceView;
 /** `GET /dsh/api/ledgers/NAME?notebook=PATH`: the fold summary. */
-export interface ILedgerFold {
-  name?: string;
-  events: number;
-  decisions: IDecisionView[];
-  claims: IClaimView[];
-  sources: ISourceView[];
-  objections: IObjectionView[];
-  timeline?: any[];
-  intact?: boolean;
-  error?: string;
-  [key: string]: any;
-}
+export type ILedgerFold = LedgerFold;
+/** `POST /dsh/api/ledgers/NAME/decision`'s receipt (a refusal comes as an `ApiError`). */
+export type IDecisionReceipt = Routes['decision'];
 
-export type Verdict = 'approved' | 'rejected' | 'needs_revision';
+export type Verdict = DecisionRequest['verdict'];
 
 /** A failed call: which route, which status, what the server said. */
 export class ApiError extends Error {
@@ -222,11 +86,7 @@ export class ApiError extends Error {
 export class DshApi {
   constructor(readonly settings: ServerConnection.ISettings) {}
 
-  async request<T>(
-    route: string,
-    query: { [key: string]: string } = {},
-    init: RequestInit = {}
-  ): Promise<T> {
+  async request<T>(route: string, query: { [key: string]: string } = {}, init: RequestInit = {}): Promise<T> {
     let url = URLExt.join(this.settings.baseUrl, 'dsh', 'api', route);
     const q = URLExt.objectToQueryString(query);
     if (Object.keys(query).length) {
@@ -248,9 +108,7 @@ export class DshApi {
       }
     }
     if (!response.ok) {
-      const why =
-        (data && (data.error || data.message || data.reason)) ||
-        response.statusText;
+      const why = (data && (data.error || data.message || data.reason)) || response.statusText;
       throw new ApiError(
         route,
         response.status,
@@ -265,11 +123,7 @@ export class DshApi {
   }
 
   setAcademic(enabled: boolean): Promise<IAcademicStatus> {
-    return this.request<IAcademicStatus>(
-      'academic',
-      {},
-      { method: 'POST', body: JSON.stringify({ enabled }) }
-    );
+    return this.request<IAcademicStatus>('academic', {}, { method: 'POST', body: JSON.stringify({ enabled }) });
   }
 
   records(notebook: string): Promise<IRecordSummary[]> {
@@ -277,10 +131,7 @@ export class DshApi {
   }
 
   record(notebook: string, id: string): Promise<IRecordDetail> {
-    return this.request<IRecordDetail>(
-      `records/${encodeURIComponent(id)}`,
-      { notebook }
-    );
+    return this.request<IRecordDetail>(`records/${encodeURIComponent(id)}`, { notebook });
   }
 
   sessions(notebook: string): Promise<ISession[]> {
@@ -312,8 +163,8 @@ export class DshApi {
     revision: number,
     verdict: Verdict,
     note: string
-  ): Promise<any> {
-    return this.request<any>(
+  ): Promise<IDecisionReceipt> {
+    return this.request<IDecisionReceipt>(
       `ledgers/${encodeURIComponent(name)}/decision`,
       { notebook },
       {

@@ -1,24 +1,13 @@
 """Literal text inside an article: Markdown and LaTeX escaping (spec: reckoner.md section 3
 "Articles"). What a record says (titles, names, messages) is text, never markup, in either format.
+
+The escapers are the package's one copy of each, in :mod:`dsh_notebook.formats` (issue 22, item 2);
+this module keeps the article writer's names for them.
 """
 
 from __future__ import annotations
 
+from ...formats import latex_text as tex_escape
+from ...formats import markdown_text as md_escape
 
-def md_escape(s: str) -> str:
-    """*s* as literal Markdown text: HTML-escaped, Markdown's special characters backslashed."""
-    import html
-
-    s = html.escape(s, quote=False)
-    for ch in "\\`*_[]#|$":
-        s = s.replace(ch, "\\" + ch)
-    return s
-
-
-def tex_escape(s: str) -> str:
-    """*s* as literal LaTeX text (special characters escaped)."""
-    out = []
-    for ch in s:
-        out.append({"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
-                    "_": r"\_", "%": r"\%", "^": r"\^{}", "~": r"\~{}"}.get(ch, ch))
-    return "".join(out)
+__all__ = ["md_escape", "tex_escape"]
