@@ -7,7 +7,7 @@ import re
 from datetime import UTC, datetime
 
 import pytest
-from test_magic import bundle, sh  # noqa: F401 - `sh` is a fixture
+from test_magic import bundle
 
 from dsh_notebook.formats import latex_text, markdown_text, superscript, utc_now
 

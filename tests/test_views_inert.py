@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_magic import bundle, sh  # noqa: F401 - `sh` is a fixture
+from test_magic import bundle
 
 HOSTILE = ("<script>alert(1)</script> <img src=x onerror=alert(2)> "
            "[click](javascript:alert(3)) <a href=\"javascript:alert(4)\">x</a>")
