@@ -286,16 +286,18 @@ _FUNC_LATEX = {
 _PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "neg": 3, "^": 4}
 
 
-def formula_latex(node: G.Node, subst: dict[str, Value] | None = None, digits: int = 5,
-                  typed: dict[str, int] | None = None, roles: Mapping[int, str] | None = None,
-                  units: Mapping[str, SU.Unit | None] | None = None) -> str:
-    """The formula tree as LaTeX; with ``subst`` (slot -> Value) slots show their values, with
-    at least ``typed[slot]`` significant digits (the digits the person typed) and *digits*; *roles*
-    (``@slot`` position -> ``"delta"``/``"kelvin"``, from the check) shows a K operand as a
-    difference (``5\\,\\Delta\\mathrm{K}``) or a point by its value in K; *units* (slot -> display
-    unit) shows each value in the unit the person gave it (issue 18)."""
+class _Latex:
+    """formula_latex's walk over a formula tree, as methods: closures that call each other would make a
+    reference cycle on every call, and collecting those cycles was most of a 300-line cell's
+    verify time (issue 23)."""
 
-    def prec(n: G.Node) -> int:
+    __slots__ = ("digits", "roles", "subst", "typed", "units")
+
+    def __init__(self, subst: dict[str, Value] | None, digits: int, typed: dict[str, int] | None,
+                 roles: Mapping[int, str] | None, units: Mapping[str, SU.Unit | None] | None) -> None:
+        self.subst, self.digits, self.typed, self.roles, self.units = subst, digits, typed, roles, units
+
+    def prec(self, n: G.Node) -> int:
         if isinstance(n, G.Binary):
             return _PREC[n.op]
         if isinstance(n, G.Unary):
@@ -304,21 +306,21 @@ def formula_latex(node: G.Node, subst: dict[str, Value] | None = None, digits: i
             return 3
         return 9
 
-    def wrap(n: G.Node, p: int) -> str:
-        s = go(n)
-        return rf"\left({s}\right)" if prec(n) < p else s
+    def wrap(self, n: G.Node, p: int) -> str:
+        s = self.go(n)
+        return rf"\left({s}\right)" if self.prec(n) < p else s
 
-    def go(n: G.Node) -> str:
+    def go(self, n: G.Node) -> str:
         if isinstance(n, G.Num):
             if isinstance(n.value, complex):
                 return f"{num_latex(n.value.imag, 12)}\\,j"
             return num_latex(n.value, 12)
         if isinstance(n, G.Slot):
-            if subst is not None and n.name in subst:
-                v = _in_role(subst[n.name], n.pos, roles)
-                dd = max(digits, (typed or {}).get(n.name, 0))
-                lv = value_latex(v, dd, _unit_of(n, v, roles, units))
-                if (roles or {}).get(n.pos) == "delta" and lv.endswith(r"\,\mathrm{K}"):
+            if self.subst is not None and n.name in self.subst:
+                v = _in_role(self.subst[n.name], n.pos, self.roles)
+                dd = max(self.digits, (self.typed or {}).get(n.name, 0))
+                lv = value_latex(v, dd, _unit_of(n, v, self.roles, self.units))
+                if (self.roles or {}).get(n.pos) == "delta" and lv.endswith(r"\,\mathrm{K}"):
                     lv = lv[: -len(r"\mathrm{K}")] + r"\Delta\mathrm{K}"
                 wrap_it = si_latex(v.sig.dim) or r"\," in lv or v.sig.kind != "scalar" or lv.startswith("-")
                 return rf"\left({lv}\right)" if wrap_it else lv
@@ -328,24 +330,24 @@ def formula_latex(node: G.Node, subst: dict[str, Value] | None = None, digits: i
         if isinstance(n, G.Const):
             return {"pi": r"\pi", "e": "e", "inf": r"\infty", "i": "i", "j": "j"}[n.name]
         if isinstance(n, G.Unary):
-            return "-" + wrap(n.x, 3)
+            return "-" + self.wrap(n.x, 3)
         if isinstance(n, G.Binary):
             if n.op == "/":
-                return rf"\frac{{{go(n.left)}}}{{{go(n.right)}}}"
+                return rf"\frac{{{self.go(n.left)}}}{{{self.go(n.right)}}}"
             if n.op == "^":
-                return "{" + wrap(n.left, 5) + "}^{" + go(n.right) + "}"
+                return "{" + self.wrap(n.left, 5) + "}^{" + self.go(n.right) + "}"
             if n.op == "*":
-                return wrap(n.left, 2) + r" \cdot " + wrap(n.right, 2)
-            right = wrap(n.right, 2) if n.op == "-" else wrap(n.right, 1)
-            return wrap(n.left, 1) + f" {n.op} " + right
+                return self.wrap(n.left, 2) + r" \cdot " + self.wrap(n.right, 2)
+            right = self.wrap(n.right, 2) if n.op == "-" else self.wrap(n.right, 1)
+            return self.wrap(n.left, 1) + f" {n.op} " + right
         if isinstance(n, G.Index):
-            return wrap(n.x, 9) + "_{[" + go(n.index) + "]}"
+            return self.wrap(n.x, 9) + "_{[" + self.go(n.index) + "]}"
         if isinstance(n, G.Field):
-            return wrap(n.x, 9) + r".\mathrm{" + n.name + "}"
+            return self.wrap(n.x, 9) + r".\mathrm{" + n.name + "}"
         if isinstance(n, G.Call):
             args = []
             for a in n.args:  # the call's own brackets are enough around a substituted slot
-                t = go(a)
+                t = self.go(a)
                 if isinstance(a, G.Slot) and t.startswith(r"\left(") and t.endswith(r"\right)"):
                     t = t[len(r"\left("):-len(r"\right)")]
                 args.append(t)
@@ -357,47 +359,61 @@ def formula_latex(node: G.Node, subst: dict[str, Value] | None = None, digits: i
                 return rf"{_FUNC_LATEX[n.name]}\left({args[0]}\right)"
             return rf"\operatorname{{{n.name}}}\left({', '.join(args)}\right)"
         if isinstance(n, G.Fold):
-            body = go(n.body)
-            bounds = f"_{{{name_latex(n.var)}={go(n.lo)}}}^{{{go(n.hi)}}}"
+            body = self.go(n.body)
+            bounds = f"_{{{name_latex(n.var)}={self.go(n.lo)}}}^{{{self.go(n.hi)}}}"
             if n.name == "sum":
-                return rf"\sum{bounds} {wrap(n.body, 2)}"
+                return rf"\sum{bounds} {self.wrap(n.body, 2)}"
             if n.name == "prod":
-                return rf"\prod{bounds} {wrap(n.body, 2)}"
+                return rf"\prod{bounds} {self.wrap(n.body, 2)}"
             return rf"\left[{body}\right]{bounds}"
         if isinstance(n, G.Symbolic):
             return r"\text{" + n.text.replace("$", r"\$") + "}"
         return "?"  # pragma: no cover
 
-    return go(node)
+
+def formula_latex(node: G.Node, subst: dict[str, Value] | None = None, digits: int = 5,
+                  typed: dict[str, int] | None = None, roles: Mapping[int, str] | None = None,
+                  units: Mapping[str, SU.Unit | None] | None = None) -> str:
+    """The formula tree as LaTeX; with ``subst`` (slot -> Value) slots show their values, with
+    at least ``typed[slot]`` significant digits (the digits the person typed) and *digits*; *roles*
+    (``@slot`` position -> ``"delta"``/``"kelvin"``, from the check) shows a K operand as a
+    difference (``5\\,\\Delta\\mathrm{K}``) or a point by its value in K; *units* (slot -> display
+    unit) shows each value in the unit the person gave it (issue 18)."""
+    return _Latex(subst, digits, typed, roles, units).go(node)
 
 
-def formula_text(node: G.Node, subst: dict[str, Value], digits: int, typed: dict[str, int] | None = None,
-                 roles: Mapping[int, str] | None = None, units: Mapping[str, SU.Unit | None] | None = None) -> str:
-    """The formula as written, each ``@slot`` replaced by its value with its SI unit (a point on its
-    scale; *roles* as in :func:`formula_latex`: ``5 ΔK``, a point in K). A value with a sign or a
-    space is parenthesised: ``(-3)^2``, ``(25 m)``."""
+class _Text:
+    """formula_text's walk over a formula tree, as methods: closures that call each other would make a
+    reference cycle on every call, and collecting those cycles was most of a 300-line cell's
+    verify time (issue 23)."""
 
-    def prec(n: G.Node) -> int:
+    __slots__ = ("digits", "roles", "subst", "typed", "units")
+
+    def __init__(self, subst: dict[str, Value] | None, digits: int, typed: dict[str, int] | None,
+                 roles: Mapping[int, str] | None, units: Mapping[str, SU.Unit | None] | None) -> None:
+        self.subst, self.digits, self.typed, self.roles, self.units = subst, digits, typed, roles, units
+
+    def prec(self, n: G.Node) -> int:
         if isinstance(n, G.Binary):
             return _PREC[n.op]
         if isinstance(n, G.Unary):
             return 3
         return 9
 
-    def wrap(n: G.Node, p: int) -> str:
-        s = go(n)
-        return f"({s})" if prec(n) < p else s
+    def wrap(self, n: G.Node, p: int) -> str:
+        s = self.go(n)
+        return f"({s})" if self.prec(n) < p else s
 
-    def go(n: G.Node) -> str:
+    def go(self, n: G.Node) -> str:
         if isinstance(n, G.Num):
             return f"{num_text(n.value.imag, 12)}j" if isinstance(n.value, complex) else num_text(n.value, 12)
         if isinstance(n, G.Slot):
-            v = subst.get(n.name)
+            v = self.subst.get(n.name) if self.subst is not None else None
             if v is None:
                 return "@" + n.name
-            v = _in_role(v, n.pos, roles)
-            t = value_text(v, max(digits, (typed or {}).get(n.name, 0)), _unit_of(n, v, roles, units))
-            if (roles or {}).get(n.pos) == "delta" and t.endswith(" K"):
+            v = _in_role(v, n.pos, self.roles)
+            t = value_text(v, max(self.digits, (self.typed or {}).get(n.name, 0)), _unit_of(n, v, self.roles, self.units))
+            if (self.roles or {}).get(n.pos) == "delta" and t.endswith(" K"):
                 t = t[:-1] + "ΔK"
             return f"({t})" if " " in t or "+" in t or "-" in t else t
         if isinstance(n, G.Bound):
@@ -405,32 +421,38 @@ def formula_text(node: G.Node, subst: dict[str, Value], digits: int, typed: dict
         if isinstance(n, G.Const):
             return {"pi": "π", "e": "e", "inf": "∞", "i": "i", "j": "j"}[n.name]
         if isinstance(n, G.Unary):
-            return "-" + wrap(n.x, 3)
+            return "-" + self.wrap(n.x, 3)
         if isinstance(n, G.Binary):
             p = _PREC[n.op]
             if n.op == "^":
-                return f"{wrap(n.left, 5)}^{wrap(n.right, 4)}"
-            left = wrap(n.left, p)
-            right = wrap(n.right, p + 1 if n.op in "-/" else p)
+                return f"{self.wrap(n.left, 5)}^{self.wrap(n.right, 4)}"
+            left = self.wrap(n.left, p)
+            right = self.wrap(n.right, p + 1 if n.op in "-/" else p)
             return f"{left}{'·' if n.op == '*' else n.op}{right}"
         if isinstance(n, G.Index):
-            return f"{wrap(n.x, 9)}[{go(n.index)}]"
+            return f"{self.wrap(n.x, 9)}[{self.go(n.index)}]"
         if isinstance(n, G.Field):
-            return f"{wrap(n.x, 9)}.{n.name}"
+            return f"{self.wrap(n.x, 9)}.{n.name}"
         if isinstance(n, G.Call):
             args = []
             for a in n.args:
-                t = go(a)
+                t = self.go(a)
                 if isinstance(a, G.Slot) and t.startswith("(") and t.endswith(")"):
                     t = t[1:-1]
                 args.append(t)
             return f"{n.name}(" + ", ".join(args) + ")"
         if isinstance(n, G.Fold):
-            return f"{n.name}_{{{n.var}={go(n.lo)}}}^{{{go(n.hi)}}}({go(n.body)})"
+            return f"{n.name}_{{{n.var}={self.go(n.lo)}}}^{{{self.go(n.hi)}}}({self.go(n.body)})"
         if isinstance(n, G.Symbolic):
             return n.text
         return "?"  # pragma: no cover
 
-    return go(node)
+
+def formula_text(node: G.Node, subst: dict[str, Value], digits: int, typed: dict[str, int] | None = None,
+                 roles: Mapping[int, str] | None = None, units: Mapping[str, SU.Unit | None] | None = None) -> str:
+    """The formula as written, each ``@slot`` replaced by its value with its SI unit (a point on its
+    scale; *roles* as in :func:`formula_latex`: ``5 ΔK``, a point in K). A value with a sign or a
+    space is parenthesised: ``(-3)^2``, ``(25 m)``."""
+    return _Text(subst, digits, typed, roles, units).go(node)
 
 
