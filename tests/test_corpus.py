@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -368,6 +369,8 @@ def test_a_worker_killed_mid_run_its_notebook_retried_once_its_kernel_gone_the_o
     assert len(list((sidecar / "stale").glob("*.jsonl"))) == 1
     assert not (sidecar / "open-record.jsonl").exists()
     assert slow.exists()
+    # the killed worker's kernel sockets (its finally never ran) were cleared by the retry
+    assert not list(Path(tempfile.gettempdir()).glob(f"dshk-{worker_pid}-*"))
 
 
 def test_a_kernel_started_through_the_launcher_dies_with_the_process_that_started_it(tmp_path):
@@ -398,3 +401,22 @@ def test_a_kernel_started_through_the_launcher_dies_with_the_process_that_starte
         _wait("the child to die with its parent", gone)
     finally:
         _stop(starter)
+
+
+def test_socket_folders_of_dead_workers_are_cleared_and_a_live_ones_kept():
+    from dsh_notebook.corpus.execute import sweep_dead_socket_folders
+
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    dead = Path(tempfile.mkdtemp(prefix=f"dshk-{int(done.stdout)}-"))
+    (dead / "k-1").write_text("")
+    live = Path(tempfile.mkdtemp(prefix=f"dshk-{os.getpid()}-"))
+    try:
+        assert dead in sweep_dead_socket_folders()
+        assert not dead.exists() and live.exists()
+    finally:
+        for folder in (dead, live):
+            if folder.exists():
+                for f in folder.iterdir():
+                    f.unlink()
+                folder.rmdir()

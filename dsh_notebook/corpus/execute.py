@@ -77,7 +77,8 @@ def execute_notebook(path: Path, nb: Any, *, kernel: str, timeout: int,
     kernel_env[NOTEBOOK_ENV] = str(path)
     # IPC sockets in a private folder: the kernel talks over local files, not TCP (so ipykernel
     # has no unencrypted-TCP warning to print), whatever the kernel's working directory.
-    sockets = tempfile.mkdtemp(prefix="dshk-")
+    sweep_dead_socket_folders()
+    sockets = tempfile.mkdtemp(prefix=f"{SOCKETS_PREFIX}{os.getpid()}-")
     config = Config()
     config.KernelManager.transport = "ipc"
     config.KernelManager.ip = os.path.join(sockets, "k")
@@ -90,6 +91,37 @@ def execute_notebook(path: Path, nb: Any, *, kernel: str, timeout: int,
     finally:
         shutil.rmtree(sockets, ignore_errors=True)
     return None
+
+
+SOCKETS_PREFIX = "dshk-"  # then the pid of the process that ran the kernel, '-', a random part
+
+
+def sweep_dead_socket_folders() -> list[Path]:
+    """Remove the kernels' socket folders (``<tmp>/dshk-<pid>-*``) whose process is gone: a worker
+    killed with SIGKILL runs no ``finally``, so the next notebook run on this machine clears what it
+    left. Returns the folders removed. A folder whose pid is alive (or not ours to signal) stays."""
+    removed = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{SOCKETS_PREFIX}*-*"):
+        pid = folder.name[len(SOCKETS_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    try:  # a zombie (killed, not yet reaped by its parent) is gone too
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:  # no /proc (not Linux): signalled, so alive
+        return True
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
 def wait_for_open_record(notebook: Path, timeout: float = OPEN_RECORD_WAIT) -> bool:
