@@ -36,9 +36,15 @@ def kernel(tmp_path, monkeypatch):
         km.shutdown_kernel(now=True)
 
 
-def run_and(kc, action, after: float = 1.0, limit: float = 40.0):
-    """Execute a ``%%chat`` cell; ``after`` seconds in (once the live view is up), call
-    ``action(button_comm_id)``. Returns (outputs, seconds until idle, seconds at action)."""
+def streaming(folder) -> bool:
+    """Whether the turn is under way: its user message is in the session log."""
+    return any('"user/message"' in log.read_text(encoding="utf-8") for log in folder.glob("*.jsonl"))
+
+
+def run_and(kc, action, sessions, limit: float = 120.0):
+    """Execute a ``%%chat`` cell; once the live view is up and the turn is under way (its user
+    message logged; the reply then streams for 15 s), call ``action(button_comm_id)``. Returns
+    (outputs, seconds until idle, seconds at action). ``limit`` only bounds a hung cell."""
     msg_id = kc.execute("%%chat\nwrite a long answer")
     button, acted, outputs = None, None, []
     t0 = time.monotonic()
@@ -55,7 +61,7 @@ def run_and(kc, action, after: float = 1.0, limit: float = 40.0):
                 outputs.append(m["content"])
             elif t == "status" and m["content"]["execution_state"] == "idle":
                 return outputs, time.monotonic() - t0, acted
-        if button and acted is None and time.monotonic() - t0 > after:
+        if button and acted is None and streaming(sessions):
             action(button)
             acted = time.monotonic() - t0
     raise AssertionError("the cell did not finish")
@@ -73,7 +79,7 @@ def test_the_stop_button_is_heard_while_the_cell_runs(kernel):
         kc.shell_channel.send(kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {
             "method": "custom", "content": {"event": "click"}}}))
 
-    outputs, _took, clicked = run_and(kc, click)
+    outputs, _took, clicked = run_and(kc, click, sessions)
     # the reply would stream for 15 s; the click ends it: the turn ends cancelled, not done (no timing asserted)
     assert clicked is not None
     assert last_event(sessions) == {**last_event(sessions), "type": "turn/end", "status": "cancelled"}
@@ -85,7 +91,7 @@ def test_the_stop_button_is_heard_while_the_cell_runs(kernel):
 
 def test_interrupting_the_kernel_cancels_the_turn(kernel):
     km, kc, sessions = kernel
-    outputs, _took, acted = run_and(kc, lambda _c: km.interrupt_kernel())
+    outputs, _took, acted = run_and(kc, lambda _c: km.interrupt_kernel(), sessions)
     assert acted is not None
     assert last_event(sessions)["type"] == "turn/end" and last_event(sessions)["status"] == "cancelled", outputs
     assert not any("Traceback" in json.dumps(o) for o in outputs)
