@@ -24,10 +24,9 @@ under nbval (public case P14).
 
 from __future__ import annotations
 
-import html
 import threading
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 from urllib.parse import urlparse
 
 import ipywidgets as W
@@ -55,11 +54,8 @@ _PLACEHOLDER = {
 }
 _RED = "#c62828"
 _GREY = "#57606a"
+_WARN = "#b26a00"
 _KNOWN_ERRORS = (ReviewUsageError, ValueError, LookupError, RuntimeError, OSError)
-
-
-def _e(value) -> str:
-    return html.escape("" if value is None else str(value))
 
 
 def _when(at) -> str:
@@ -101,15 +97,10 @@ def model_service(reviewer) -> tuple[str | None, bool | None]:
 
 
 def notice_html(target_label: str, host: str | None, remote: bool | None, max_chars: int) -> str:
-    """The sentence shown before the first review of a target."""
-    where = f" at <b>{_e(host)}</b>" if host else ""
-    how = (", which is outside this machine" if remote else ", on this machine" if remote is False
-           else ", which may be remote")
-    return (f"<div style='border-left:3px solid #b26a00;padding:2px 8px'><b>Before the first review of "
-            f"{_e(target_label)}:</b> the selected conversation (up to its last {max_chars:,} characters) is sent "
-            f"to the configured model service{where}{how}; if it is remote, this evidence leaves the machine. "
-            f"Keys, tokens, passwords and other secrets are masked before sending; the rest is sent as "
-            f"written. The review never goes back into that conversation.</div>")
+    """The sentence shown before the first review of a target (where the evidence goes: *host*,
+    and whether it is *remote*, ``None`` when that cannot be told), every text escaped."""
+    return render("review.html.j2", mode="notice", target=target_label, host=host, remote=remote,
+                  max_chars=max_chars, warn=_WARN)
 
 
 def evidence_html(e: Evidence) -> str:
@@ -261,8 +252,7 @@ class ReviewerPanel(W.VBox):
         return run
 
     def _tell(self, text: str, error: bool = False) -> None:
-        color = f"color:{_RED}" if error else f"color:{_GREY}"
-        self.message.value = f"<div style='{color}'>{_e(text)}</div>" if text else ""
+        self.message.value = render("review.html.j2", mode="message", text=text, colour=_RED if error else _GREY)
 
     def _spawn(self, fn, *args, name: str) -> None:
         t = threading.Thread(target=fn, args=args, name=name, daemon=True)
@@ -591,8 +581,7 @@ class ReviewerPanel(W.VBox):
         if shown is not None:
             self.insights.value = review_html(cast(Review, shown), self.hide_unverified.value)
         elif st["state"] == "reviewing":
-            self.insights.value = (f"<div style='color:{_GREY}'>The review is running; its insights appear "
-                                   f"here.</div>")
+            self.insights.value = render("review.html.j2", mode="running", grey=_GREY)
         else:
             self.insights.value = ""
 
@@ -606,29 +595,18 @@ class ReviewerPanel(W.VBox):
         head = head if len(head) <= 60 else head[:59] + "…"
         return f"{n}. {_when(r.get('at'))} · {r.get('focus')} · {r.get('verdict')} · {head}"
 
-    def _status_html(self, st: dict, shown: dict | None, newest: dict | None) -> str:
-        state, target = st["state"], _target_label(st["target"])
-        where = (f" <span title='{_e((st['target'] or {}).get('path'))}'>{_e(target)}</span>" if target else "")
-        if state == "no-target":
-            line = "No target chosen: pick a conversation above and press Review."
-        elif state == "reviewing":
-            line = f"⏳ Reviewing{where} (focus {_e(st['focus'])})…"
-        else:
-            verb = "Paused on" if state == "paused" else "Watching"
-            last = (f"last completed review {_e(_when(newest.get('at')))}" if newest else
-                    "no completed review yet")
-            line = f"{verb}{where} · focus {_e(st['focus'])} · {last}"
-        parts = [f"<div><b>Reviewer</b> · {line}</div>"]
-        if st.get("error"):
-            parts.append(f"<div style='color:{_RED}'>Last run: {_e(st['error'])}</div>")
+    def _status_html(self, st: dict[str, Any], shown: dict[str, Any] | None, newest: dict[str, Any] | None) -> str:
+        """The status line: the state, the target and focus, the last completed review's time, the
+        last run's error and the shown review's coverage note, every text escaped."""
+        note = ""
         if shown is not None:
-            cov = shown.get("coverage") or {}
-            note = cov.get("note") or ""
+            note = (shown.get("coverage") or {}).get("note") or ""
             if shown.get("masked"):
                 note += f" {shown['masked']} key-shaped string(s) were masked before sending."
-            if note:
-                parts.append(f"<div style='color:{_GREY};font-size:90%'>{_e(note.strip())}</div>")
-        return "".join(parts)
+        return render("review.html.j2", mode="status", state=st["state"], target=_target_label(st["target"]),
+                      path=(st["target"] or {}).get("path"), focus=st["focus"],
+                      newest_at=_when(newest.get("at")) if newest else "", error=st.get("error"),
+                      note=note.strip(), red=_RED, grey=_GREY)
 
     def _answers_html(self, hist: ReviewHistory | None, rid: str | None) -> str:
         if hist is None or rid is None:
@@ -637,11 +615,4 @@ class ReviewerPanel(W.VBox):
             asked = hist.questions(rid)
         except Exception:  # noqa: BLE001 - a history being written may be unreadable for a moment
             asked = []
-        rows = []
-        for e in asked:
-            answer = (f"<span style='color:{_RED}'>not answered: {_e(e.get('error'))}</span>" if e.get("error")
-                      else f"<span style='white-space:pre-wrap'>{_e(e.get('answer'))}</span>")
-            rows.append(f"<div><b>Q:</b> {_e(e.get('question'))}<br><b>A:</b> {answer}</div>")
-        if rid in self._asking:
-            rows.append(f"<div><b>Q:</b> {_e(self._asking[rid])}<br><i>waiting for the answer…</i></div>")
-        return "".join(rows)
+        return render("review.html.j2", mode="answers", asked=asked, waiting=self._asking.get(rid), red=_RED)
