@@ -14,6 +14,7 @@ that, never the view).
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import ipywidgets as W
 
@@ -80,7 +81,7 @@ class AcademicToggle(W.VBox):
             finally:
                 self._quiet = False
 
-    def _clicked(self, change) -> None:
+    def _clicked(self, change: dict[str, Any]) -> None:
         if self._quiet:
             return
         with self.output:

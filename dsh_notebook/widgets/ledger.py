@@ -23,8 +23,10 @@ change; ``close()`` stops it. Errors of a click show in the widget's ``Output``.
 
 from __future__ import annotations
 
+import os
 import threading
-from typing import cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
 import ipywidgets as W
 
@@ -33,6 +35,9 @@ from ..artifact.payloads import LedgerGraph
 from ..kernel import kernel_ledger
 from ..research.payloads import DecisionCard, LedgerSummary
 from .templating import render
+
+if TYPE_CHECKING:
+    from ..research import LedgerState
 
 _LABELS = {"approved": "Approve", "rejected": "Reject", "needs_revision": "Needs revision"}
 # buttons keep their width in a row beside long text (a flex item's default shrink cut
@@ -86,7 +91,7 @@ class LedgerExplorer(W.VBox):
     """``LedgerExplorer(name="main", notebook=None, poll=3.0)``; ``.refresh()`` re-reads the
     ledger, ``.close()`` stops watching it."""
 
-    def __init__(self, name: str = "main", notebook=None, poll: float = 3.0):
+    def __init__(self, name: str = "main", notebook: str | os.PathLike[str] | None = None, poll: float = 3.0) -> None:
         if not isinstance(poll, (int, float)) or isinstance(poll, bool) or not poll > 0:
             raise ValueError(f"poll must be a positive number of seconds, not {poll!r}")
         if notebook is None:
@@ -104,8 +109,8 @@ class LedgerExplorer(W.VBox):
         self._pending: tuple[str, str, int, str] | None = None
         self.buttons: dict[str, dict[str, W.Button]] = {}
         self.notes: dict[str, W.Text] = {}
-        self.state = None
-        self.summary: dict = {}
+        self.state: LedgerState | None = None
+        self.summary: dict[str, Any] = {}
         self.header = W.HTML()
         self.message = W.HTML()
         self.refresh_button = W.Button(description="Refresh", icon="refresh", layout=W.Layout(**_BUTTON))
@@ -138,7 +143,7 @@ class LedgerExplorer(W.VBox):
 
     # ------------------------------------------------------------------ reading
 
-    def _key(self):
+    def _key(self) -> tuple[int, int] | None:
         try:
             st = self.path.stat()
             return (st.st_mtime_ns, st.st_size)
@@ -199,7 +204,7 @@ class LedgerExplorer(W.VBox):
 
     # ------------------------------------------------------------------ deciding
 
-    def _set_pending(self, pending) -> None:
+    def _set_pending(self, pending: tuple[str, str, int, str] | None) -> None:
         self._pending = pending
         if pending is None:
             self.confirm_box.layout.display = "none"
@@ -268,7 +273,7 @@ class LedgerExplorer(W.VBox):
 
     # ------------------------------------------------------------------ plumbing
 
-    def _guarded(self, fn) -> None:
+    def _guarded(self, fn: Callable[[], object]) -> None:
         with self.output:
             try:
                 fn()

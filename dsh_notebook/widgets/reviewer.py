@@ -25,8 +25,9 @@ under nbval (public case P14).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlparse
 
 import ipywidgets as W
@@ -37,6 +38,9 @@ from ..reviewer.payloads import Evidence, Insight, Review
 from ..reviewer.review import WINDOW_CHARS, ReviewHistory, ask
 from ..reviewer.targets import ReviewUsageError, resolve_target
 from .templating import render
+
+if TYPE_CHECKING:
+    from ..reviewer.runner import Reviewer
 
 #: The target picker's sources: (label, value). ``this`` and ``session`` are read as ``notebook``.
 SOURCE_OPTIONS = [
@@ -58,7 +62,7 @@ _WARN = "#b26a00"
 _KNOWN_ERRORS = (ReviewUsageError, ValueError, LookupError, RuntimeError, OSError)
 
 
-def _when(at) -> str:
+def _when(at: object) -> str:
     """``2026-05-01T12:34:56.789+00:00`` -> ``2026-05-01 12:34 UTC``."""
     return f"{str(at)[:16].replace('T', ' ')} UTC" if at else ""
 
@@ -69,7 +73,7 @@ def _target_label(target: dict | None) -> str:
     return f"{target.get('source')}: {Path(str(target.get('path', ''))).name}"
 
 
-def model_service(reviewer) -> tuple[str | None, bool | None]:
+def model_service(reviewer: Reviewer) -> tuple[str | None, bool | None]:
     """``(host, remote)`` of the model service the reviewer's requests go to, from its
     ``client_factory`` or the settings; ``(None, None)`` when that cannot be told. Nothing is
     sent to find out."""
@@ -138,7 +142,7 @@ class ReviewerPanel(W.VBox):
     ``refresh()`` shows the reviewer's state now, ``wait()`` waits for the panel's and the
     reviewer's threads (tests), ``close()`` gives the reviewer its previous ``on_change``."""
 
-    def __init__(self, reviewer=None):
+    def __init__(self, reviewer: Reviewer | None = None) -> None:
         if reviewer is None:
             from IPython import get_ipython
 
@@ -236,11 +240,11 @@ class ReviewerPanel(W.VBox):
 
     # ------------------------------------------------------------------ plumbing
 
-    def _guard(self, fn):
+    def _guard(self, fn: Callable[..., object]) -> Callable[..., None]:
         """Run a handler inside the panel's Output: a readable error goes to the message
         line, anything unexpected shows its traceback in the Output."""
 
-        def run(*args):
+        def run(*args: object) -> None:
             if self._closed:
                 return
             with self.output:
@@ -254,12 +258,12 @@ class ReviewerPanel(W.VBox):
     def _tell(self, text: str, error: bool = False) -> None:
         self.message.value = render("review.html.j2", mode="message", text=text, colour=_RED if error else _GREY)
 
-    def _spawn(self, fn, *args, name: str) -> None:
+    def _spawn(self, fn: Callable[..., None], *args: object, name: str) -> None:
         t = threading.Thread(target=fn, args=args, name=name, daemon=True)
         self._threads = [x for x in self._threads if x.is_alive()] + [t]
         t.start()
 
-    def _on_change(self, reviewer) -> None:
+    def _on_change(self, reviewer: Reviewer) -> None:
         """The reviewer's ``on_change`` (any thread): the previous callback, then a refresh."""
         previous = self._previous
         if previous is not None:
@@ -310,7 +314,7 @@ class ReviewerPanel(W.VBox):
             self.source.value = target["source"]
             self.path.value = str(path)
 
-    def _source_changed(self, _change) -> None:
+    def _source_changed(self, _change: object) -> None:
         src = self.source.value
         self.path.disabled = src == "this"
         self.path.placeholder = _PLACEHOLDER.get(src) or f"{sources.WHAT[src]} (or a folder, then List)"
@@ -326,7 +330,7 @@ class ReviewerPanel(W.VBox):
         self._hide_notice()
         self._tell("")
 
-    def _list_root(self):
+    def _list_root(self) -> tuple[str, Path | str | None]:
         src, text = self.source.value, self.path.value.strip()
         if src == "this":
             if self.reviewer.sidecar is None:
@@ -339,13 +343,13 @@ class ReviewerPanel(W.VBox):
         root = Path(text).expanduser() if text else None
         return src, (root if root is not None and root.is_dir() else None)
 
-    def _list_clicked(self, _b) -> None:
+    def _list_clicked(self, _b: object) -> None:
         source, root = self._list_root()
         self.list_button.disabled = True
         self._tell(f"listing {source} conversations…")
         self._spawn(self._list, source, root, name="dsh-review-list")
 
-    def _list(self, source: str, root) -> None:
+    def _list(self, source: str, root: Path | str | None) -> None:
         try:
             convs = sources.list_source(source, root)
         except Exception as exc:  # noqa: BLE001 - shown in the panel
@@ -374,7 +378,7 @@ class ReviewerPanel(W.VBox):
         finally:
             self.list_button.disabled = False
 
-    def _listing_picked(self, change) -> None:
+    def _listing_picked(self, change: dict[str, Any]) -> None:
         with self._lock:
             if self._quiet:
                 return
@@ -405,7 +409,7 @@ class ReviewerPanel(W.VBox):
         except Exception:  # noqa: BLE001 - an unreadable history: say it again rather than not at all
             return True
 
-    def _review_clicked(self, _b) -> None:
+    def _review_clicked(self, _b: object) -> None:
         source, path = self.chosen_target()
         if self._needs_notice(source, path):
             host, remote = model_service(self.reviewer)
@@ -417,7 +421,7 @@ class ReviewerPanel(W.VBox):
             return
         self._start(source, path)
 
-    def _confirm_clicked(self, _b) -> None:
+    def _confirm_clicked(self, _b: object) -> None:
         if self._pending is None:
             return
         source, path = self._pending
@@ -425,7 +429,7 @@ class ReviewerPanel(W.VBox):
         self._hide_notice()
         self._start(source, path)
 
-    def _cancel_clicked(self, _b) -> None:
+    def _cancel_clicked(self, _b: object) -> None:
         self._hide_notice()
         self._tell("nothing was sent")
 
@@ -440,28 +444,28 @@ class ReviewerPanel(W.VBox):
 
     # ------------------------------------------------------------------ focus and controls
 
-    def _focus_changed(self, change) -> None:
+    def _focus_changed(self, change: dict[str, Any]) -> None:
         with self._lock:
             if self._quiet:
                 return
         self._follow = True
         self.reviewer.set_focus(change["new"])
 
-    def _rereview_clicked(self, _b) -> None:
+    def _rereview_clicked(self, _b: object) -> None:
         self._follow = True
         self.reviewer.review_now()
 
-    def _pause_clicked(self, _b) -> None:
+    def _pause_clicked(self, _b: object) -> None:
         if self.reviewer.paused:
             self.reviewer.resume()
         else:
             self.reviewer.pause()
 
-    def _new_clicked(self, _b) -> None:
+    def _new_clicked(self, _b: object) -> None:
         self._follow, self._shown_id = True, None
         self.reviewer.mark_read()  # its on_change refreshes: the newest review is shown
 
-    def _history_picked(self, change) -> None:
+    def _history_picked(self, change: dict[str, Any]) -> None:
         with self._lock:
             if self._quiet or not change["new"]:
                 return
@@ -472,7 +476,7 @@ class ReviewerPanel(W.VBox):
 
     # ------------------------------------------------------------------ questions
 
-    def _ask_clicked(self, _b) -> None:
+    def _ask_clicked(self, _b: object) -> None:
         q = self.question.value.strip()
         if not q:
             raise ReviewUsageError("type a question first")
