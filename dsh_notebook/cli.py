@@ -18,14 +18,18 @@ import re
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .version import __version__
+
+if TYPE_CHECKING:
+    from .reckoner.records import Record
 
 MIME_RECORD = "application/vnd.dsh.record+json"
 MIME_SESSION = "application/vnd.dsh.session+json"
 
 
-def _records_in(nb) -> list[str]:
+def _records_in(nb: Any) -> list[str]:
     """Record ids named by the notebook's outputs, in order (duplicates dropped)."""
     seen: list[str] = []
     for cell in nb.cells:
@@ -43,7 +47,7 @@ def _records_in(nb) -> list[str]:
     return seen
 
 
-def _result_text(rec) -> str:
+def _result_text(rec: Record) -> str:
     from .reckon.render import value_text
     from .reckoner.shown_units import from_json
     from .reckoner.values import parse_tagged
@@ -62,11 +66,11 @@ def _result_text(rec) -> str:
                      and isinstance(r.get("content"), dict) and r["content"].get("name") == c["target"]
                      and "unit" in r["content"]), c.get("unit"))
         return f"{c['target']} = {value_text(v, 5, from_json(unit, v.sig.dim))}"
-    except Exception:
+    except Exception:  # noqa: BLE001 - a result the table cannot format shows as stored, never stops the run
         return f"{c.get('target')} = {c.get('result')}"
 
 
-def _corpus_wanted(args, command: str) -> bool:
+def _corpus_wanted(args: argparse.Namespace, command: str) -> bool:
     """A corpus command (issue 23): several paths, a folder, --workers or --scheduler (and for
     ``run``, --json); one notebook file alone works as before."""
     paths = args.notebook
@@ -74,7 +78,7 @@ def _corpus_wanted(args, command: str) -> bool:
             or args.scheduler is not None or (command == "run" and args.json))
 
 
-def cmd_corpus(args, command: str) -> int:
+def cmd_corpus(args: argparse.Namespace, command: str) -> int:
     """``run``/``verify`` of many notebooks, here or on dask.distributed (dsh_notebook.corpus)."""
     from .corpus.cluster import CorpusError, run_corpus, save_runs
     from .corpus.discover import NoSuchPath, find_notebooks
@@ -126,7 +130,7 @@ def cmd_corpus(args, command: str) -> int:
     return 0 if all(passed(r) for r in results) else 1
 
 
-def cmd_run(args) -> int:
+def cmd_run(args: argparse.Namespace) -> int:
     if _corpus_wanted(args, "run"):
         return cmd_corpus(args, "run")
     if args.save is None:
@@ -149,7 +153,7 @@ def cmd_run(args) -> int:
         return 2
     try:
         nb = nbformat.read(str(path), as_version=4)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - nbformat's JSON, schema and decoding errors: one line, exit 2
         print(f"dsh-notebook run: {args.notebook} is not a readable notebook ({exc})", file=sys.stderr)
         return 2
     started = copy.deepcopy(nb)  # what the person's file held: save_run checks it is still that
@@ -193,7 +197,7 @@ def cmd_run(args) -> int:
         for p in problems:
             print(f"dsh-notebook run: {p}", file=sys.stderr)
     sidecar = sidecar_for(path)
-    rows = []
+    rows: list[tuple[str, int | str, int | str, str, str]] = []
     for rid in _records_in(nb):
         try:
             rec = read_record(find_record(sidecar, rid))
@@ -236,7 +240,7 @@ def _notebook_arg(name: str) -> Path | None:
     return path.resolve()
 
 
-def cmd_verify(args) -> int:
+def cmd_verify(args: argparse.Namespace) -> int:
     if _corpus_wanted(args, "verify"):
         return cmd_corpus(args, "verify")
     args.notebook = args.notebook[0]
@@ -275,7 +279,7 @@ def cmd_verify(args) -> int:
     return 1 if failed else 0
 
 
-def cmd_sync(args) -> int:
+def cmd_sync(args: argparse.Namespace) -> int:
     from .artifact.seal import sync
 
     path = _notebook_arg(args.notebook)
@@ -289,7 +293,7 @@ def cmd_sync(args) -> int:
     except SealRefused as exc:
         print(f"dsh-notebook sync: {args.notebook}: {exc}", file=sys.stderr)
         return 1
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the command's boundary: any fault is one line and exit 2
         print(f"dsh-notebook sync: {args.notebook}: {exc}", file=sys.stderr)
         return 2
     signed = " and signed with your key" if isinstance(index.get("seal"), dict) else ""
@@ -300,7 +304,7 @@ def cmd_sync(args) -> int:
     return 1 if problems else 0
 
 
-def cmd_seal_payload(args) -> int:
+def cmd_seal_payload(args: argparse.Namespace) -> int:
     from .artifact.seal import UnreadableNotebook, read_notebook
     from .artifact.sealset import payload
 
@@ -325,7 +329,7 @@ def cmd_seal_payload(args) -> int:
     return 0
 
 
-def cmd_key(args) -> int:
+def cmd_key(args: argparse.Namespace) -> int:
     from .signing import SigningError, key_path, public_key_line
 
     try:
@@ -358,7 +362,7 @@ def _current_for(target: str | None, home: Path) -> list[str] | None:
     return current_records_of(home.parent / f"{home.name[:-4]}.ipynb") if home.name.endswith(".dsh") else None
 
 
-def cmd_prune(args) -> int:
+def cmd_prune(args: argparse.Namespace) -> int:
     from .artifact.records import table
     from .artifact.seal import MetadataError, PruneRefused, SealRefused, UnreadableNotebook, prune
     from .signing import SigningError
@@ -390,7 +394,7 @@ def cmd_prune(args) -> int:
     return 0
 
 
-def cmd_records(args) -> int:
+def cmd_records(args: argparse.Namespace) -> int:
     from .artifact.records import record_text, records_table
     from .reckoner import find_record, read_record
     from .reckoner.records import UnreadableRecord
@@ -412,7 +416,7 @@ def cmd_records(args) -> int:
     return 0
 
 
-def cmd_article(args) -> int:
+def cmd_article(args: argparse.Namespace) -> int:
     from .artifact.articles import write_article
     from .artifact.paths import sidecar_for
     from .reckoner import find_record
@@ -445,7 +449,7 @@ def cmd_article(args) -> int:
     return 0
 
 
-def cmd_serve_fake_llm(args) -> int:
+def cmd_serve_fake_llm(args: argparse.Namespace) -> int:
     from .llm.testing import ScriptedServer
 
     def fail(message: str) -> int:
@@ -481,7 +485,7 @@ def cmd_serve_fake_llm(args) -> int:
     return 0
 
 
-def cmd_academic(args) -> int:
+def cmd_academic(args: argparse.Namespace) -> int:
     from .academic import state
 
     if args.action in ("on", "off"):
@@ -530,7 +534,7 @@ def _minute(stamp: str | None) -> str:
     return stamp[:16].replace("T", " ") if stamp else ""
 
 
-def cmd_review(args) -> int:
+def cmd_review(args: argparse.Namespace) -> int:
     """``review list`` (the conversations a source holds) and ``review transcript TARGET``
     (the numbered utterances exactly as the reviewer sends them, before the tail window)."""
     from .reviewer import sources
@@ -545,7 +549,7 @@ def cmd_review(args) -> int:
             found = sources.list_source(args.source, args.root)
         except (ValueError, OSError) as exc:
             return fail(_one_line(exc))
-        except Exception as exc:  # a reader's fault: still one line, no traceback
+        except Exception as exc:  # noqa: BLE001 - a reader's fault: still one line, no traceback
             return fail(f"cannot list {args.source} conversations under {args.root or 'the default root'} "
                         f"({type(exc).__name__}: {_one_line(exc)})")
         if args.json:
@@ -583,7 +587,8 @@ def _positive(text: str) -> int:
     return n
 
 
-def ledger_subparsers(sub) -> argparse._SubParsersAction:
+def ledger_subparsers(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+                      ) -> argparse._SubParsersAction[argparse.ArgumentParser]:
     """The ``dsh-notebook ledger ACTION`` group (created once, then reused): each ledger command
     adds its parser here, e.g. ``ledger_subparsers(sub).add_parser("check-source", ...)``."""
     group = sub.choices.get("ledger")
@@ -597,7 +602,7 @@ def ledger_subparsers(sub) -> argparse._SubParsersAction:
     return group.add_subparsers(dest="ledger_action", metavar="ACTION", required=True)
 
 
-def _ledger_file(args, verb: str) -> Path | None:
+def _ledger_file(args: argparse.Namespace, verb: str) -> Path | None:
     from .artifact.ledgers import resolve_ledger
     from .artifact.paths import NAME, NAME_RULE
 
@@ -614,7 +619,7 @@ def _ledger_file(args, verb: str) -> Path | None:
     return path
 
 
-def cmd_ledger_show(args) -> int:
+def cmd_ledger_show(args: argparse.Namespace) -> int:
     from .artifact import ledgers as LG
 
     path = _ledger_file(args, "show")
@@ -626,7 +631,7 @@ def cmd_ledger_show(args) -> int:
     return 0
 
 
-def cmd_ledger_verify(args) -> int:
+def cmd_ledger_verify(args: argparse.Namespace) -> int:
     from .artifact import ledgers as LG
 
     path = _ledger_file(args, "verify")
@@ -660,7 +665,7 @@ def _confirmation_line(prompt: str) -> str | None:
     return line or None
 
 
-def cmd_ledger_decide(args) -> int:
+def cmd_ledger_decide(args: argparse.Namespace) -> int:
     """Record the person's decision after a typed confirmation (the decision id, or ``yes``)."""
     from .artifact import ledgers as LG
 
@@ -697,7 +702,7 @@ def cmd_ledger_decide(args) -> int:
     return 0
 
 
-def cmd_ledger_export(args) -> int:
+def cmd_ledger_export(args: argparse.Namespace) -> int:
     from .artifact import ledgers as LG
 
     path = _ledger_file(args, "export")
@@ -726,7 +731,7 @@ def cmd_ledger_export(args) -> int:
     return 0
 
 
-def _add_ledger_view_commands(ls) -> None:
+def _add_ledger_view_commands(ls: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``ledger show|verify|decide|export NOTEBOOK [--name NAME]``, from the table ``%ledger`` shares."""
     from .artifact.ledger_args import add_ledger_commands
 
@@ -735,7 +740,7 @@ def _add_ledger_view_commands(ls) -> None:
                         notebook_help="the notebook (x.ipynb), its sidecar folder (x.dsh) or a ledger .jsonl")
 
 
-def cmd_ledger_check_source(args) -> int:
+def cmd_ledger_check_source(args: argparse.Namespace) -> int:
     """``ledger check-source IDENTIFIER``: the bibliographic verifier alone (research.md). Exit 0
     with the verdict (any verdict, inconclusive included), 2 for a malformed identifier or an empty
     claimed value (``--title ""``, ``--authors ";;"``)."""
@@ -794,7 +799,7 @@ def cmd_ledger_check_source(args) -> int:
     return 0
 
 
-def _add_ledger_check_source(ls) -> None:
+def _add_ledger_check_source(ls: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``ledger check-source IDENTIFIER [--json] [--title T --authors A --year Y]``."""
     x = ls.add_parser("check-source", help="resolve a DOI, arXiv id or PMID (ISBN and URL: inconclusive) and "
                                            "check it: verified, mismatch, inconclusive, retracted, withdrawn, "
@@ -823,7 +828,7 @@ def _workers(text: str) -> int:
     return n
 
 
-def _add_corpus_options(p) -> None:
+def _add_corpus_options(p: argparse.ArgumentParser) -> None:
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", type=_workers, metavar="N",
                        help="run on a local dask cluster of N worker processes (one notebook per task; needs "
@@ -907,8 +912,8 @@ def build_parser() -> argparse.ArgumentParser:
     ac = sub.add_parser("academic", help="academic mode: on, off, status, or export the discipline as a skill")
     acs = ac.add_subparsers(dest="action", metavar="on|off|status|export", required=True)
     for name, text in (("on", "switch academic mode on (every model call from the next request on)"),
-                       ("off", "switch academic mode off"), ("status", "show the state, the last shaped request "
-                                                                      "and the gate count")):
+                       ("off", "switch academic mode off"), ("status", ("show the state, the last shaped request "
+                                                                       "and the gate count"))):
         x = acs.add_parser(name, help=text)
         x.add_argument("--json", action="store_true", help="the status object as JSON")
         x.set_defaults(func=cmd_academic)

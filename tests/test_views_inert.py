@@ -11,6 +11,8 @@ from test_magic import bundle
 
 HOSTILE = ("<script>alert(1)</script> <img src=x onerror=alert(2)> "
            "[click](javascript:alert(3)) <a href=\"javascript:alert(4)\">x</a>")
+# closes an inline SVG early, so what follows would be HTML again
+SVG_BREAK = "</svg><script>alert(6)</script>"
 
 
 def assert_inert(page: str) -> None:
@@ -68,6 +70,98 @@ def test_the_ledger_views_escape_model_text():
                  timeline_html([{"seq": 1, "ts": HOSTILE, "type": HOSTILE, "subject": HOSTILE, "role": HOSTILE,
                                  "authority": HOSTILE, "by": HOSTILE, "channel": HOSTILE}])):
         assert_inert(page)
+
+
+def test_the_reviewer_panel_lines_escape_model_and_log_text(tmp_path):
+    """The panel's status line (target, focus, the last run's error, the coverage note), the
+    answers to questions and the message line show hostile text as text."""
+    import types
+
+    from dsh_notebook.widgets.reviewer import ReviewerPanel
+
+    st = {"state": "paused", "target": {"source": "codex", "path": f"/tmp/{HOSTILE}.jsonl"}, "focus": HOSTILE,
+          "error": HOSTILE}
+    shown = {"coverage": {"note": HOSTILE}, "masked": 2}
+    page = ReviewerPanel._status_html(types.SimpleNamespace(), st, shown, {"at": "2026-05-01T12:34:56Z"})
+    assert_inert(page)
+    assert page.startswith("<div><b>Reviewer</b> · Paused on <span title='/tmp/&lt;script&gt;")
+    assert "last completed review 2026-05-01 12:34 UTC" in page and "2 key-shaped string(s) were masked" in page
+    for state in ("reviewing", "idle"):
+        assert_inert(ReviewerPanel._status_html(types.SimpleNamespace(), {**st, "state": state}, None, None))
+
+    class History:
+        def questions(self, _rid: str) -> list[dict]:
+            return [{"question": HOSTILE, "answer": HOSTILE}, {"question": HOSTILE, "error": HOSTILE}]
+
+    page = ReviewerPanel._answers_html(types.SimpleNamespace(_asking={"r1": HOSTILE}), History(), "r1")
+    assert_inert(page)
+    assert page.count("<b>Q:</b>") == 3 and "not answered: &lt;script&gt;" in page and "waiting for the answer" in page
+
+    told = types.SimpleNamespace(message=types.SimpleNamespace(value=""))
+    ReviewerPanel._tell(told, HOSTILE, error=True)
+    assert_inert(told.message.value)
+
+
+def test_the_ledger_explorer_escapes_ledger_text(tmp_path):
+    """A statement, claim text and source title from a model show as text in the explorer's
+    decision card, header, confirmation sentence and graph; a ``</svg>`` cannot end the picture."""
+    from test_ledger_explorer import BIB, EXT, FULLTEXT, LEAD, SCOUT, SHA, ok
+
+    from dsh_notebook.research import Ledger, ledger_path
+    from dsh_notebook.widgets import LedgerExplorer
+
+    hostile = f"{HOSTILE} {SVG_BREAK}"
+    led = Ledger(ledger_path(tmp_path / "nb.ipynb"))
+    ok(led.append("question-posed", {"question_id": "q1", "text": hostile}, LEAD))
+    ok(led.append("source-proposed", {"source_id": "s1", "kind": "url", "identifier": "javascript:alert(7)",
+                                      "title": hostile, "authors": [hostile], "year": 2010}, SCOUT))
+    ok(led.append("source-verified", {"source_id": "s1", "verdict": "retracted", "resolver": "crossref"}, BIB))
+    ok(led.append("fulltext-linked", {"source_id": "s1", "locator": "fulltext/s1.txt", "sha256": SHA,
+                                      "bytes": len(FULLTEXT), "media_type": "text/plain"}, LEAD))
+    ok(led.append("claim-extracted", {"claim_id": "c1", "source_id": "s1", "text": hostile,
+                                      "span": {"locator": "p1", "quote": hostile, "fulltext_sha256": SHA}}, EXT))
+    ok(led.append("decision-proposed", {"decision_id": "d1", "question_id": "q1", "statement": hostile,
+                                        "claim_ids": ["c1"], "confidence": 0.5, "limitations": hostile}, LEAD))
+    ex = LedgerExplorer(notebook=tmp_path / "nb.ipynb", poll=60)
+    try:
+        svg = ex.graph_html.value
+        assert_inert(svg)
+        assert svg.startswith("<svg") and svg.endswith("</svg>") and svg.count("</svg>") == 1, svg
+        assert "&lt;/svg&gt;&lt;script&gt;alert(6)" in svg and ">d1<" in svg and ">retracted<" in svg
+        assert "#" not in svg.split("<g ")[0].replace("#1f2328", "").replace("#8c959f", ""), svg  # theme colours
+        for page in (ex.header.value, ex.decisions_box.children[0].children[0].value, ex.sources_html.value):
+            assert "<script" not in page and "<img" not in page, page
+        assert ex.header.value.startswith("<b>Research ledger</b> <code>main.jsonl</code> · 6 event(s)")
+        ex._set_pending(("d1", "approved", 1, hostile))
+        assert_inert(ex.confirm_text.value)
+        assert "(“&lt;script&gt;alert(1)&lt;/script&gt;" in ex.confirm_text.value
+        ex._say(hostile)
+        assert_inert(ex.message.value)
+    finally:
+        ex.close()
+
+
+def test_the_academic_toggle_shows_its_state_as_text_in_theme_colours(tmp_path, monkeypatch):
+    """The toggle's HTML is only its style, in JupyterLab theme variables (no written-out colour,
+    so the dark theme works); an error in the state file reaches the tooltip, which is text."""
+    from dsh_notebook.academic import state
+    from dsh_notebook.widgets.academic import AcademicToggle, style_html, tooltip
+
+    css = style_html()
+    assert css.startswith("<style>") and css.endswith("</style>")
+    assert not re.search(r"#[0-9a-fA-F]{3,8}\b|\b(?:rgba?|hsla?)\s*\(", css), css
+    assert "var(--jp-brand-color0)" in css and "var(--jp-ui-inverse-font-color0)" in css
+    assert tooltip({"enabled": False, "lastError": HOSTILE}).endswith(f"last error: {HOSTILE}")
+    monkeypatch.setenv("DSH_NOTEBOOK_HOME", str(tmp_path))
+    state.state_path().write_text('{"enabled": true, "lastError": %s}' % __import__("json").dumps(HOSTILE),
+                                  encoding="utf-8")
+    toggle = AcademicToggle(poll=60)
+    try:
+        assert toggle.button.value is True and HOSTILE in toggle.button.tooltip
+        html_parts = [c.value for c in toggle.children if hasattr(c, "value") and isinstance(c.value, str)]
+        assert html_parts == [css]
+    finally:
+        toggle.close()
 
 
 def test_the_chat_view_escapes_model_text():

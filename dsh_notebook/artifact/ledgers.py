@@ -16,7 +16,8 @@ server's routes. No IPython, no widgets, no model client.
   ledger decide`` and the server's decision route;
 * :func:`evidence_markdown`, :func:`bibtex` and :func:`export` write the evidence table and the
   BibTeX of verified sources under the sidecar's ``exports/``;
-* :func:`graph_svg` draws decision -> claims -> sources as an inline SVG (no dependency).
+* :func:`graph_layout` lays out decision -> claims -> sources for a picture (the explorer draws it
+  as an SVG through an autoescaped template).
 
 Only :func:`record_decision` creates a human actor (``confirmed_actor``), and only its three
 callers reach it, each after the person's own action: the explorer's confirmed click, the
@@ -44,6 +45,7 @@ from ..research import (
     is_eligible_for_synthesis,
 )
 from ..research.predicates import unresolved_objections
+from .payloads import GraphBox, GraphEdge, LedgerGraph
 from .seal import sealed_ledger
 
 if TYPE_CHECKING:
@@ -471,8 +473,8 @@ def export(path: Path, state: LedgerState, formats: Collection[str] = ("md", "bi
 # ----------------------------------------------------------------------------- graph
 
 
-_STATUS_COLOUR = {"approved": "#1a7f37", "rejected": "#c62828", "needs_revision": "#b26a00",
-                  "awaiting_human": "#1d4ed8", "provisional": "#57606a"}
+_STATUS_TONE = {"approved": "ok", "rejected": "bad", "needs_revision": "warn", "awaiting_human": "accent",
+                "provisional": "muted"}
 
 
 def _cut(text: str, n: int = 34) -> str:
@@ -480,17 +482,18 @@ def _cut(text: str, n: int = 34) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def graph_svg(state: LedgerState) -> str:
-    """Decisions -> claims -> sources as an inline SVG: three columns of labelled boxes, edges
-    from each decision to the claims it cites and from each claim to its source. Colours: a
-    decision by status, a claim green when eligible, a source green when verified and red when
-    retracted or withdrawn."""
+def graph_layout(state: LedgerState) -> LedgerGraph:
+    """Decisions -> claims -> sources laid out for a picture (the explorer's Graph tab draws it as
+    an SVG through an autoescaped template): three columns of labelled boxes, edges from each
+    decision to the claims it cites and from each claim to its source. Tones: a decision by
+    status, a claim ``ok`` when eligible, a source ``ok`` when verified and ``bad`` when
+    retracted, withdrawn or mismatched. The texts are as the ledger holds them (not escaped)."""
     decisions = list(state.decisions.values())
-    claim_ids = []
+    claim_ids: list[str] = []
     for d in decisions:
         claim_ids += [c for c in d.claim_ids if c not in claim_ids]
     claim_ids += [c for c in state.claims if c not in claim_ids]
-    source_ids = []
+    source_ids: list[str] = []
     for c in claim_ids:
         sid = state.claims[c].source_id if c in state.claims else None
         if sid and sid not in source_ids:
@@ -498,49 +501,41 @@ def graph_svg(state: LedgerState) -> str:
     source_ids += [s for s in state.sources if s not in source_ids]
     w, h, gap, cols = 230, 40, 14, (10, 300, 590)
     rows = max(len(decisions), len(claim_ids), len(source_ids), 1)
-    height = 30 + rows * (h + gap)
     pos: dict[tuple[str, str], tuple[int, int]] = {}
-    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{cols[2] + w + 10}" height="{height}" '
-              f'font-family="sans-serif" font-size="11" role="img" aria-label="decision, claim and source graph">'),
-             ('<text x="10" y="16" font-weight="bold">decisions</text>'
-              '<text x="300" y="16" font-weight="bold">claims</text>'
-              '<text x="590" y="16" font-weight="bold">sources</text>')]
-    boxes = []
+    boxes: list[GraphBox] = []
 
-    def box(kind: str, ident: str, i: int, col: int, label: str, sub: str, colour: str) -> None:
+    def box(kind: str, ident: str, i: int, col: int, label: str, sub: str, tone: str) -> None:
         x, y = cols[col], 26 + i * (h + gap)
         pos[(kind, ident)] = (x, y)
-        e = html.escape
-        boxes.append(f'<g class="dsh-{kind}"><title>{e(kind)} {e(ident)}: {e(label)}</title>'
-                     f'<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="6" fill="#fff" stroke="{colour}" '
-                     f'stroke-width="2"/><text x="{x + 6}" y="{y + 15}" font-weight="bold">{e(_cut(ident, 30))}'
-                     f'</text><text x="{x + 6}" y="{y + 31}" fill="#333">{e(_cut(label))}</text>'
-                     f'<text x="{x + w - 6}" y="{y + 15}" text-anchor="end" fill="{colour}">{e(sub)}</text></g>')
+        boxes.append({"kind": kind, "ident": ident, "x": x, "y": y, "title": str(label), "label": _cut(label),
+                      "short_ident": _cut(ident, 30), "sub": sub, "tone": tone})
 
     for i, d in enumerate(decisions):
         st = decision_status(state, d.decision_id)
-        box("decision", d.decision_id, i, 0, d.current["statement"], st, _STATUS_COLOUR.get(st, "#57606a"))
+        box("decision", d.decision_id, i, 0, d.current["statement"], st, _STATUS_TONE.get(st, "muted"))
     for i, c in enumerate(claim_ids):
         cl = state.claims.get(c)
         ok = is_eligible_for_synthesis(state, c)[0]
         box("claim", c, i, 1, cl.text if cl else "(missing)", "eligible" if ok else "not eligible",
-            "#1a7f37" if ok else "#b26a00")
+            "ok" if ok else "warn")
     for i, s in enumerate(source_ids):
         src = state.sources.get(s)
         v = (src.verdict if src else None) or "unverified"
-        colour = "#1a7f37" if v == "verified" else "#c62828" if v in ("retracted", "withdrawn", "mismatch") else "#b26a00"
-        box("source", s, i, 2, src.title or src.identifier if src else "(missing)", v, colour)
-    edges = []
+        tone = "ok" if v == "verified" else "bad" if v in ("retracted", "withdrawn", "mismatch") else "warn"
+        box("source", s, i, 2, src.title or src.identifier if src else "(missing)", v, tone)
+    edges: list[GraphEdge] = []
+
+    def edge(a: tuple[str, str], b: tuple[str, str]) -> None:
+        (x1, y1), (x2, y2) = pos[a], pos[b]
+        edges.append({"x1": x1 + w, "y1": y1 + h // 2, "x2": x2, "y2": y2 + h // 2})
+
     for d in decisions:
         for c in d.claim_ids:
             if ("claim", c) in pos:
-                (x1, y1), (x2, y2) = pos[("decision", d.decision_id)], pos[("claim", c)]
-                edges.append(f'<line x1="{x1 + w}" y1="{y1 + h // 2}" x2="{x2}" y2="{y2 + h // 2}" '
-                             f'stroke="#8c959f" stroke-width="1.5"/>')
+                edge(("decision", d.decision_id), ("claim", c))
     for c in claim_ids:
         cl = state.claims.get(c)
         if cl is not None and ("source", cl.source_id) in pos:
-            (x1, y1), (x2, y2) = pos[("claim", c)], pos[("source", cl.source_id)]
-            edges.append(f'<line x1="{x1 + w}" y1="{y1 + h // 2}" x2="{x2}" y2="{y2 + h // 2}" '
-                         f'stroke="#8c959f" stroke-width="1.5"/>')
-    return "".join(parts + edges + boxes) + "</svg>"
+            edge(("claim", c), ("source", cl.source_id))
+    return {"width": cols[2] + w + 10, "height": 30 + rows * (h + gap), "box_width": w, "box_height": h,
+            "columns": list(cols), "boxes": boxes, "edges": edges}

@@ -9,7 +9,7 @@ from typing import Any, NotRequired
 
 from typing_extensions import TypedDict
 
-__all__ = ["RecordDetail", "RecordProblem", "RecordRow", "RecordSummary", "SessionRow"]
+__all__ = ["GraphBox", "GraphEdge", "LedgerGraph", "RecordDetail", "RecordProblem", "RecordRow", "RecordSummary", "SessionRow"]
 
 
 class RecordSummary(TypedDict):
@@ -65,3 +65,42 @@ class SessionRow(TypedDict, total=False):
     started: str | None
     updated: str | None
     file: str
+
+
+class GraphBox(TypedDict):
+    """One box of the ledger graph: ``kind`` decision, claim or source; ``x``, ``y`` its top left
+    corner in pixels; ``label`` the statement, claim text or source title (``title`` the whole
+    of it, ``label`` cut to fit); ``sub`` its state (status, eligibility, verdict); ``tone`` ok,
+    warn, bad, accent or muted."""
+
+    kind: str
+    ident: str
+    x: int
+    y: int
+    title: str
+    label: str
+    short_ident: str
+    sub: str
+    tone: str
+
+
+class GraphEdge(TypedDict):
+    """A line from the right edge of one box to the left edge of another, in pixels."""
+
+    x1: int
+    y1: int
+    x2: int
+    y2: int
+
+
+class LedgerGraph(TypedDict):
+    """Decisions -> claims -> sources laid out in three columns: the picture's ``width`` and
+    ``height`` in pixels, each box's ``box_width`` and ``box_height``, the column headings' ``x``."""
+
+    width: int
+    height: int
+    box_width: int
+    box_height: int
+    columns: list[int]
+    boxes: list[GraphBox]
+    edges: list[GraphEdge]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import logging
 from pathlib import Path
+from typing import Any
 
 __all__ = ["pre_save_hook"]
 
@@ -28,11 +29,11 @@ log = logging.getLogger(__name__)
 _DSH_MIME_PREFIX = "application/vnd.dsh."
 
 
-def _jupyter_server_extension_points() -> list[dict]:
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
     return [{"module": "dsh_notebook.server"}]
 
 
-def _load_jupyter_server_extension(serverapp) -> None:
+def _load_jupyter_server_extension(serverapp: Any) -> None:
     """Add the routes and install the pre-save hook (called by jupyter-server)."""
     from ..academic import register_llm_hooks
     from .handlers import handlers
@@ -45,7 +46,7 @@ def _load_jupyter_server_extension(serverapp) -> None:
     serverapp.log.info("dsh_notebook: side panel routes under %sdsh/api/", web_app.settings["base_url"])
 
 
-def install_pre_save_hook(contents_manager, logger=None) -> bool:
+def install_pre_save_hook(contents_manager: Any, logger: logging.Logger | None = None) -> bool:
     """Run :func:`pre_save_hook` on every save. A hook the user configured
     (``ContentsManager.pre_save_hook``) is kept and still runs first: ours is added with
     ``register_pre_save_hook``. Returns whether ours is installed."""
@@ -70,7 +71,7 @@ def install_pre_save_hook(contents_manager, logger=None) -> bool:
     return False
 
 
-def _os_path(contents_manager, path: str) -> Path | None:
+def _os_path(contents_manager: Any, path: str) -> Path | None:
     get = getattr(contents_manager, "_get_os_path", None)
     if callable(get):
         return Path(get(path))
@@ -78,7 +79,7 @@ def _os_path(contents_manager, path: str) -> Path | None:
     return Path(root, path.strip("/")) if root else None
 
 
-def _has_dsh(nb, notebook: Path) -> bool:
+def _has_dsh(nb: dict[str, Any], notebook: Path) -> bool:
     """Whether the notebook is a dsh artifact: a sidecar folder, an index, or a dsh output."""
     from ..artifact.paths import sidecar_for
 
@@ -88,7 +89,7 @@ def _has_dsh(nb, notebook: Path) -> bool:
                for out in cell.get("outputs") or [] for key in (out.get("data") or {}))
 
 
-def pre_save_hook(model, path, contents_manager, **kwargs) -> None:
+def pre_save_hook(model: object, path: str, contents_manager: Any, **kwargs: Any) -> None:
     """jupyter-server's pre-save hook: for a notebook that has a sidecar folder, an index or a
     dsh output, write the ``metadata.dsh`` index (and each producing cell's) into the model's
     content, exactly as ``dsh-notebook sync``. Any failure is logged and the notebook is saved

@@ -19,7 +19,9 @@ import asyncio
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
@@ -43,7 +45,7 @@ class _Handler(APIHandler):
         return views.resolve_notebook(self._root(), self.get_query_argument("notebook", None),
                                       allow_hidden=allow_hidden)
 
-    def _body(self):
+    def _body(self) -> Any:
         raw = self.request.body
         if not raw or not raw.strip():
             raise RouteError(400, "the request has no body: send a JSON object")
@@ -56,7 +58,7 @@ class _Handler(APIHandler):
         except (UnicodeDecodeError, ValueError) as exc:
             raise RouteError(400, f"the body is not JSON ({' '.join(str(exc).split())[:200]})") from None
 
-    async def _answer(self, fn, *args) -> None:
+    async def _answer(self, fn: Callable[..., object], *args: object) -> None:
         """Run ``fn(*args)`` off the event loop and write its JSON, or the refusal it raised."""
         try:
             result = await asyncio.to_thread(fn, *args)
@@ -69,7 +71,7 @@ class _Handler(APIHandler):
         self.set_status(exc.status)
         self.finish(json.dumps(exc.payload, ensure_ascii=False))
 
-    def write_error(self, status_code: int, **kwargs) -> None:
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
         """jupyter-server's own refusals (403 unauthenticated or XSRF, 405) and unexpected
         errors, as JSON with ``error`` too."""
         exc = (kwargs.get("exc_info") or (None, None, None))[1]
@@ -94,7 +96,7 @@ _HEX_ID = re.compile(r"[0-9a-f]{32}")
 MAX_BODY = 64 * 1024
 
 
-def is_anonymous(user, provider=None) -> bool:
+def is_anonymous(user: object, provider: object = None) -> bool:
     """True for the random user jupyter-server's own identity provider makes up for a request
     that proves only the shared token (or no login at all): ``IdentityProvider.
     generate_anonymous_user`` gives ``username = uuid4().hex`` and ``name = display_name =
@@ -108,12 +110,12 @@ def is_anonymous(user, provider=None) -> bool:
     try:
         from jupyter_server.auth.utils import moons_of_jupyter
     except ImportError:  # pragma: no cover - older jupyter-server
-        moons_of_jupyter = None
+        moons_of_jupyter: list[str] | None = None  # type: ignore[no-redef]
     moon = name.removeprefix("Anonymous ")
     return name.startswith("Anonymous ") and (moons_of_jupyter is None or moon in moons_of_jupyter)
 
 
-def person_for(user, provider=None) -> str:
+def person_for(user: object, provider: object = None) -> str:
     """The name recorded as ``by`` for a decision posted by *user*: the identity jupyter-server
     knows (a JupyterHub user, a configured provider's name); for its anonymous token user (a
     random hex id, see :func:`is_anonymous`) the operating-system user running the server,
@@ -147,7 +149,7 @@ class AcademicHandler(_Handler):
 
 
 class _NotebookHandler(_Handler):
-    async def _for_notebook(self, fn, *args) -> None:
+    async def _for_notebook(self, fn: Callable[..., object], *args: object) -> None:
         try:
             notebook = self._notebook()
         except RouteError as exc:
@@ -235,27 +237,27 @@ class NoRouteHandler(_Handler):
 
     @web.authenticated
     @authorized
-    async def get(self, *args) -> None:
+    async def get(self, *args: str) -> None:
         self._no_route()
 
     @web.authenticated
     @authorized
-    async def post(self, *args) -> None:
+    async def post(self, *args: str) -> None:
         self._no_route()
 
     @web.authenticated
     @authorized
-    async def put(self, *args) -> None:
+    async def put(self, *args: str) -> None:
         self._no_route()
 
     @web.authenticated
     @authorized
-    async def patch(self, *args) -> None:
+    async def patch(self, *args: str) -> None:
         self._no_route()
 
     @web.authenticated
     @authorized
-    async def delete(self, *args) -> None:
+    async def delete(self, *args: str) -> None:
         self._no_route()
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ..academic.payloads import AcademicStatus
 from ..artifact.paths import sidecar_for
@@ -31,6 +31,9 @@ from ..errors import DshError
 from ..research.payloads import LedgerAccepted
 from ..reviewer.payloads import Review
 from .payloads import LedgerBrief, LedgerFold
+
+if TYPE_CHECKING:
+    from ..research import LedgerState
 
 ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 #: The longest record id a route takes (a file name must fit the file system's limit).
@@ -43,7 +46,7 @@ class RouteError(DshError):
 
     code = "ROUTE_REFUSED"
 
-    def __init__(self, status: int, error: str, **extra) -> None:
+    def __init__(self, status: int, error: str, **extra: Any) -> None:
         super().__init__(error)
         self.status = status
         self.payload = {**extra, "error": error}
@@ -60,7 +63,7 @@ def _inside(root: Path, path: Path, what: str) -> Path:
     return resolved
 
 
-def resolve_notebook(root, raw: str | None, *, allow_hidden: bool = True) -> Path:
+def resolve_notebook(root: str | os.PathLike[str], raw: str | None, *, allow_hidden: bool = True) -> Path:
     """The notebook ``root/raw`` (not resolved, so its sidecar sits beside the name given), after
     checking that it and its sidecar folder stay inside *root*. The file need not exist."""
     if raw is None or not raw.strip():
@@ -135,7 +138,7 @@ def academic_status() -> AcademicStatus:
     return cast(AcademicStatus, state.status())
 
 
-def academic_set(body) -> AcademicStatus:
+def academic_set(body: object) -> AcademicStatus:
     """``{"enabled": bool}`` -> the status after switching (as ``dsh-notebook academic on|off``)."""
     from ..academic import state
 
@@ -261,7 +264,7 @@ def _ledger_file(notebook: Path, root: Path, name: str) -> Path:
     return path
 
 
-def _brief(path: Path) -> tuple[dict, object, list[dict], dict]:
+def _brief(path: Path) -> tuple[dict[str, Any], LedgerState, list[dict[str, Any]], dict[str, Any]]:
     """``intact`` is ``verify()`` with the head ``dsh-notebook sync`` (or the pre-save hook)
     sealed in the notebook, when there is one: a ledger whose sealed last lines were deleted or
     edited is not intact; events appended since the last save are (the panel polls a live
@@ -319,7 +322,7 @@ def ledger(notebook: Path, root: Path, name: str) -> LedgerFold:
     return cast(LedgerFold, {**brief, **LG.summary(state), "timeline": LG.timeline(events), "verify": checked})
 
 
-def decide(notebook: Path, root: Path, name: str, body, user: str) -> LedgerAccepted:
+def decide(notebook: Path, root: Path, name: str, body: object, user: str) -> LedgerAccepted:
     """The person's decision through the server: ``{decision_id, revision, verdict, note}`` -> the
     ledger's receipt ``{ok, seq, hash}``, recorded as *user* on the ``server`` channel.
     ``revision`` (required) is the revision the person saw on the card: the ledger's writer

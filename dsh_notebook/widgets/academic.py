@@ -3,7 +3,7 @@ upstream-facts.md 2.1).
 
 ``AcademicToggle()`` is an ipywidgets toggle button on the shared state file
 (``$DSH_NOTEBOOK_HOME/academic.json``): a neutral outline when off, a dark-blue gradient when
-on; its tooltip shows the last shaped request (``applied``) and the gate count. Clicking it
+on (JupyterLab theme colours, so the dark theme works); its tooltip shows the last shaped request (``applied``) and the gate count. Clicking it
 switches the mode for every model call of the kernel from the next request on; errors of the
 click show in the widget's ``Output``. It watches the file (every ``poll`` seconds, on its
 mtime), so a change made by ``%academic``, the command line or the side panel shows without
@@ -14,18 +14,19 @@ that, never the view).
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import ipywidgets as W
 
 from ..academic import state
 from ..academic.payloads import AcademicStatus
+from .templating import render
 
-_CSS = """<style>
-.dsh-academic-toggle button, button.dsh-academic-toggle {border: 1px solid #8c959f; background: transparent;
-  color: inherit; border-radius: 6px;}
-button.dsh-academic-toggle.dsh-academic-on {border-color: #0b1f4d; color: #fff;
-  background-image: linear-gradient(135deg, #0b1f4d 0%, #163a8a 55%, #1d4ed8 100%);}
-</style>"""
+
+def style_html() -> str:
+    """The toggle's ``<style>`` (an outline when off, a gradient when on), in JupyterLab theme
+    colours so the dark theme works."""
+    return render("academic.html.j2")
 
 
 def tooltip(st: AcademicStatus) -> str:
@@ -58,7 +59,7 @@ class AcademicToggle(W.VBox):
         self._quiet = False
         self._stop = threading.Event()
         self._poll = poll
-        super().__init__([W.HTML(_CSS), self.button, self.output])
+        super().__init__([W.HTML(style_html()), self.button, self.output])
         self._show(st)
         self.button.observe(self._clicked, "value")
         self._watcher = threading.Thread(target=self._watch, name="dsh-academic-toggle", daemon=True)
@@ -80,7 +81,7 @@ class AcademicToggle(W.VBox):
             finally:
                 self._quiet = False
 
-    def _clicked(self, change) -> None:
+    def _clicked(self, change: dict[str, Any]) -> None:
         if self._quiet:
             return
         with self.output:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
+from typing import Any
 
 import ipywidgets as W
 
@@ -28,7 +30,7 @@ def _status(title: str, state: str) -> str:
     return render("chat.html.j2", part="status", title=title, state=state)
 
 
-def _short(obj, limit: int = 400) -> str:
+def _short(obj: object, limit: int = 400) -> str:
     text = obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False)
     return text if len(text) <= limit else text[:limit] + "…"
 
@@ -43,7 +45,7 @@ class ChatView(W.VBox):
         self.cancel = threading.Event()
         self._text: list[str] = []
         self._reasoning: list[str] = []
-        self._cards: dict[str, dict] = {}
+        self._cards: dict[str, dict[str, Any]] = {}
         self._order: list[str] = []
         self._dirty = False
         self._lock = threading.Lock()
@@ -74,10 +76,11 @@ class ChatView(W.VBox):
         """
         comm = getattr(self._stop, "comm", None)
         route = getattr(comm, "_reply_subshell_for", None)
-        if route is None:
+        if comm is None or route is None:
             return False
 
-        def hear(data, default, _route=route, _cancel=self.cancel):
+        def hear(data: object, default: object, _route: Callable[[object, object], object] = route,
+                 _cancel: threading.Event = self.cancel) -> object:
             if isinstance(data, dict) and data.get("method") == "custom" and \
                     isinstance(data.get("content"), dict) and data["content"].get("event") == "click":
                 _cancel.set()
@@ -117,7 +120,7 @@ class ChatView(W.VBox):
     def on_delta(self, kind: str, piece: str) -> None:
         (self.add_reasoning if kind == "reasoning" else self.add_text)(piece)
 
-    def on_event(self, event: dict) -> None:
+    def on_event(self, event: dict[str, Any]) -> None:
         t = event.get("type")
         with self._lock:
             if t == "tool/call":

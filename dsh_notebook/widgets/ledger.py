@@ -23,16 +23,21 @@ change; ``close()`` stops it. Errors of a click show in the widget's ``Output``.
 
 from __future__ import annotations
 
-import html
+import os
 import threading
-from typing import cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
 import ipywidgets as W
 
 from ..artifact import ledgers as L
+from ..artifact.payloads import LedgerGraph
 from ..kernel import kernel_ledger
 from ..research.payloads import DecisionCard, LedgerSummary
 from .templating import render
+
+if TYPE_CHECKING:
+    from ..research import LedgerState
 
 _LABELS = {"approved": "Approve", "rejected": "Reject", "needs_revision": "Needs revision"}
 # buttons keep their width in a row beside long text (a flex item's default shrink cut
@@ -45,8 +50,15 @@ def _wide() -> W.Layout:
     return W.Layout(overflow="auto", max_width="100%")
 
 
-def _e(value) -> str:
-    return html.escape("" if value is None else str(value))
+def _empty(text: str) -> str:
+    """An empty tab's sentence, in italics."""
+    return render("ledger.html.j2", part="empty", text=text)
+
+
+def graph_svg(g: LedgerGraph) -> str:
+    """The Graph tab: decisions -> claims -> sources (``artifact.ledgers.graph_layout``) as an inline
+    SVG in theme colours, every text escaped."""
+    return render("ledger_graph.svg.j2", g=g)
 
 
 def decision_html(d: DecisionCard) -> str:
@@ -79,7 +91,7 @@ class LedgerExplorer(W.VBox):
     """``LedgerExplorer(name="main", notebook=None, poll=3.0)``; ``.refresh()`` re-reads the
     ledger, ``.close()`` stops watching it."""
 
-    def __init__(self, name: str = "main", notebook=None, poll: float = 3.0):
+    def __init__(self, name: str = "main", notebook: str | os.PathLike[str] | None = None, poll: float = 3.0) -> None:
         if not isinstance(poll, (int, float)) or isinstance(poll, bool) or not poll > 0:
             raise ValueError(f"poll must be a positive number of seconds, not {poll!r}")
         if notebook is None:
@@ -97,8 +109,8 @@ class LedgerExplorer(W.VBox):
         self._pending: tuple[str, str, int, str] | None = None
         self.buttons: dict[str, dict[str, W.Button]] = {}
         self.notes: dict[str, W.Text] = {}
-        self.state = None
-        self.summary: dict = {}
+        self.state: LedgerState | None = None
+        self.summary: dict[str, Any] = {}
         self.header = W.HTML()
         self.message = W.HTML()
         self.refresh_button = W.Button(description="Refresh", icon="refresh", layout=W.Layout(**_BUTTON))
@@ -131,7 +143,7 @@ class LedgerExplorer(W.VBox):
 
     # ------------------------------------------------------------------ reading
 
-    def _key(self):
+    def _key(self) -> tuple[int, int] | None:
         try:
             st = self.path.stat()
             return (st.st_mtime_ns, st.st_size)
@@ -145,17 +157,14 @@ class LedgerExplorer(W.VBox):
             state, events = L.read_state(self.path)
             self.state, self.summary = state, L.summary(state)
             s = cast(LedgerSummary, self.summary)
-            where = _e(self.path.name) + ("" if self.path.exists() else " (no ledger yet)")
-            self.header.value = (f"<b>Research ledger</b> <code>{where}</code> · {s['events']} event(s) · "
-                                 f"{len(s['decisions'])} decision(s) · {len(s['claims'])} claim(s) · "
-                                 f"{len(s['sources'])} source(s) · "
-                                 f"{sum(o['state'] == 'open' for o in s['objections'])} open objection(s)")
+            self.header.value = render("ledger.html.j2", part="header", name=self.path.name,
+                                       missing=not self.path.exists(), s=s)
             self._draw_decisions()
             self.claims_html.value = claims_html(s)
             self.sources_html.value = sources_html(s)
             self.objections_html.value = objections_html(s)
             self.timeline_html.value = timeline_html(L.timeline(events))
-            self.graph_html.value = L.graph_svg(state) if s["events"] else "<i>Nothing to draw yet.</i>"
+            self.graph_html.value = graph_svg(L.graph_layout(state)) if s["events"] else _empty("Nothing to draw yet.")
             if self._pending is not None:
                 did, rev = self._pending[0], self._pending[2]
                 if not L.awaiting_person(state, did):
@@ -190,12 +199,12 @@ class LedgerExplorer(W.VBox):
                 box.append(W.HBox(row, layout=W.Layout(flex_flow="row wrap")))  # buttons wrap when narrow
             children.append(W.VBox(box, layout=W.Layout(border="1px solid #d0d7de", padding="4px", margin="3px 0")))
         if not children:
-            children = [W.HTML("<i>No decisions yet.</i>")]
+            children = [W.HTML(_empty("No decisions yet."))]
         self.decisions_box.children = children
 
     # ------------------------------------------------------------------ deciding
 
-    def _set_pending(self, pending) -> None:
+    def _set_pending(self, pending: tuple[str, str, int, str] | None) -> None:
         self._pending = pending
         if pending is None:
             self.confirm_box.layout.display = "none"
@@ -203,14 +212,12 @@ class LedgerExplorer(W.VBox):
             return
         did, verdict, rev, statement = pending
         note = self.notes[did].value.strip() if did in self.notes else ""
-        self.confirm_text.value = (f"Record <b>{_e(verdict)}</b> for decision <b>{_e(did)}</b> revision {rev} "
-                                   f"(“{_e(statement)}”) as <b>{_e(L.person_name())}</b>"
-                                   + (f" with the note “{_e(note)}”" if note else "")
-                                   + "? This is written to the ledger and cannot be undone.")
+        self.confirm_text.value = render("ledger.html.j2", part="confirm", verdict=verdict, decision_id=did,
+                                         revision=rev, statement=statement, person=L.person_name(), note=note)
         self.confirm_box.layout.display = "flex"
 
     def _say(self, text: str, colour: str = "#57606a") -> None:
-        self.message.value = f"<span style='color:{colour}'>{_e(text)}</span>" if text else ""
+        self.message.value = render("ledger.html.j2", part="message", text=text, colour=colour)
 
     def request(self, decision_id: str, verdict: str, *, revision: int | None = None,
                 statement: str | None = None) -> None:
@@ -266,7 +273,7 @@ class LedgerExplorer(W.VBox):
 
     # ------------------------------------------------------------------ plumbing
 
-    def _guarded(self, fn) -> None:
+    def _guarded(self, fn: Callable[[], object]) -> None:
         with self.output:
             try:
                 fn()

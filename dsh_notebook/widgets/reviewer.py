@@ -24,10 +24,10 @@ under nbval (public case P14).
 
 from __future__ import annotations
 
-import html
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlparse
 
 import ipywidgets as W
@@ -38,6 +38,9 @@ from ..reviewer.payloads import Evidence, Insight, Review
 from ..reviewer.review import WINDOW_CHARS, ReviewHistory, ask
 from ..reviewer.targets import ReviewUsageError, resolve_target
 from .templating import render
+
+if TYPE_CHECKING:
+    from ..reviewer.runner import Reviewer
 
 #: The target picker's sources: (label, value). ``this`` and ``session`` are read as ``notebook``.
 SOURCE_OPTIONS = [
@@ -55,14 +58,11 @@ _PLACEHOLDER = {
 }
 _RED = "#c62828"
 _GREY = "#57606a"
+_WARN = "#b26a00"
 _KNOWN_ERRORS = (ReviewUsageError, ValueError, LookupError, RuntimeError, OSError)
 
 
-def _e(value) -> str:
-    return html.escape("" if value is None else str(value))
-
-
-def _when(at) -> str:
+def _when(at: object) -> str:
     """``2026-05-01T12:34:56.789+00:00`` -> ``2026-05-01 12:34 UTC``."""
     return f"{str(at)[:16].replace('T', ' ')} UTC" if at else ""
 
@@ -73,7 +73,7 @@ def _target_label(target: dict | None) -> str:
     return f"{target.get('source')}: {Path(str(target.get('path', ''))).name}"
 
 
-def model_service(reviewer) -> tuple[str | None, bool | None]:
+def model_service(reviewer: Reviewer) -> tuple[str | None, bool | None]:
     """``(host, remote)`` of the model service the reviewer's requests go to, from its
     ``client_factory`` or the settings; ``(None, None)`` when that cannot be told. Nothing is
     sent to find out."""
@@ -101,15 +101,10 @@ def model_service(reviewer) -> tuple[str | None, bool | None]:
 
 
 def notice_html(target_label: str, host: str | None, remote: bool | None, max_chars: int) -> str:
-    """The sentence shown before the first review of a target."""
-    where = f" at <b>{_e(host)}</b>" if host else ""
-    how = (", which is outside this machine" if remote else ", on this machine" if remote is False
-           else ", which may be remote")
-    return (f"<div style='border-left:3px solid #b26a00;padding:2px 8px'><b>Before the first review of "
-            f"{_e(target_label)}:</b> the selected conversation (up to its last {max_chars:,} characters) is sent "
-            f"to the configured model service{where}{how}; if it is remote, this evidence leaves the machine. "
-            f"Keys, tokens, passwords and other secrets are masked before sending; the rest is sent as "
-            f"written. The review never goes back into that conversation.</div>")
+    """The sentence shown before the first review of a target (where the evidence goes: *host*,
+    and whether it is *remote*, ``None`` when that cannot be told), every text escaped."""
+    return render("review.html.j2", mode="notice", target=target_label, host=host, remote=remote,
+                  max_chars=max_chars, warn=_WARN)
 
 
 def evidence_html(e: Evidence) -> str:
@@ -147,7 +142,7 @@ class ReviewerPanel(W.VBox):
     ``refresh()`` shows the reviewer's state now, ``wait()`` waits for the panel's and the
     reviewer's threads (tests), ``close()`` gives the reviewer its previous ``on_change``."""
 
-    def __init__(self, reviewer=None):
+    def __init__(self, reviewer: Reviewer | None = None) -> None:
         if reviewer is None:
             from IPython import get_ipython
 
@@ -245,11 +240,11 @@ class ReviewerPanel(W.VBox):
 
     # ------------------------------------------------------------------ plumbing
 
-    def _guard(self, fn):
+    def _guard(self, fn: Callable[..., object]) -> Callable[..., None]:
         """Run a handler inside the panel's Output: a readable error goes to the message
         line, anything unexpected shows its traceback in the Output."""
 
-        def run(*args):
+        def run(*args: object) -> None:
             if self._closed:
                 return
             with self.output:
@@ -261,15 +256,14 @@ class ReviewerPanel(W.VBox):
         return run
 
     def _tell(self, text: str, error: bool = False) -> None:
-        color = f"color:{_RED}" if error else f"color:{_GREY}"
-        self.message.value = f"<div style='{color}'>{_e(text)}</div>" if text else ""
+        self.message.value = render("review.html.j2", mode="message", text=text, colour=_RED if error else _GREY)
 
-    def _spawn(self, fn, *args, name: str) -> None:
+    def _spawn(self, fn: Callable[..., None], *args: object, name: str) -> None:
         t = threading.Thread(target=fn, args=args, name=name, daemon=True)
         self._threads = [x for x in self._threads if x.is_alive()] + [t]
         t.start()
 
-    def _on_change(self, reviewer) -> None:
+    def _on_change(self, reviewer: Reviewer) -> None:
         """The reviewer's ``on_change`` (any thread): the previous callback, then a refresh."""
         previous = self._previous
         if previous is not None:
@@ -320,7 +314,7 @@ class ReviewerPanel(W.VBox):
             self.source.value = target["source"]
             self.path.value = str(path)
 
-    def _source_changed(self, _change) -> None:
+    def _source_changed(self, _change: object) -> None:
         src = self.source.value
         self.path.disabled = src == "this"
         self.path.placeholder = _PLACEHOLDER.get(src) or f"{sources.WHAT[src]} (or a folder, then List)"
@@ -336,7 +330,7 @@ class ReviewerPanel(W.VBox):
         self._hide_notice()
         self._tell("")
 
-    def _list_root(self):
+    def _list_root(self) -> tuple[str, Path | str | None]:
         src, text = self.source.value, self.path.value.strip()
         if src == "this":
             if self.reviewer.sidecar is None:
@@ -349,13 +343,13 @@ class ReviewerPanel(W.VBox):
         root = Path(text).expanduser() if text else None
         return src, (root if root is not None and root.is_dir() else None)
 
-    def _list_clicked(self, _b) -> None:
+    def _list_clicked(self, _b: object) -> None:
         source, root = self._list_root()
         self.list_button.disabled = True
         self._tell(f"listing {source} conversations…")
         self._spawn(self._list, source, root, name="dsh-review-list")
 
-    def _list(self, source: str, root) -> None:
+    def _list(self, source: str, root: Path | str | None) -> None:
         try:
             convs = sources.list_source(source, root)
         except Exception as exc:  # noqa: BLE001 - shown in the panel
@@ -384,7 +378,7 @@ class ReviewerPanel(W.VBox):
         finally:
             self.list_button.disabled = False
 
-    def _listing_picked(self, change) -> None:
+    def _listing_picked(self, change: dict[str, Any]) -> None:
         with self._lock:
             if self._quiet:
                 return
@@ -415,7 +409,7 @@ class ReviewerPanel(W.VBox):
         except Exception:  # noqa: BLE001 - an unreadable history: say it again rather than not at all
             return True
 
-    def _review_clicked(self, _b) -> None:
+    def _review_clicked(self, _b: object) -> None:
         source, path = self.chosen_target()
         if self._needs_notice(source, path):
             host, remote = model_service(self.reviewer)
@@ -427,7 +421,7 @@ class ReviewerPanel(W.VBox):
             return
         self._start(source, path)
 
-    def _confirm_clicked(self, _b) -> None:
+    def _confirm_clicked(self, _b: object) -> None:
         if self._pending is None:
             return
         source, path = self._pending
@@ -435,7 +429,7 @@ class ReviewerPanel(W.VBox):
         self._hide_notice()
         self._start(source, path)
 
-    def _cancel_clicked(self, _b) -> None:
+    def _cancel_clicked(self, _b: object) -> None:
         self._hide_notice()
         self._tell("nothing was sent")
 
@@ -450,28 +444,28 @@ class ReviewerPanel(W.VBox):
 
     # ------------------------------------------------------------------ focus and controls
 
-    def _focus_changed(self, change) -> None:
+    def _focus_changed(self, change: dict[str, Any]) -> None:
         with self._lock:
             if self._quiet:
                 return
         self._follow = True
         self.reviewer.set_focus(change["new"])
 
-    def _rereview_clicked(self, _b) -> None:
+    def _rereview_clicked(self, _b: object) -> None:
         self._follow = True
         self.reviewer.review_now()
 
-    def _pause_clicked(self, _b) -> None:
+    def _pause_clicked(self, _b: object) -> None:
         if self.reviewer.paused:
             self.reviewer.resume()
         else:
             self.reviewer.pause()
 
-    def _new_clicked(self, _b) -> None:
+    def _new_clicked(self, _b: object) -> None:
         self._follow, self._shown_id = True, None
         self.reviewer.mark_read()  # its on_change refreshes: the newest review is shown
 
-    def _history_picked(self, change) -> None:
+    def _history_picked(self, change: dict[str, Any]) -> None:
         with self._lock:
             if self._quiet or not change["new"]:
                 return
@@ -482,7 +476,7 @@ class ReviewerPanel(W.VBox):
 
     # ------------------------------------------------------------------ questions
 
-    def _ask_clicked(self, _b) -> None:
+    def _ask_clicked(self, _b: object) -> None:
         q = self.question.value.strip()
         if not q:
             raise ReviewUsageError("type a question first")
@@ -591,8 +585,7 @@ class ReviewerPanel(W.VBox):
         if shown is not None:
             self.insights.value = review_html(cast(Review, shown), self.hide_unverified.value)
         elif st["state"] == "reviewing":
-            self.insights.value = (f"<div style='color:{_GREY}'>The review is running; its insights appear "
-                                   f"here.</div>")
+            self.insights.value = render("review.html.j2", mode="running", grey=_GREY)
         else:
             self.insights.value = ""
 
@@ -606,29 +599,18 @@ class ReviewerPanel(W.VBox):
         head = head if len(head) <= 60 else head[:59] + "…"
         return f"{n}. {_when(r.get('at'))} · {r.get('focus')} · {r.get('verdict')} · {head}"
 
-    def _status_html(self, st: dict, shown: dict | None, newest: dict | None) -> str:
-        state, target = st["state"], _target_label(st["target"])
-        where = (f" <span title='{_e((st['target'] or {}).get('path'))}'>{_e(target)}</span>" if target else "")
-        if state == "no-target":
-            line = "No target chosen: pick a conversation above and press Review."
-        elif state == "reviewing":
-            line = f"⏳ Reviewing{where} (focus {_e(st['focus'])})…"
-        else:
-            verb = "Paused on" if state == "paused" else "Watching"
-            last = (f"last completed review {_e(_when(newest.get('at')))}" if newest else
-                    "no completed review yet")
-            line = f"{verb}{where} · focus {_e(st['focus'])} · {last}"
-        parts = [f"<div><b>Reviewer</b> · {line}</div>"]
-        if st.get("error"):
-            parts.append(f"<div style='color:{_RED}'>Last run: {_e(st['error'])}</div>")
+    def _status_html(self, st: dict[str, Any], shown: dict[str, Any] | None, newest: dict[str, Any] | None) -> str:
+        """The status line: the state, the target and focus, the last completed review's time, the
+        last run's error and the shown review's coverage note, every text escaped."""
+        note = ""
         if shown is not None:
-            cov = shown.get("coverage") or {}
-            note = cov.get("note") or ""
+            note = (shown.get("coverage") or {}).get("note") or ""
             if shown.get("masked"):
                 note += f" {shown['masked']} key-shaped string(s) were masked before sending."
-            if note:
-                parts.append(f"<div style='color:{_GREY};font-size:90%'>{_e(note.strip())}</div>")
-        return "".join(parts)
+        return render("review.html.j2", mode="status", state=st["state"], target=_target_label(st["target"]),
+                      path=(st["target"] or {}).get("path"), focus=st["focus"],
+                      newest_at=_when(newest.get("at")) if newest else "", error=st.get("error"),
+                      note=note.strip(), red=_RED, grey=_GREY)
 
     def _answers_html(self, hist: ReviewHistory | None, rid: str | None) -> str:
         if hist is None or rid is None:
@@ -637,11 +619,4 @@ class ReviewerPanel(W.VBox):
             asked = hist.questions(rid)
         except Exception:  # noqa: BLE001 - a history being written may be unreadable for a moment
             asked = []
-        rows = []
-        for e in asked:
-            answer = (f"<span style='color:{_RED}'>not answered: {_e(e.get('error'))}</span>" if e.get("error")
-                      else f"<span style='white-space:pre-wrap'>{_e(e.get('answer'))}</span>")
-            rows.append(f"<div><b>Q:</b> {_e(e.get('question'))}<br><b>A:</b> {answer}</div>")
-        if rid in self._asking:
-            rows.append(f"<div><b>Q:</b> {_e(self._asking[rid])}<br><i>waiting for the answer…</i></div>")
-        return "".join(rows)
+        return render("review.html.j2", mode="answers", asked=asked, waiting=self._asking.get(rid), red=_RED)
