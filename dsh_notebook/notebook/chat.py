@@ -24,7 +24,6 @@
 from __future__ import annotations
 
 import re
-import shlex
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,33 +100,20 @@ class ChatOptions:
 
 
 def parse_options(line: str) -> ChatOptions:
-    """Read the ``%%chat`` line (``--opt value`` or ``--opt=value``); raises
-    :class:`ChatUsageError` naming the problem."""
-    try:
-        words = shlex.split(line)
-    except ValueError as exc:
-        raise ChatUsageError(f"cannot read the options ({exc})") from None
-    opts = ChatOptions()
-    seen: set[str] = set()
-    it = iter(words)
-    for w in it:
-        key, eq, inline = w.partition("=")
-        if w == "--new":
-            opts.new = True
-        elif key in ("--session", "--preset", "--model"):
-            val = inline if eq else next(it, None)
-            if val is None or val.startswith("--"):
-                raise ChatUsageError(f"{key} needs a value")
-            if not val.strip():
-                raise ChatUsageError(f"{key} was given an empty value")
-            if key in seen:
-                raise ChatUsageError(f"{key} is given twice")
-            seen.add(key)
-            setattr(opts, key[2:], val)
-        elif w.startswith("-"):
-            raise ChatUsageError(f"unknown option {w!r}; the options are --session, --preset, --model and --new")
-        else:
-            raise ChatUsageError(f"unexpected {w!r} on the %%chat line; the message goes in the cell body, below it")
+    """Read the ``%%chat`` line (``--opt value`` or ``--opt=value``, each at most once) with the
+    magics' one parser (:mod:`.args`); raises :class:`ChatUsageError` naming the problem."""
+    from . import args
+
+    p = args.parser("%%chat", ChatUsageError)
+    for flag in ("--session", "--preset", "--model"):
+        p.add_argument(flag, action=args.Once, default=None)
+    p.add_argument("--new", action="store_true")
+    a = p.parse_line(args.split(line, ChatUsageError),
+                     "unexpected {word!r} on the %%chat line; the message goes in the cell body, below it")
+    for key in ("session", "preset", "model"):
+        if getattr(a, key) is not None and not getattr(a, key).strip():
+            raise ChatUsageError(f"--{key} was given an empty value")
+    opts = ChatOptions(session=a.session or "main", preset=a.preset, model=a.model, new=a.new)
     if opts.preset is not None and opts.preset not in PRESETS:
         raise ChatUsageError(f"unknown preset {opts.preset!r}; the presets are {', '.join(PRESETS)}")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", opts.session):

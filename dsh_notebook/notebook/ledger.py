@@ -7,7 +7,6 @@ the person's decision, export, the graph) is :mod:`dsh_notebook.artifact.ledgers
 from __future__ import annotations
 
 import argparse
-import shlex
 from pathlib import Path
 
 from ..artifact.ledger_args import check_magic_options, magic_parser
@@ -22,6 +21,7 @@ from ..artifact.ledgers import (
 from ..artifact.paths import NAME, NAME_RULE
 from ..errors import NotebookError
 from ..inert import markdown_html
+from . import args
 
 USAGE = ('%ledger show|explore|verify|export [--name NAME] [--format md|bibtex]\n'
          '%ledger ask "question" [--name NAME]')
@@ -33,20 +33,12 @@ class LedgerUsageError(NotebookError, ValueError):
     code = "LEDGER_USAGE"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # never exit the kernel
-        raise LedgerUsageError(message)
-
-
 def parse(line: str) -> argparse.Namespace:
     """``show|explore|verify|export [--name NAME] [--format md|bibtex]`` or ``ask "question" [--name NAME]``,
     parsed by the table the command line shares (:mod:`dsh_notebook.artifact.ledger_args`). Raises
     :class:`LedgerUsageError` naming the problem."""
-    try:
-        words = shlex.split(line)
-    except ValueError as exc:
-        raise LedgerUsageError(f"cannot read the options ({exc})") from None
-    a = magic_parser(_Parser).parse_args(words)
+    # parse_args, as the command line does: an unknown word is argparse's "unrecognized arguments"
+    a = magic_parser(args.parser_class(LedgerUsageError)).parse_args(args.split(line, LedgerUsageError))
     wrong = check_magic_options(a)
     if wrong:
         raise LedgerUsageError(wrong)

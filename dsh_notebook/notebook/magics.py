@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import re
 from pathlib import Path
@@ -34,6 +35,7 @@ from IPython.utils.text import DollarFormatter
 
 from ..errors import NotebookError
 from ..kernel import attach_sidecar, close_reviewer, current_reviewer, kernel_ledger, kernel_reviewer
+from . import args as args_module
 
 if TYPE_CHECKING:
     from ..artifact.paths import Location
@@ -186,6 +188,48 @@ def _unit_pairs(text: str) -> list[tuple[str, str]]:
     return out
 
 
+LINE_FORMS = ("%reckon list | show ID | recover [close|discard] [ID ...] | units [QUANTITY=UNIT ...|clear] | "
+              "article ID [--format md|latex] [--compile] [--language auto|zh-CN|en] [--writer offline|model]")
+
+
+class ReckonLineError(UsageError):
+    """A malformed ``%reckon`` line (an unknown subcommand or option, a missing id); nothing was
+    read or written."""
+
+
+def _reckon_line_parser() -> args_module.MagicParser:
+    """``%reckon list|show|recover|units|article`` as argparse sub-commands (:mod:`.args`)."""
+    p = args_module.parser("%reckon", ReckonLineError)
+    sub = args_module.subcommands(p, "command")
+    sub.add_parser("list")
+    sub.add_parser("show").add_argument("id")
+    rec = sub.add_parser("recover")
+    rec.add_argument("action", nargs="?", choices=("close", "discard"))
+    rec.add_argument("ids", nargs="*")
+    sub.add_parser("units").add_argument("pairs", nargs="*")
+    art = sub.add_parser("article")
+    art.add_argument("id")
+    art.add_argument("--format", choices=("md", "latex"), default="md")
+    art.add_argument("--compile", action="store_true")
+    art.add_argument("--language", choices=("auto", "zh-CN", "en"), default="auto")
+    art.add_argument("--writer", choices=("offline", "model"), default="offline")
+    return p
+
+
+def _chat_command(word: str) -> str:
+    """``%chat``'s one line form, ``list``; another word is ``unknown subcommand 'word'``."""
+    if word != "list":
+        raise argparse.ArgumentTypeError(f"unknown subcommand {word!r}")
+    return word
+
+
+def _academic_action(word: str) -> str:
+    """``%academic``'s action, in any case: ``on``, ``off`` or ``status``."""
+    if word.lower() not in ("on", "off", "status"):
+        raise argparse.ArgumentTypeError(f"unknown action {word!r}; use %academic on, off or status")
+    return word.lower()
+
+
 @magics_class
 class ReckonMagics(Magics):
     def __init__(self, shell):
@@ -313,26 +357,25 @@ class ReckonMagics(Magics):
 
     # ------------------------------------------------------------------ line forms
 
-    def _line(self, line: str):
-        words = line.split()
+    def _line(self, line: str) -> None:
+        words = args_module.split(line, ReckonLineError)
         if not words:
             print(_reckon_help())
             return None
-        cmd, args = words[0], words[1:]
+        try:
+            a = _reckon_line_parser().parse_line(words)
+        except ReckonLineError as exc:
+            raise ReckonLineError(f"%reckon {words[0]}: {exc}\n\nUse: {LINE_FORMS}") from None
         home = self.session.engine.home
-        if cmd == "list":
+        if a.command == "list":
             return self._list(home)
-        if cmd == "show":
-            if len(args) != 1:
-                raise UsageError("%reckon show ID: give one record id (see %reckon list)")
-            return self._show(home, args[0])
-        if cmd == "recover":
-            return self._recover(home, args)
-        if cmd == "article":
-            return self._article(home, args)
-        if cmd == "units":
-            return self._units(args)
-        raise UsageError(f"%reckon {cmd}: unknown subcommand; use list, show ID, recover, article ID or units")
+        if a.command == "show":
+            return self._show(home, a.id)
+        if a.command == "recover":
+            return self._recover(home, a.action, a.ids)
+        if a.command == "article":
+            return self._article(home, a)
+        return self._units(a.pairs)
 
     def _settings_units(self) -> None:
         """The kernel starts with settings.toml's ``[reckon.units]`` (issue 18), read once; a unit
@@ -406,8 +449,7 @@ class ReckonMagics(Magics):
             print(f"  {name} = {SU.text(unit)}")
         return
 
-    def _article(self, home: Path, args: list[str]):
-        import argparse
+    def _article(self, home: Path, a: argparse.Namespace) -> None:
         import html
         import os
 
@@ -415,19 +457,6 @@ class ReckonMagics(Magics):
         from ..reckoner import find_record
         from ..reckoner.articles import ArticleError, md_escape
 
-        p = argparse.ArgumentParser(prog="%reckon article", add_help=False, exit_on_error=False)
-        p.add_argument("id")
-        p.add_argument("--format", choices=("md", "latex"), default="md")
-        p.add_argument("--compile", action="store_true")
-        p.add_argument("--language", choices=("auto", "zh-CN", "en"), default="auto")
-        p.add_argument("--writer", choices=("offline", "model"), default="offline")
-        usage = ARTICLE_USAGE
-        try:
-            a, extra = p.parse_known_args(args)
-        except (argparse.ArgumentError, SystemExit) as exc:
-            raise UsageError(f"{usage}: {exc}") from None
-        if extra:
-            raise UsageError(f"%reckon article: unexpected {' '.join(extra)}\n\n{usage}")
         writer = None
         if a.writer == "model":
             from ..llm.writer import ModelArticleWriter
@@ -500,13 +529,13 @@ class ReckonMagics(Magics):
             raise UsageError(f"%reckon show: {exc}") from None
         print(records_view.record_text(rec))
 
-    def _recover(self, home: Path, args: list[str]):
+    def _recover(self, home: Path, action: str | None, ids: list[str]) -> None:
         from ..reckoner import close_set_aside, discard_set_aside, list_records
         from ..reckoner.records import UnreadableRecord
 
         info = list_records(home)
         aside = info["set_aside"]
-        if not args:
+        if action is None:
             if not aside:
                 print("Nothing to recover: no record was left open by a crashed or restarted kernel.")
                 return
@@ -515,9 +544,6 @@ class ReckonMagics(Magics):
                 print(f"  {s['id']}  {s['title']!r}  {s['steps']} steps")
             print("Use: %reckon recover close [ID]   or   %reckon recover discard [ID]")
             return
-        action, ids = args[0], args[1:]
-        if action not in ("close", "discard"):
-            raise UsageError("%reckon recover: use 'close [ID]' or 'discard [ID]'")
         targets = ids or [s["id"] for s in aside]
         if not targets:
             print("Nothing to recover.")
@@ -565,17 +591,19 @@ class ChatMagics(Magics):
         rm.refresh_location()
         folder = rm.location.sidecar / "sessions"
         if cell is None:
-            if line.strip() == "list":
-                rows = sessions_table(folder)
-                if not rows:
-                    print(f"No chat sessions yet in {folder}.")
-                else:
-                    print(records_view.table([(r["id"], r["name"], r["preset"], r["model"], r["turns"], r["last"])
-                                              for r in rows], ("id", "name", "preset", "model", "turns", "last turn")))
-                return
-            word = line.strip().split()[0] if line.strip() else ""
-            raise UsageError((f"%chat: unknown subcommand {word!r}. " if word else "") +
-                             f"%chat list shows the sessions; a chat is a cell:\n\n{chat.USAGE}")
+            p = args_module.parser("%chat", chat.ChatUsageError)
+            p.add_argument("command", type=_chat_command)
+            try:
+                p.parse_line(args_module.split(line, chat.ChatUsageError))
+            except chat.ChatUsageError as exc:
+                raise UsageError(f"%chat: {exc}. %chat list shows the sessions; a chat is a cell:\n\n{chat.USAGE}") from None
+            rows = sessions_table(folder)  # the one line form: %chat list
+            if not rows:
+                print(f"No chat sessions yet in {folder}.")
+            else:
+                print(records_view.table([(r["id"], r["name"], r["preset"], r["model"], r["turns"], r["last"])
+                                          for r in rows], ("id", "name", "preset", "model", "turns", "last turn")))
+            return
         try:
             opts = chat.parse_options(line)
         except chat.ChatUsageError as exc:
@@ -650,14 +678,17 @@ class AcademicMagics(Magics):
         next request on, or show its state, last shaped request and gate count."""
         from ..academic import state
 
-        word = line.strip().lower()
+        p = args_module.parser("%academic", UsageError)
+        p.add_argument("action", nargs="?", default="status", type=_academic_action)
+        try:
+            word = p.parse_line(args_module.split(line, UsageError)).action
+        except UsageError as exc:
+            raise UsageError(f"%academic: {exc}") from None
         if word in ("on", "off"):
             st = state.set_enabled(word == "on")
             print(f"Academic mode: {'on' if st['enabled'] else 'off'} (every model call from the next request on)")
-        elif word in ("status", ""):
-            print(state.status_text())
         else:
-            raise UsageError(f"%academic: unknown action {line.strip()!r}; use %academic on, off or status")
+            print(state.status_text())
 
 
 @magics_class
