@@ -7,7 +7,9 @@ the person's decision, export, the graph) is :mod:`dsh_notebook.artifact.ledgers
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..artifact.ledger_args import check_magic_options, magic_parser
 from ..artifact.ledgers import (
@@ -22,6 +24,9 @@ from ..artifact.paths import NAME, NAME_RULE
 from ..errors import NotebookError
 from ..inert import markdown_html
 from . import args
+
+if TYPE_CHECKING:
+    from ..research_pipeline.router import Router
 
 USAGE = ('%ledger show|explore|verify|export [--name NAME] [--format md|bibtex]\n'
          '%ledger ask "question" [--name NAME]')
@@ -60,18 +65,20 @@ class AskProgress:
     stage, tqdm's notebook bar when tqdm is installed, else an ipywidgets ``IntProgress`` with a
     label (nothing shown when neither is available)."""
 
-    LABELS = {"question": "question posed", "scout": "scout: proposing sources",
+    LABELS: ClassVar[dict[str, str]] = {"question": "question posed", "scout": "scout: proposing sources",
               "bibliographic": "bibliographic verification", "fulltext": "linking full text",
               "extract": "extracting claims", "verify_claims": "verifying claims",
               "decision": "lead: proposing a decision", "audit": "citation audit",
               "approval": "requesting approval"}
 
-    def __init__(self, display=None):
+    def __init__(self, display: Callable[..., object] | None = None) -> None:
         if display is None:
-            from IPython.display import display
-        self._display = display
-        self.bars: dict[str, object] = {}
-        self.kind = None
+            from IPython.display import display as shown
+
+            display = shown
+        self._display: Callable[..., object] = display
+        self.bars: dict[str, Any] = {}  # a tqdm bar, or an (IntProgress, Label) pair
+        self.kind: str | None = None
         try:
             from tqdm.notebook import tqdm  # noqa: F401 - optional
 
@@ -119,7 +126,8 @@ class AskRefused(NotebookError, ValueError):
     code = "ASK_REFUSED"
 
 
-def run_ask(path: Path, question: str, *, client_factory=None, progress=None, router=None) -> dict:
+def run_ask(path: Path, question: str, *, client_factory: Callable[[dict[str, Any]], Any] | None = None,
+            progress: Callable[[str, int, int], None] | None = None, router: Router | None = None) -> dict[str, Any]:
     """Open (or create) the ledger at *path* and run the ``ask`` pipeline on *question*. Raises
     :class:`AskRefused` before anything is created when the question or the model access is not
     usable (``pipeline.check_question``, ``pipeline.preflight``)."""

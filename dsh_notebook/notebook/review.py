@@ -20,6 +20,7 @@ import argparse
 import html
 import re
 from pathlib import Path
+from typing import Any
 
 from ..inert import markdown_html
 from ..reviewer.review import FOCUSES, ask, target_id
@@ -53,7 +54,7 @@ def parse(line: str) -> argparse.Namespace:
     return _parser().parse_line(args.split(line, ReviewUsageError))
 
 
-def _md(text) -> str:
+def _md(text: object) -> str:
     """Model-written text for Markdown: no raw HTML, no heading/list/quote syntax at a line
     start (the text stays readable, never executable markup)."""
     s = html.escape(str(text if text is not None else ""), quote=False)
@@ -131,7 +132,9 @@ def history_text(rv: Reviewer) -> str:
     return "\n".join(rows) if rows else "No reviews yet."
 
 
-def ask_question(rv: Reviewer, question: str, which=None) -> dict:
+def ask_question(rv: Reviewer, question: str, which: str | int | None = None) -> dict[str, Any]:
+    """The reviewer's answer to *question* about review *which* (default the latest): the stored
+    question event. Raises :class:`ReviewUsageError` when no target is chosen."""
     hist = rv.history()
     if hist is None:
         raise ReviewUsageError("choose a target first")
