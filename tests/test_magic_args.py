@@ -13,7 +13,7 @@ def files(folder) -> list[str]:
 
 
 def usage_error(r) -> str:
-    assert type(r.error_in_exec).__name__ in ("UsageError", "ReckonLineError"), repr(r.error_in_exec)
+    assert type(r.error_in_exec).__name__ == "UsageError", repr(r.error_in_exec)  # shown without a traceback
     return str(r.error_in_exec)
 
 

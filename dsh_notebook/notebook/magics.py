@@ -195,8 +195,8 @@ LINE_FORMS = ("%reckon list | show ID | recover [close|discard] [ID ...] | units
 
 
 class ReckonLineError(UsageError):
-    """A malformed ``%reckon`` line (an unknown subcommand or option, a missing id); nothing was
-    read or written."""
+    """What the ``%reckon`` line parser raises (an unknown subcommand or option, a missing id);
+    the magic shows it as a plain ``UsageError`` naming the line form. Nothing was read or written."""
 
 
 def _reckon_line_parser() -> args_module.MagicParser:
@@ -372,14 +372,15 @@ class ReckonMagics(KernelMagics):
     # ------------------------------------------------------------------ line forms
 
     def _line(self, line: str) -> None:
-        words = args_module.split(line, ReckonLineError)
+        words = args_module.split(line, UsageError)
         if not words:
             print(_reckon_help())
             return None
         try:
             a = _reckon_line_parser().parse_line(words)
         except ReckonLineError as exc:
-            raise ReckonLineError(f"%reckon {words[0]}: {exc}\n\nUse: {LINE_FORMS}") from None
+            # IPython shows a UsageError itself (no traceback), not a subclass of it
+            raise UsageError(f"%reckon {words[0]}: {exc}\n\nUse: {LINE_FORMS}") from None
         home = self.session.engine.home
         if a.command == "list":
             return self._list(home)
