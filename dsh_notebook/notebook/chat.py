@@ -24,10 +24,10 @@
 from __future__ import annotations
 
 import re
-import shlex
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..errors import NotebookError
 from ..formats import markdown_text
@@ -47,6 +47,15 @@ from ..reckoner.display import value_text
 from ..reckoner.values import parse_tagged
 from ..storage import LockedError, read_jsonl
 from ..version import __version__
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from ..artifact.paths import Location
+    from ..llm.agent import Tool
+    from ..llm.prompt import SystemPrompt
+    from ..reckoner import Engine
+    from ..reckoner.records import Record
 
 MIME_SESSION = "application/vnd.dsh.session+json"
 
@@ -74,7 +83,7 @@ class ChatInterrupted(NotebookError):
 
     code = "CHAT_INTERRUPTED"
 
-    def _render_traceback_(self):
+    def _render_traceback_(self) -> list[str]:
         return [f"\x1b[31mChatInterrupted: {self}\x1b[0m"]
 
 
@@ -84,11 +93,11 @@ class ChatFailed(NotebookError):
 
     code = "CHAT_FAILED"
 
-    def __init__(self, message: str, code: str | None = None):
+    def __init__(self, message: str, code: str | None = None) -> None:
         super().__init__(message)
         self.code = code or type(self).code
 
-    def _render_traceback_(self):  # IPython: show this instead of a Python traceback
+    def _render_traceback_(self) -> list[str]:  # IPython: show this instead of a Python traceback
         return [f"\x1b[31mChatFailed: {self}\x1b[0m"]
 
 
@@ -101,33 +110,20 @@ class ChatOptions:
 
 
 def parse_options(line: str) -> ChatOptions:
-    """Read the ``%%chat`` line (``--opt value`` or ``--opt=value``); raises
-    :class:`ChatUsageError` naming the problem."""
-    try:
-        words = shlex.split(line)
-    except ValueError as exc:
-        raise ChatUsageError(f"cannot read the options ({exc})") from None
-    opts = ChatOptions()
-    seen: set[str] = set()
-    it = iter(words)
-    for w in it:
-        key, eq, inline = w.partition("=")
-        if w == "--new":
-            opts.new = True
-        elif key in ("--session", "--preset", "--model"):
-            val = inline if eq else next(it, None)
-            if val is None or val.startswith("--"):
-                raise ChatUsageError(f"{key} needs a value")
-            if not val.strip():
-                raise ChatUsageError(f"{key} was given an empty value")
-            if key in seen:
-                raise ChatUsageError(f"{key} is given twice")
-            seen.add(key)
-            setattr(opts, key[2:], val)
-        elif w.startswith("-"):
-            raise ChatUsageError(f"unknown option {w!r}; the options are --session, --preset, --model and --new")
-        else:
-            raise ChatUsageError(f"unexpected {w!r} on the %%chat line; the message goes in the cell body, below it")
+    """Read the ``%%chat`` line (``--opt value`` or ``--opt=value``, each at most once) with the
+    magics' one parser (:mod:`.args`); raises :class:`ChatUsageError` naming the problem."""
+    from . import args
+
+    p = args.parser("%%chat", ChatUsageError)
+    for flag in ("--session", "--preset", "--model"):
+        p.add_argument(flag, action=args.Once, default=None)
+    p.add_argument("--new", action="store_true")
+    a = p.parse_line(args.split(line, ChatUsageError),
+                     "unexpected {word!r} on the %%chat line; the message goes in the cell body, below it")
+    for key in ("session", "preset", "model"):
+        if getattr(a, key) is not None and not getattr(a, key).strip():
+            raise ChatUsageError(f"--{key} was given an empty value")
+    opts = ChatOptions(session=a.session or "main", preset=a.preset, model=a.model, new=a.new)
     if opts.preset is not None and opts.preset not in PRESETS:
         raise ChatUsageError(f"unknown preset {opts.preset!r}; the presets are {', '.join(PRESETS)}")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", opts.session):
@@ -230,11 +226,11 @@ def answer_markdown(text: str) -> str:
     return "\n".join(out)
 
 
-def _record_lines(rec) -> list[str]:
+def _record_lines(rec: Record) -> list[str]:
     """A model-written record, deterministic: title, status, the given values and results."""
     status = "closed" if rec.closed else "open"
-    out = [f"Record: {rec.title} ({status}; {sum(1 for _ in rec.steps)} calculation"
-           f"{'' if sum(1 for _ in rec.steps) == 1 else 's'})"]
+    steps = sum(1 for _ in rec.steps)
+    out = [f"Record: {rec.title} ({status}; {steps} calculation{'' if steps == 1 else 's'})"]
     for r in rec.rows:
         c = r.get("content") or {}
         try:
@@ -247,7 +243,7 @@ def _record_lines(rec) -> list[str]:
                 out.append(f"  {c.get('name')} = {value_text(parse_tagged(c['value']), 5)}")
             elif r.get("tool") == "eval":
                 out.append(f"  {c.get('target')} = {c.get('formula')} = {value_text(parse_tagged(c['result']), 5)}")
-        except Exception:  # a row the view cannot render is still in the file
+        except Exception:  # noqa: BLE001 - a boundary: a row the view cannot render is still in the file
             out.append(f"  {r.get('tool')}: (not shown)")
     return out
 
@@ -258,7 +254,7 @@ def _record_lines(rec) -> list[str]:
 class ChatSession:
     """One conversation in this kernel: its log, client and agent."""
 
-    def __init__(self, name: str, log: SessionLog, client: ChatClient, agent: Agent, preset: str):
+    def __init__(self, name: str, log: SessionLog, client: ChatClient, agent: Agent, preset: str) -> None:
         self.name, self.log, self.client, self.agent, self.preset = name, log, client, agent, preset
 
     @property
@@ -270,7 +266,7 @@ class ChatSession:
         self.client.close()
 
 
-def _tools(preset: str, engine, client: ChatClient):
+def _tools(preset: str, engine: Engine, client: ChatClient) -> list[Tool]:
     if preset == "plain":
         return []
     if preset == "research":
@@ -286,7 +282,7 @@ def _tools(preset: str, engine, client: ChatClient):
     return tools
 
 
-def open_session(folder: Path, name: str, opts: ChatOptions, engine) -> ChatSession:
+def open_session(folder: Path, name: str, opts: ChatOptions, engine: Engine) -> ChatSession:
     """Start (or, when ``name`` is a logged session id, continue) a session. Raises
     :class:`ChatUsageError` for a missing key, an unknown model or a preset/model change."""
     logged = folder / f"{name}.jsonl"
@@ -335,7 +331,7 @@ def open_session(folder: Path, name: str, opts: ChatOptions, engine) -> ChatSess
     return ChatSession(name, log, client, Agent(client, log, tools, system=_sections(log, preset)), preset)
 
 
-def _sections(log: SessionLog, preset: str):
+def _sections(log: SessionLog, preset: str) -> SystemPrompt | None:
     """The preset's sections when they render to the text the log holds (a log written by
     another version keeps its own text, as one persona section)."""
     sections = system_sections(preset)
@@ -348,11 +344,11 @@ def _sections(log: SessionLog, preset: str):
 # --------------------------------------------------------------------------- one turn
 
 
-def _in_kernel(shell) -> bool:
+def _in_kernel(shell: object) -> bool:
     return getattr(shell, "kernel", None) is not None
 
 
-def run_turn(session: ChatSession, text: str, shell=None, engine=None, poll_interval: float = 0.05) -> dict:
+def run_turn(session: ChatSession, text: str, shell: InteractiveShell | None = None, engine: Engine | None = None, poll_interval: float = 0.05) -> dict:
     """Run one turn with a live view (in a Jupyter kernel) and return what the cell shows:
     ``{"result": TurnResult | None, "error": LLMError | None, "partial": str, "records": [...],
     "view": ChatView | None}``."""
@@ -376,7 +372,7 @@ def run_turn(session: ChatSession, text: str, shell=None, engine=None, poll_inte
                 text, on_delta=view.on_delta if view is not None else None, cancel=cancel)
         except LLMError as exc:
             box["error"] = exc
-        except BaseException as exc:  # never lose a worker failure
+        except BaseException as exc:  # noqa: BLE001 - the worker thread's boundary: the main thread re-raises it
             box["error"] = exc
         finally:
             finished.set()
@@ -427,7 +423,7 @@ def run_turn(session: ChatSession, text: str, shell=None, engine=None, poll_inte
             "interrupted": interrupted, "closed_for_model": closed_for_model}
 
 
-def _record_state(engine) -> dict:
+def _record_state(engine: Engine | None) -> dict[str, Any]:
     if engine is None:
         return {}
     info = list_records(engine.home)
@@ -438,7 +434,7 @@ def _record_state(engine) -> dict:
     return state
 
 
-def _new_records(engine, before: dict) -> list:
+def _new_records(engine: Engine | None, before: dict[str, Any]) -> list[Any]:
     """Records the turn opened or wrote to (read from their files)."""
     if engine is None:
         return []
@@ -448,7 +444,7 @@ def _new_records(engine, before: dict) -> list:
         if s["id"] not in before or (before[s["id"]] == -1):
             try:
                 out.append(read_record(Path(s["path"])))
-            except Exception:
+            except (OSError, ValueError):  # gone or unreadable (UnreadableRecord): not shown
                 continue
     return out
 
@@ -456,7 +452,7 @@ def _new_records(engine, before: dict) -> list:
 # --------------------------------------------------------------------------- the cell's output
 
 
-def turn_bundle(session: ChatSession, outcome: dict, location) -> tuple[dict, dict]:
+def turn_bundle(session: ChatSession, outcome: dict[str, Any], location: Location | None) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(data, metadata)`` of the cell's one ``display_data`` after a turn."""
     res: TurnResult | None = outcome["result"]
     status = res.status if res is not None else "error"
@@ -582,7 +578,7 @@ def turn_notices(session: ChatSession) -> list[str]:
             if e.get("type") == "notice" and e.get("form") == "info" and e.get("text")]
 
 
-def _relative(path: Path, location) -> str:
+def _relative(path: Path, location: Location | None) -> str:
     if location is not None and location.notebook is not None:
         try:
             return str(Path(path).relative_to(Path(location.notebook).parent))

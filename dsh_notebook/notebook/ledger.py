@@ -7,8 +7,9 @@ the person's decision, export, the graph) is :mod:`dsh_notebook.artifact.ledgers
 from __future__ import annotations
 
 import argparse
-import shlex
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..artifact.ledger_args import check_magic_options, magic_parser
 from ..artifact.ledgers import (
@@ -22,6 +23,10 @@ from ..artifact.ledgers import (
 from ..artifact.paths import NAME, NAME_RULE
 from ..errors import NotebookError
 from ..inert import markdown_html
+from . import args
+
+if TYPE_CHECKING:
+    from ..research_pipeline.router import Router
 
 USAGE = ('%ledger show|explore|verify|export [--name NAME] [--format md|bibtex]\n'
          '%ledger ask "question" [--name NAME]')
@@ -33,20 +38,12 @@ class LedgerUsageError(NotebookError, ValueError):
     code = "LEDGER_USAGE"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # never exit the kernel
-        raise LedgerUsageError(message)
-
-
 def parse(line: str) -> argparse.Namespace:
     """``show|explore|verify|export [--name NAME] [--format md|bibtex]`` or ``ask "question" [--name NAME]``,
     parsed by the table the command line shares (:mod:`dsh_notebook.artifact.ledger_args`). Raises
     :class:`LedgerUsageError` naming the problem."""
-    try:
-        words = shlex.split(line)
-    except ValueError as exc:
-        raise LedgerUsageError(f"cannot read the options ({exc})") from None
-    a = magic_parser(_Parser).parse_args(words)
+    # parse_args, as the command line does: an unknown word is argparse's "unrecognized arguments"
+    a = magic_parser(args.parser_class(LedgerUsageError)).parse_args(args.split(line, LedgerUsageError))
     wrong = check_magic_options(a)
     if wrong:
         raise LedgerUsageError(wrong)
@@ -68,18 +65,20 @@ class AskProgress:
     stage, tqdm's notebook bar when tqdm is installed, else an ipywidgets ``IntProgress`` with a
     label (nothing shown when neither is available)."""
 
-    LABELS = {"question": "question posed", "scout": "scout: proposing sources",
+    LABELS: ClassVar[dict[str, str]] = {"question": "question posed", "scout": "scout: proposing sources",
               "bibliographic": "bibliographic verification", "fulltext": "linking full text",
               "extract": "extracting claims", "verify_claims": "verifying claims",
               "decision": "lead: proposing a decision", "audit": "citation audit",
               "approval": "requesting approval"}
 
-    def __init__(self, display=None):
+    def __init__(self, display: Callable[..., object] | None = None) -> None:
         if display is None:
-            from IPython.display import display
-        self._display = display
-        self.bars: dict[str, object] = {}
-        self.kind = None
+            from IPython.display import display as shown
+
+            display = shown
+        self._display: Callable[..., object] = display
+        self.bars: dict[str, Any] = {}  # a tqdm bar, or an (IntProgress, Label) pair
+        self.kind: str | None = None
         try:
             from tqdm.notebook import tqdm  # noqa: F401 - optional
 
@@ -127,7 +126,8 @@ class AskRefused(NotebookError, ValueError):
     code = "ASK_REFUSED"
 
 
-def run_ask(path: Path, question: str, *, client_factory=None, progress=None, router=None) -> dict:
+def run_ask(path: Path, question: str, *, client_factory: Callable[[dict[str, Any]], Any] | None = None,
+            progress: Callable[[str, int, int], None] | None = None, router: Router | None = None) -> dict[str, Any]:
     """Open (or create) the ledger at *path* and run the ``ask`` pipeline on *question*. Raises
     :class:`AskRefused` before anything is created when the question or the model access is not
     usable (``pipeline.check_question``, ``pipeline.preflight``)."""

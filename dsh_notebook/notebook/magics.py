@@ -15,12 +15,14 @@
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import (
     Magics,
     line_cell_magic,
@@ -34,10 +36,12 @@ from IPython.utils.text import DollarFormatter
 
 from ..errors import NotebookError
 from ..kernel import attach_sidecar, close_reviewer, current_reviewer, kernel_ledger, kernel_reviewer
+from . import args as args_module
 
 if TYPE_CHECKING:
     from ..artifact.paths import Location
     from ..reckon.cell import ReckonSession
+    from ..reckoner.values import Value
     from .chat import ChatSession
 
 ARTICLE_USAGE = ("%reckon article ID [--format md|latex] [--compile] [--language auto|zh-CN|en] "
@@ -127,11 +131,11 @@ class ReckonRefused(NotebookError):
 
     code = "RECKON_REFUSED"
 
-    def __init__(self, message: str, code: str | None = None):
+    def __init__(self, message: str, code: str | None = None) -> None:
         super().__init__(message)
         self.code = code or type(self).code
 
-    def _render_traceback_(self):  # IPython: show this instead of a Python traceback
+    def _render_traceback_(self) -> list[str]:  # IPython: show this instead of a Python traceback
         return [f"\x1b[31mReckonRefused: {self}\x1b[0m"]
 
 
@@ -164,7 +168,7 @@ class ReckonSlots(dict):
         return f"<reckon {self.title!r} ({self.status}): {items}>"
 
 
-def _to_quantity(value):
+def _to_quantity(value: Value) -> Any:
     from ..reckon import units as U
 
     if value.sig.kind == "object":
@@ -186,9 +190,63 @@ def _unit_pairs(text: str) -> list[tuple[str, str]]:
     return out
 
 
+LINE_FORMS = ("%reckon list | show ID | recover [close|discard] [ID ...] | units [QUANTITY=UNIT ...|clear] | "
+              "article ID [--format md|latex] [--compile] [--language auto|zh-CN|en] [--writer offline|model]")
+
+
+class ReckonLineError(UsageError):
+    """What the ``%reckon`` line parser raises (an unknown subcommand or option, a missing id);
+    the magic shows it as a plain ``UsageError`` naming the line form. Nothing was read or written."""
+
+
+def _reckon_line_parser() -> args_module.MagicParser:
+    """``%reckon list|show|recover|units|article`` as argparse sub-commands (:mod:`.args`)."""
+    p = args_module.parser("%reckon", ReckonLineError)
+    sub = args_module.subcommands(p, "command")
+    sub.add_parser("list")
+    sub.add_parser("show").add_argument("id")
+    rec = sub.add_parser("recover")
+    rec.add_argument("action", nargs="?", choices=("close", "discard"))
+    rec.add_argument("ids", nargs="*")
+    sub.add_parser("units").add_argument("pairs", nargs="*")
+    art = sub.add_parser("article")
+    art.add_argument("id")
+    art.add_argument("--format", choices=("md", "latex"), default="md")
+    art.add_argument("--compile", action="store_true")
+    art.add_argument("--language", choices=("auto", "zh-CN", "en"), default="auto")
+    art.add_argument("--writer", choices=("offline", "model"), default="offline")
+    return p
+
+
+class KernelMagics(Magics):
+    """:class:`~IPython.core.magic.Magics` registered with a shell: :attr:`ip` is that shell
+    (``Magics.shell`` is optional in IPython's types; these magics are always registered on one)."""
+
+    @property
+    def ip(self) -> InteractiveShell:
+        shell = self.shell
+        if shell is None:  # pragma: no cover - register_magics always gives one
+            raise RuntimeError(f"{type(self).__name__} is not registered with a shell")
+        return shell
+
+
+def _chat_command(word: str) -> str:
+    """``%chat``'s one line form, ``list``; another word is ``unknown subcommand 'word'``."""
+    if word != "list":
+        raise argparse.ArgumentTypeError(f"unknown subcommand {word!r}")
+    return word
+
+
+def _academic_action(word: str) -> str:
+    """``%academic``'s action, in any case: ``on``, ``off`` or ``status``."""
+    if word.lower() not in ("on", "off", "status"):
+        raise argparse.ArgumentTypeError(f"unknown action {word!r}; use %academic on, off or status")
+    return word.lower()
+
+
 @magics_class
-class ReckonMagics(Magics):
-    def __init__(self, shell):
+class ReckonMagics(KernelMagics):
+    def __init__(self, shell: InteractiveShell) -> None:
         super().__init__(shell)
         self._location: Location | None = None
         self._session: ReckonSession | None = None
@@ -208,7 +266,7 @@ class ReckonMagics(Magics):
         if self._location is None:
             from ..artifact import paths
 
-            self._location = paths.locate(self.shell.user_ns)
+            self._location = paths.locate(self.ip.user_ns)
         return self._location
 
     @location.setter
@@ -241,7 +299,7 @@ class ReckonMagics(Magics):
         """Follow a renamed or newly known notebook while no record is open."""
         from ..artifact import paths
 
-        loc = paths.locate(self.shell.user_ns)
+        loc = paths.locate(self.ip.user_ns)
         if self._session is None:  # no engine yet: it opens where the notebook is now
             self.location = loc
             return
@@ -254,7 +312,7 @@ class ReckonMagics(Magics):
             self.session = ReckonSession(Engine(paths.reckoner_home(loc), recover=False), prefs=prefs)
 
     @line_cell_magic
-    def reckon(self, line: str, cell: str | None = None):
+    def reckon(self, line: str, cell: str | None = None) -> None:
         # %reckon? and %%reckon? show _reckon_help() (IPython's inspector calls getdoc(), set below).
         if cell is None:
             return self._line(line)
@@ -266,7 +324,7 @@ class ReckonMagics(Magics):
             opts = parse_options(line)
         except ReckonUsageError as exc:
             raise UsageError(f"%%reckon: {exc}\n\n{USAGE}") from None
-        held = self.shell.user_ns.get(opts.export)
+        held = self.ip.user_ns.get(opts.export)
         if held is not None and not isinstance(held, ReckonSlots):
             raise UsageError(
                 f"%%reckon: --export {opts.export} would replace the existing variable {opts.export} "
@@ -274,7 +332,7 @@ class ReckonMagics(Magics):
             )
         self._settings_units()
         try:
-            out = run_cell(self.session, opts, cell, self.shell.user_ns)
+            out = run_cell(self.session, opts, cell, self.ip.user_ns)
         except ReckonUsageError as exc:
             raise UsageError(f"%%reckon: {exc}") from None
         if out is None:
@@ -286,7 +344,7 @@ class ReckonMagics(Magics):
         self.session.engine.set_aside.clear()
         out.notices = notices
         if out.record_id:
-            header = getattr(self.shell, "parent_header", None) or {}
+            header = getattr(self.ip, "parent_header", None) or {}
             cell_id = (header.get("metadata") or {}).get("cellId") if isinstance(header, dict) else None
             self.made.append((cell_id if isinstance(cell_id, str) else None, out.record_id))
         sha = None
@@ -296,7 +354,7 @@ class ReckonMagics(Magics):
         slots = ReckonSlots({n: _to_quantity(v) for n, v in out.slots.items()})
         slots.record_id, slots.path, slots.title, slots.status = out.record_id, out.path, out.title, out.status
         slots.kinds = {n: v.sig.temp for n, v in out.slots.items() if v.sig.kind != "object" and v.sig.temp}
-        self.shell.user_ns[opts.export] = slots
+        self.ip.user_ns[opts.export] = slots
         bad = out.refused
         if not opts.quiet or bad is not None:
             data, md = render.bundle(out, meta)
@@ -309,30 +367,30 @@ class ReckonMagics(Magics):
                       "calculation record; %reckon list|show|recover|units|article. %reckon? shows every form.")
     # IPython's inspector asks an object's getdoc() first: the full help is built when asked for,
     # so that loading the extension does not import the engine's grammar.
-    reckon.getdoc = _reckon_help
+    reckon.getdoc = _reckon_help  # type: ignore[union-attr]  # the function itself, before @line_cell_magic
 
     # ------------------------------------------------------------------ line forms
 
-    def _line(self, line: str):
-        words = line.split()
+    def _line(self, line: str) -> None:
+        words = args_module.split(line, UsageError)
         if not words:
             print(_reckon_help())
             return None
-        cmd, args = words[0], words[1:]
+        try:
+            a = _reckon_line_parser().parse_line(words)
+        except ReckonLineError as exc:
+            # IPython shows a UsageError itself (no traceback), not a subclass of it
+            raise UsageError(f"%reckon {words[0]}: {exc}\n\nUse: {LINE_FORMS}") from None
         home = self.session.engine.home
-        if cmd == "list":
+        if a.command == "list":
             return self._list(home)
-        if cmd == "show":
-            if len(args) != 1:
-                raise UsageError("%reckon show ID: give one record id (see %reckon list)")
-            return self._show(home, args[0])
-        if cmd == "recover":
-            return self._recover(home, args)
-        if cmd == "article":
-            return self._article(home, args)
-        if cmd == "units":
-            return self._units(args)
-        raise UsageError(f"%reckon {cmd}: unknown subcommand; use list, show ID, recover, article ID or units")
+        if a.command == "show":
+            return self._show(home, a.id)
+        if a.command == "recover":
+            return self._recover(home, a.action, a.ids)
+        if a.command == "article":
+            return self._article(home, a)
+        return self._units(a.pairs)
 
     def _settings_units(self) -> None:
         """The kernel starts with settings.toml's ``[reckon.units]`` (issue 18), read once; a unit
@@ -363,7 +421,7 @@ class ReckonMagics(Magics):
         if chosen:
             self.session.prefs = SU.Preferences(tuple(chosen.items()))
 
-    def _units(self, args: list[str]):
+    def _units(self, args: list[str]) -> None:
         """``%reckon units [QUANTITY=UNIT ...] | clear``: the notebook's preferred display units
         (issue 18), recorded in the start row of each record written after it."""
         from ..reckon import units as U
@@ -406,8 +464,7 @@ class ReckonMagics(Magics):
             print(f"  {name} = {SU.text(unit)}")
         return
 
-    def _article(self, home: Path, args: list[str]):
-        import argparse
+    def _article(self, home: Path, a: argparse.Namespace) -> None:
         import html
         import os
 
@@ -415,19 +472,6 @@ class ReckonMagics(Magics):
         from ..reckoner import find_record
         from ..reckoner.articles import ArticleError, md_escape
 
-        p = argparse.ArgumentParser(prog="%reckon article", add_help=False, exit_on_error=False)
-        p.add_argument("id")
-        p.add_argument("--format", choices=("md", "latex"), default="md")
-        p.add_argument("--compile", action="store_true")
-        p.add_argument("--language", choices=("auto", "zh-CN", "en"), default="auto")
-        p.add_argument("--writer", choices=("offline", "model"), default="offline")
-        usage = ARTICLE_USAGE
-        try:
-            a, extra = p.parse_known_args(args)
-        except (argparse.ArgumentError, SystemExit) as exc:
-            raise UsageError(f"{usage}: {exc}") from None
-        if extra:
-            raise UsageError(f"%reckon article: unexpected {' '.join(extra)}\n\n{usage}")
         writer = None
         if a.writer == "model":
             from ..llm.writer import ModelArticleWriter
@@ -453,7 +497,7 @@ class ReckonMagics(Magics):
                               + (f'<br><span style="color:#b35900">{html.escape(note)}</span>' if note else "")},
                 raw=True)
 
-    def _list(self, home: Path):
+    def _list(self, home: Path) -> None:
         from ..artifact import records as records_view
 
         text = records_view.records_table(home, self.current_records())
@@ -487,7 +531,7 @@ class ReckonMagics(Magics):
         found = [rid for ids in by_cell.values() for rid in ids] + ran.get(None, [])
         return list(dict.fromkeys(found))
 
-    def _show(self, home: Path, rid: str):
+    def _show(self, home: Path, rid: str) -> None:
         from ..artifact import records as records_view
         from ..reckoner import find_record, read_record
         from ..reckoner.records import UnreadableRecord
@@ -500,13 +544,13 @@ class ReckonMagics(Magics):
             raise UsageError(f"%reckon show: {exc}") from None
         print(records_view.record_text(rec))
 
-    def _recover(self, home: Path, args: list[str]):
+    def _recover(self, home: Path, action: str | None, ids: list[str]) -> None:
         from ..reckoner import close_set_aside, discard_set_aside, list_records
         from ..reckoner.records import UnreadableRecord
 
         info = list_records(home)
         aside = info["set_aside"]
-        if not args:
+        if action is None:
             if not aside:
                 print("Nothing to recover: no record was left open by a crashed or restarted kernel.")
                 return
@@ -515,9 +559,6 @@ class ReckonMagics(Magics):
                 print(f"  {s['id']}  {s['title']!r}  {s['steps']} steps")
             print("Use: %reckon recover close [ID]   or   %reckon recover discard [ID]")
             return
-        action, ids = args[0], args[1:]
-        if action not in ("close", "discard"):
-            raise UsageError("%reckon recover: use 'close [ID]' or 'discard [ID]'")
         targets = ids or [s["id"] for s in aside]
         if not targets:
             print("Nothing to recover.")
@@ -538,22 +579,22 @@ class ReckonMagics(Magics):
 
 
 @magics_class
-class ChatMagics(Magics):
+class ChatMagics(KernelMagics):
     """``%%chat`` and ``%chat list`` (see :mod:`.chat`)."""
 
-    def __init__(self, shell):
+    def __init__(self, shell: InteractiveShell) -> None:
         super().__init__(shell)
         self.sessions: dict[str, ChatSession] = {}
 
     def _reckon(self) -> ReckonMagics:
-        rm = self.shell.magics_manager.registry.get("ReckonMagics")
+        rm = self.ip.magics_manager.registry.get("ReckonMagics")
         if rm is None:  # pragma: no cover - load_ipython_extension registers both
-            rm = ReckonMagics(self.shell)
-            self.shell.register_magics(rm)
+            rm = ReckonMagics(self.ip)
+            self.ip.register_magics(rm)
         return rm
 
     @line_cell_magic
-    def chat(self, line: str, cell: str | None = None):
+    def chat(self, line: str, cell: str | None = None) -> None:
         """``%%chat [--session NAME] [--preset plain|reckoner|reckoner-with-search] [--model ID]
         [--new]`` with the message as the cell body; ``%chat list``."""
         from ..artifact import records as records_view
@@ -565,17 +606,19 @@ class ChatMagics(Magics):
         rm.refresh_location()
         folder = rm.location.sidecar / "sessions"
         if cell is None:
-            if line.strip() == "list":
-                rows = sessions_table(folder)
-                if not rows:
-                    print(f"No chat sessions yet in {folder}.")
-                else:
-                    print(records_view.table([(r["id"], r["name"], r["preset"], r["model"], r["turns"], r["last"])
-                                              for r in rows], ("id", "name", "preset", "model", "turns", "last turn")))
-                return
-            word = line.strip().split()[0] if line.strip() else ""
-            raise UsageError((f"%chat: unknown subcommand {word!r}. " if word else "") +
-                             f"%chat list shows the sessions; a chat is a cell:\n\n{chat.USAGE}")
+            p = args_module.parser("%chat", chat.ChatUsageError)
+            p.add_argument("command", type=_chat_command)
+            try:
+                p.parse_line(args_module.split(line, chat.ChatUsageError))
+            except chat.ChatUsageError as exc:
+                raise UsageError(f"%chat: {exc}. %chat list shows the sessions; a chat is a cell:\n\n{chat.USAGE}") from None
+            rows = sessions_table(folder)  # the one line form: %chat list
+            if not rows:
+                print(f"No chat sessions yet in {folder}.")
+            else:
+                print(records_view.table([(r["id"], r["name"], r["preset"], r["model"], r["turns"], r["last"])
+                                          for r in rows], ("id", "name", "preset", "model", "turns", "last turn")))
+            return
         try:
             opts = chat.parse_options(line)
         except chat.ChatUsageError as exc:
@@ -620,18 +663,18 @@ class ChatMagics(Magics):
             if session is not None:
                 session.close()
             session = self.sessions[opts.session] = fresh
-        outcome = chat.run_turn(session, text, shell=self.shell, engine=engine)
-        if outcome["error"] is not None:
-            exc = outcome["error"]
-            shown = chat.failed_turn_bundle(outcome, exc)
+        outcome = chat.run_turn(session, text, shell=self.ip, engine=engine)
+        failure = outcome["error"]
+        if failure is not None:
+            shown = chat.failed_turn_bundle(outcome, failure)
             if shown is not None:  # what arrived before the error, and the records the turn wrote
                 display(shown, raw=True)
-            if isinstance(exc, LLMError):
-                raise chat.ChatFailed(f"{exc.code}: {exc.message}", exc.code)
-            raise chat.ChatFailed(f"{type(exc).__name__}: {exc}")
+            if isinstance(failure, LLMError):
+                raise chat.ChatFailed(f"{failure.code}: {failure.message}", failure.code)
+            raise chat.ChatFailed(f"{type(failure).__name__}: {failure}")
         data, md = chat.turn_bundle(session, outcome, rm.location)
         display(data, raw=True, metadata=md)
-        reviewer = current_reviewer(self.shell)
+        reviewer = current_reviewer(self.ip)
         finished = ("completed", "truncated", "filtered")
         if reviewer is not None and outcome["result"] is not None and outcome["result"].status in finished:
             reviewer.turn_completed(session.log.path)  # watching this notebook's chat: review the new turn
@@ -641,31 +684,34 @@ class ChatMagics(Magics):
 
 
 @magics_class
-class AcademicMagics(Magics):
+class AcademicMagics(KernelMagics):
     """``%academic on|off|status`` (spec: academic.md "State and surface")."""
 
     @line_magic
-    def academic(self, line: str):
+    def academic(self, line: str) -> None:
         """``%academic on|off|status``: switch academic mode for every model call from the
         next request on, or show its state, last shaped request and gate count."""
         from ..academic import state
 
-        word = line.strip().lower()
+        p = args_module.parser("%academic", UsageError)
+        p.add_argument("action", nargs="?", default="status", type=_academic_action)
+        try:
+            word = p.parse_line(args_module.split(line, UsageError)).action
+        except UsageError as exc:
+            raise UsageError(f"%academic: {exc}") from None
         if word in ("on", "off"):
             st = state.set_enabled(word == "on")
             print(f"Academic mode: {'on' if st['enabled'] else 'off'} (every model call from the next request on)")
-        elif word in ("status", ""):
-            print(state.status_text())
         else:
-            raise UsageError(f"%academic: unknown action {line.strip()!r}; use %academic on, off or status")
+            print(state.status_text())
 
 
 @magics_class
-class ReviewMagics(Magics):
+class ReviewMagics(KernelMagics):
     """``%review`` (see :mod:`.review`)."""
 
     @line_magic
-    def review(self, line: str):
+    def review(self, line: str) -> None:
         """``%review [--target this|session PATH|codex|dsh|claude|chat PATH] [--focus me|dialogue|ai]
         [--pause|--resume|--stop|--history] [--ask "question" [--review N]] [--wait]``."""
         from ..inert import markdown_html
@@ -681,17 +727,16 @@ class ReviewMagics(Magics):
             raise UsageError("%review: --ask needs a question (it is empty)")
         if opts.review is not None and opts.ask is None:
             raise UsageError("%review: --review N chooses the review a question is about: use it with --ask")
-        rv = kernel_reviewer(self.shell)
+        rv = kernel_reviewer(self.ip)
         try:
             if opts.target:
-                rm = self.shell.magics_manager.registry.get("ReckonMagics")
+                rm = self.ip.magics_manager.registry.get("ReckonMagics")
                 source, path = resolve_target(opts.target, rm.location.sidecar if rm else None)
                 rv.set_target(source, path, focus=opts.focus)
                 what = "this notebook's chat" if opts.target == ["this"] else " ".join(opts.target)
                 print(f"Reviewing {what} (focus {rv.focus}); the reviewer watches it from now on.")
-            elif opts.focus:
-                if rv.set_focus(opts.focus) is None:
-                    print(f"Focus {opts.focus}; choose a target to review (%review --target this).")
+            elif opts.focus and rv.set_focus(opts.focus) is None:
+                print(f"Focus {opts.focus}; choose a target to review (%review --target this).")
             if opts.pause:
                 rv.pause()
                 print("Reviewer paused: no automatic reviews until %review --resume.")
@@ -718,7 +763,7 @@ class ReviewMagics(Magics):
             if opts.wait:
                 rv.wait(rv.timeout + 5)
             st = rv.status()
-            rm = self.shell.magics_manager.registry.get("ReckonMagics")
+            rm = self.ip.magics_manager.registry.get("ReckonMagics")
             notebook = rm.location.notebook if rm is not None else None
             data, md = R.review_bundle(st["latest"], st, hide_unverified=rv.hide_unverified,
                                        base=Path(notebook).resolve().parent if notebook else None)
@@ -732,14 +777,14 @@ MAX_LEDGER_LINE = 8000  # %ledger's line: a question of at most 4,000 characters
 
 
 @magics_class
-class LedgerMagics(Magics):
+class LedgerMagics(KernelMagics):
     """``%ledger show|explore|verify|export [--name NAME] [--format md|bibtex]`` and
     ``%ledger ask "question" [--name NAME]`` (see :mod:`.ledger`)."""
 
     @no_var_expand  # IPython's expansion is quadratic on a long line: the length is checked first
     @line_magic
     @needs_local_scope
-    def ledger(self, line: str, local_ns: dict | None = None):
+    def ledger(self, line: str, local_ns: dict[str, Any] | None = None) -> None:
         """``%ledger show`` (summary), ``explore`` (the LedgerExplorer widget), ``verify`` (chain
         and replay check), ``export [--format md|bibtex]`` (evidence table and BibTeX under the
         sidecar's ``exports/``), ``ask "question"`` (the research pipeline from question to a decision
@@ -763,11 +808,11 @@ class LedgerMagics(Magics):
                              f"\n\n{LG.USAGE}")
 
         check_length(line)
-        ns = dict(self.shell.user_ns)
+        ns = dict(self.ip.user_ns)
         ns.update(local_ns or {})
         try:  # as IPython's var_expand: a line it cannot format is left as it is
             line = DollarFormatter().vformat(line, args=[], kwargs=ns)
-        except Exception:
+        except Exception:  # noqa: BLE001, S110 - IPython's var_expand's own boundary, kept as it has it
             pass
         check_length(line)
         try:
@@ -818,7 +863,7 @@ class LedgerMagics(Magics):
         return
 
 
-def load_ipython_extension(ipython) -> None:
+def load_ipython_extension(ipython: InteractiveShell) -> None:
     """Register the magics, and academic mode's hooks with the model client (they also arrive
     through the ``dsh_notebook.llm_hooks`` entry point; registering twice adds them once, and a
     kernel run from a source tree without the package's metadata still gets them)."""
@@ -832,7 +877,7 @@ def load_ipython_extension(ipython) -> None:
     ipython.register_magics(LedgerMagics)
 
 
-def unload_ipython_extension(ipython) -> None:
+def unload_ipython_extension(ipython: InteractiveShell) -> None:
     """Close this kernel's chat sessions (their logs' locks are released) and its reviewer."""
     close_reviewer(ipython)
     cm = ipython.magics_manager.registry.get("ChatMagics")

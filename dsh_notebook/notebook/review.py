@@ -19,13 +19,15 @@ from __future__ import annotations
 import argparse
 import html
 import re
-import shlex
 from pathlib import Path
+from typing import Any
 
 from ..inert import markdown_html
 from ..reviewer.review import FOCUSES, ask, target_id
 from ..reviewer.runner import Reviewer
 from ..reviewer.targets import ReviewUsageError, relative_target
+from . import args
+from .args import MagicParser
 
 MIME_REVIEW = "application/vnd.dsh.review+json"
 
@@ -33,13 +35,8 @@ USAGE = """%review [--target this | --target session PATH | --target codex|dsh|c
         [--focus me|dialogue|ai] [--pause | --resume | --stop | --history] [--ask "QUESTION" [--review N]] [--wait]"""
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # never exit the kernel
-        raise ReviewUsageError(message)
-
-
-def _parser() -> _Parser:
-    p = _Parser(prog="%review", add_help=False)
+def _parser() -> MagicParser:
+    p = args.parser("%review", ReviewUsageError)
     p.add_argument("--target", nargs="+")
     p.add_argument("--focus", choices=FOCUSES)
     g = p.add_mutually_exclusive_group()
@@ -52,14 +49,12 @@ def _parser() -> _Parser:
 
 
 def parse(line: str) -> argparse.Namespace:
-    try:
-        words = shlex.split(line)
-    except ValueError as exc:
-        raise ReviewUsageError(f"cannot read the options ({exc})") from None
-    return _parser().parse_args(words)
+    """The ``%review`` line (:data:`USAGE`) with the magics' one parser (:mod:`.args`); raises
+    :class:`~dsh_notebook.reviewer.targets.ReviewUsageError` naming the problem."""
+    return _parser().parse_line(args.split(line, ReviewUsageError))
 
 
-def _md(text) -> str:
+def _md(text: object) -> str:
     """Model-written text for Markdown: no raw HTML, no heading/list/quote syntax at a line
     start (the text stays readable, never executable markup)."""
     s = html.escape(str(text if text is not None else ""), quote=False)
@@ -137,7 +132,9 @@ def history_text(rv: Reviewer) -> str:
     return "\n".join(rows) if rows else "No reviews yet."
 
 
-def ask_question(rv: Reviewer, question: str, which=None) -> dict:
+def ask_question(rv: Reviewer, question: str, which: str | int | None = None) -> dict[str, Any]:
+    """The reviewer's answer to *question* about review *which* (default the latest): the stored
+    question event. Raises :class:`ReviewUsageError` when no target is chosen."""
     hist = rv.history()
     if hist is None:
         raise ReviewUsageError("choose a target first")
