@@ -62,8 +62,8 @@ def parse(line: str) -> argparse.Namespace:
 
 class AskProgress:
     """``progress(stage, done, total)`` for :func:`dsh_notebook.research_pipeline.pipeline.ask`: one bar per
-    stage, tqdm's notebook bar when tqdm is installed, else an ipywidgets ``IntProgress`` with a
-    label (nothing shown when neither is available)."""
+    stage, an ipywidgets ``IntProgress`` with a label. Always this bar, whatever else is installed
+    (tqdm's notebook bar was used when present: a notebook's saved output then depended on it)."""
 
     LABELS: ClassVar[dict[str, str]] = {"question": "question posed", "scout": "scout: proposing sources",
               "bibliographic": "bibliographic verification", "fulltext": "linking full text",
@@ -77,46 +77,22 @@ class AskProgress:
 
             display = shown
         self._display: Callable[..., object] = display
-        self.bars: dict[str, Any] = {}  # a tqdm bar, or an (IntProgress, Label) pair
-        self.kind: str | None = None
-        try:
-            from tqdm.notebook import tqdm  # noqa: F401 - optional
-
-            self.kind = "tqdm"
-        except Exception:  # noqa: BLE001 - not installed or no widget support
-            try:
-                import ipywidgets  # noqa: F401
-
-                self.kind = "widgets"
-            except ImportError:
-                self.kind = None
+        self.bars: dict[str, Any] = {}  # stage -> its (IntProgress, Label) pair
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         label = self.LABELS.get(stage, stage)
         bar = self.bars.get(stage)
-        if self.kind == "tqdm":
-            from tqdm.notebook import tqdm
+        import ipywidgets as W
 
-            if bar is None:
-                bar = self.bars[stage] = tqdm(total=max(total, 1), desc=label, leave=True)
-            bar.total = max(total, 1)
-            bar.n = done if total else 1
-            bar.refresh()
-            if done >= total:
-                bar.close()
-        elif self.kind == "widgets":
-            import ipywidgets as W
-
-            if bar is None:
-                bar = self.bars[stage] = (W.IntProgress(min=0, max=max(total, 1), value=0),
-                                          W.Label(value=label))
-                self._display(W.HBox([bar[1], bar[0]]))
-            prog, lab = bar
-            prog.max = max(total, 1)
-            prog.value = min(done if total else 1, prog.max)
-            lab.value = f"{label} ({done}/{total})"
-            if done >= total:
-                prog.bar_style = "success"
+        if bar is None:
+            bar = self.bars[stage] = (W.IntProgress(min=0, max=max(total, 1), value=0), W.Label(value=label))
+            self._display(W.HBox([bar[1], bar[0]]))
+        prog, lab = bar
+        prog.max = max(total, 1)
+        prog.value = min(done if total else 1, prog.max)
+        lab.value = f"{label} ({done}/{total})"
+        if done >= total:
+            prog.bar_style = "success"
 
 
 class AskRefused(NotebookError, ValueError):
