@@ -7,8 +7,10 @@ __version__ = "0.1.0"
 #: The version of what ``%%reckon`` displays for a record (``dsh_notebook.reckon.render``):
 #: bumped when the same record renders differently, so ``verify`` tells an older rendering from
 #: a tampered one. Sealed in every signed seal (issue 15).
-RENDERER_VERSION = "reckon-render/3"  # 2: temperature points on their scale, (-3)^2 (issue 17); 3: display units
-#: from the inputs, each line's LaTeX in the record output (issue 18)
+RENDERER_VERSION = "reckon-render/4"  # 2: temperature points on their scale, (-3)^2 (issue 17); 3: display units
+#: from the inputs, each line's LaTeX in the record output (issue 18); 4: the HTML view drawn by an autoescaped
+#: Jinja2 template (quotes written ``&#39;``/``&#34;``, not ``&#x27;``/``&quot;``), and notes and other text in the
+#: LaTeX output through the one fixed escaper (``a\b`` is ``a\textbackslash{}b``) (issue 22)
 
 #: The version of the reckoner's rules (grammar, units, dimension checks, number formatting):
 #: bumped when the same formula may give another result or refusal. Sealed in every signed seal,

@@ -62,7 +62,7 @@ def test_every_cell_that_ran_shows_what_its_record_renders(report):
     found = check7(report)
     assert [f.subject for f in found] == ["cell 2", "cell 5", "cell 6"]
     assert all(f.ok for f in found), found
-    assert "shows what the record renders (renderer reckon-render/3)" in found[0].detail
+    assert "shows what the record renders (renderer reckon-render/4)" in found[0].detail
 
 
 def test_the_command_line_names_check_7(report):

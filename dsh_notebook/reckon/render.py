@@ -5,6 +5,8 @@ bundle (spec: reckoner.md section 2 "Rendering"; storage.md "What goes into the 
   in SI symbols (``Ω``, ``N``, ``Pa``) or the requested unit; ``s⁻¹`` is never written Hz.
 * A ``given`` shows in the unit it was written in; refused lines show in red with their
   code and message, followed by the lines of the cell that were not run (issue 17).
+* The HTML view is drawn by an autoescaped Jinja2 template (``view.record_html``, issue 22,
+  item 3); the other mimetypes are built here.
 * Visible output is deterministic (no ids, times or hashes); those go into the output's
   ``metadata.dsh`` so re-run notebooks compare equal under nbval.
 """
@@ -36,6 +38,7 @@ from ..reckoner.values import Value
 from ..version import RENDERER_VERSION, __version__
 from . import units as U
 from .cell import CellOutcome, Step
+from .view import record_html
 
 MIME_RECORD = "application/vnd.dsh.record+json"
 # --------------------------------------------------------------------------- steps
@@ -201,47 +204,36 @@ def bundle(out: CellOutcome, metadata: dict) -> tuple[dict, dict]:
     head_plain = f"{out.title} — record {status_word}"
     plain = [head_plain]
     md = [f"**{markdown_text(out.title)}** — record {status_word}", ""]
-    htm = [(f'<div class="dsh-reckon"><p class="tex2jax_ignore mathjax_ignore"><b>{html.escape(out.title)}</b> — '
-            f'record {html.escape(status_word)}</p>'),
-           '<table class="dsh-steps">']
+    shown_rows = []  # the rows the HTML view draws (view.record_html)
     tex = [r"\begin{align*}"]
     for note in out.notices:
         plain.append(f"  ({note})")
         md.append(f"*({markdown_text(note)})*  ")
-        htm.append(f'<tr><td colspan="2" style="text-align:left"><i>({html.escape(note)})</i></td></tr>')
     for r in rows:
         if r["kind"] == "note!" and r["ok"]:
             continue  # a note for the article writer: recorded, hidden from the record view
+        shown_rows.append(r)
         if not r["ok"]:
             msg = f"line {r['line']}: {r['source']}  →  {r['code']}: {r['error']}"
             plain.append(f"  ✗ {msg}")
             md.append(f'<span style="color:#c62828">✗ line {r["line"]}: <code>{html.escape(r["source"])}</code> — '
                       f'<b>{html.escape(r["code"] or "")}</b>: {html.escape(r["error"] or "")}</span>  ')
-            htm.append(f'<tr style="color:#c62828"><td>✗ {r["line"]}</td><td style="text-align:left"><code>{html.escape(r["source"])}</code><br>'
-                       f'<b>{html.escape(r["code"] or "")}</b>: {html.escape(r["error"] or "")}</td></tr>')
             tex.append(r"&\text{line " + str(r["line"]) + r" refused: " + latex_text(r["code"] or "") + r"}\\")
             continue
         if r["latex"]:
             plain.append(f"  {r['text']}")
             md.append(f"$${r['latex']}$$")
-            math = html.escape(r"\displaystyle " + r["latex"])
-            htm.append(f'<tr><td>{r["line"]}</td><td style="text-align:left">${math}$</td></tr>')
             tex.append(r["latex"].replace(" = ", " &= ", 1) + r"\\")
         else:
             label = ""
-            style = ""
             plain.append(f"  {label}{r['text']}")
             md.append(f"{'*' if r['kind'] != 'end' else '**'}{markdown_text(label + r['text'])}{'*' if r['kind'] != 'end' else '**'}  ")
-            htm.append(f'<tr{style}><td>{r["line"]}</td><td style="text-align:left" class="tex2jax_ignore mathjax_ignore"><i>{html.escape(label + r["text"])}</i></td></tr>')
             tex.append(r"&\text{" + latex_text(label + r["text"]) + r"}\\")
     stopped = not_run_text(out)
     if stopped:
         plain.append(f"  ({stopped})")
         md.append(f"*({markdown_text(stopped)})*  ")
-        htm.append(f'<tr style="color:#c62828"><td colspan="2" style="text-align:left"><i>({html.escape(stopped)})'
-                   '</i></td></tr>')
         tex.append(r"&\text{(" + latex_text(stopped) + r")}\\")
-    htm.append("</table></div>")
     tex.append(r"\end{align*}")
     record: dict[str, Any] = {
         "title": out.title,
@@ -257,7 +249,7 @@ def bundle(out: CellOutcome, metadata: dict) -> tuple[dict, dict]:
     data = {
         "text/plain": "\n".join(plain),
         "text/markdown": "\n".join(md),
-        "text/html": "\n".join(htm),
+        "text/html": record_html(out.title, status_word, out.notices, shown_rows, stopped),
         "text/latex": "\n".join(tex),
         MIME_RECORD: record,
     }
