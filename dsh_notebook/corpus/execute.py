@@ -145,6 +145,11 @@ def wait_for_open_record(notebook: Path, timeout: float = OPEN_RECORD_WAIT) -> b
     return True
 
 
+def _not_a_notebook(path: Path) -> str:
+    """Why *path* (not a regular file) cannot be run or verified here."""
+    return "not a regular file" if path.exists() else "no such notebook (not visible on this worker)"
+
+
 def _where() -> str | None:
     """The dask worker's address when called in a task, else None."""
     if "distributed" not in sys.modules:  # not in a worker: never pay for importing it
@@ -199,8 +204,7 @@ def run_task(notebook: str, kernel: str = "python3", timeout: int = 600, run_id:
     _log_attempt("run", run_id, notebook)
     path = Path(notebook)
     if not path.is_file():
-        return _result("run", notebook, "error", started_at, findings=[
-            "not a regular file" if path.exists() else "no such notebook (not visible on this worker)"])
+        return _result("run", notebook, "error", started_at, findings=[_not_a_notebook(path)])
     try:
         nb = nbformat.read(str(path), as_version=4)
     except Exception as exc:  # noqa: BLE001 - nbformat raises many kinds on a bad file
@@ -255,8 +259,7 @@ def verify_task(notebook: str, allowed_signers: Any = None, run_id: str | None =
     _log_attempt("verify", run_id, notebook)
     path = Path(notebook)
     if not path.is_file():
-        return _result("verify", notebook, "error", started_at, findings=[
-            "not a regular file" if path.exists() else "no such notebook (not visible on this worker)"])
+        return _result("verify", notebook, "error", started_at, findings=[_not_a_notebook(path)])
     try:
         found = verify(path, allowed_signers=allowed_signers)
     except (UnreadableNotebook, UnicodeDecodeError, ValueError) as exc:

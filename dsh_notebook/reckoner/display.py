@@ -286,16 +286,22 @@ _FUNC_LATEX = {
 _PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "neg": 3, "^": 4}
 
 
-class _Latex:
-    """formula_latex's walk over a formula tree, as methods: closures that call each other would make a
-    reference cycle on every call, and collecting those cycles was most of a 300-line cell's
-    verify time (issue 23)."""
+class _Walk:
+    """A walk over a formula tree with the values to substitute, as methods: closures that call
+    each other would make a reference cycle on every call, and collecting those cycles was most of
+    a 300-line cell's verify time (issue 23)."""
 
     __slots__ = ("digits", "roles", "subst", "typed", "units")
 
     def __init__(self, subst: dict[str, Value] | None, digits: int, typed: dict[str, int] | None,
                  roles: Mapping[int, str] | None, units: Mapping[str, SU.Unit | None] | None) -> None:
         self.subst, self.digits, self.typed, self.roles, self.units = subst, digits, typed, roles, units
+
+
+class _Latex(_Walk):
+    """:func:`formula_latex`'s walk."""
+
+    __slots__ = ()
 
     def prec(self, n: G.Node) -> int:
         if isinstance(n, G.Binary):
@@ -382,16 +388,10 @@ def formula_latex(node: G.Node, subst: dict[str, Value] | None = None, digits: i
     return _Latex(subst, digits, typed, roles, units).go(node)
 
 
-class _Text:
-    """formula_text's walk over a formula tree, as methods: closures that call each other would make a
-    reference cycle on every call, and collecting those cycles was most of a 300-line cell's
-    verify time (issue 23)."""
+class _Text(_Walk):
+    """:func:`formula_text`'s walk."""
 
-    __slots__ = ("digits", "roles", "subst", "typed", "units")
-
-    def __init__(self, subst: dict[str, Value] | None, digits: int, typed: dict[str, int] | None,
-                 roles: Mapping[int, str] | None, units: Mapping[str, SU.Unit | None] | None) -> None:
-        self.subst, self.digits, self.typed, self.roles, self.units = subst, digits, typed, roles, units
+    __slots__ = ()
 
     def prec(self, n: G.Node) -> int:
         if isinstance(n, G.Binary):
