@@ -35,8 +35,9 @@ _MARKDOWN_SPECIALS = "\\`*_[]#|$"
 
 #: A minus sign and the digits as superscripts (``str.translate`` table): ``"-12"`` -> ``"⁻¹²"``.
 SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-#: The same table read back: ``"⁻¹²"`` -> ``"-12"``.
-FROM_SUPERSCRIPTS = {v: k for k, v in SUPERSCRIPTS.items()}
+#: The same table read back, and a superscript plus (which a model may write): ``"⁻¹²"`` -> ``"-12"``,
+#: ``"⁺³"`` -> ``"+3"``.
+FROM_SUPERSCRIPTS = {**{v: k for k, v in SUPERSCRIPTS.items()}, ord("⁺"): ord("+")}
 
 
 def latex_text(s: str) -> str:

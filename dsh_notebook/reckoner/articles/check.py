@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ...formats import FROM_SUPERSCRIPTS
 from .. import display
 from .. import grammar as G
 from .. import shown_units as SU
@@ -50,7 +51,6 @@ from .offline import ArticleWriter, OfflineWriter
 #   An integer from 1 to max(10, highest step seq) is an ordinal, not a value, where it numbers
 #   a list item, a heading or a step ("Step 3", "3 calculations", "第 3 步", "3 步").
 
-_SUP_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 _NORMALIZE = str.maketrans({**{chr(0xFF10 + i): str(i) for i in range(10)}, "−": "-"})
 _GROUP = r"(?:,|\\,|\{,\}|\u2009|\u202f)"
 _MANT = rf"(?:[0-9]{{1,3}}(?:{_GROUP}[0-9]{{3}})+(?![0-9])(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
@@ -139,7 +139,7 @@ def _value_of(m: re.Match) -> float:
         return re.sub(_GROUP, "", s)
 
     def exp(prefix: str) -> str:
-        e = m.group(prefix) or m.group(prefix + "b") or (m.group(prefix + "u") or "").translate(_SUP_DIGITS)
+        e = m.group(prefix) or m.group(prefix + "b") or (m.group(prefix + "u") or "").translate(FROM_SUPERSCRIPTS)
         return re.sub(r"\s", "", e)
 
     if m.group("sci"):
