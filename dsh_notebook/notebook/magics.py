@@ -194,14 +194,14 @@ LINE_FORMS = ("%reckon list | show ID | recover [close|discard] [ID ...] | units
               "article ID [--format md|latex] [--compile] [--language auto|zh-CN|en] [--writer offline|model]")
 
 
-class ReckonLineError(UsageError):
+class _ReckonLineError(UsageError):
     """What the ``%reckon`` line parser raises (an unknown subcommand or option, a missing id);
     the magic shows it as a plain ``UsageError`` naming the line form. Nothing was read or written."""
 
 
 def _reckon_line_parser() -> args_module.MagicParser:
     """``%reckon list|show|recover|units|article`` as argparse sub-commands (:mod:`.args`)."""
-    p = args_module.parser("%reckon", ReckonLineError)
+    p = args_module.parser("%reckon", _ReckonLineError)
     sub = args_module.subcommands(p, "command")
     sub.add_parser("list")
     sub.add_parser("show").add_argument("id")
@@ -378,7 +378,7 @@ class ReckonMagics(KernelMagics):
             return None
         try:
             a = _reckon_line_parser().parse_line(words)
-        except ReckonLineError as exc:
+        except _ReckonLineError as exc:
             # IPython shows a UsageError itself (no traceback), not a subclass of it
             raise UsageError(f"%reckon {words[0]}: {exc}\n\nUse: {LINE_FORMS}") from None
         home = self.session.engine.home
