@@ -238,6 +238,27 @@ def test_an_unreachable_scheduler_is_a_clear_error(tmp_path):
     assert p.stdout == ""
 
 
+def test_an_address_that_accepts_and_never_answers_is_refused_within_the_timeout(tmp_path):
+    # e.g. the scheduler's dashboard port by mistake: the connection is accepted, no dask answer comes
+    nb = reckon_notebook(tmp_path / "a.ipynb")
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        p = run_cli("verify", str(nb), "--scheduler", f"tcp://127.0.0.1:{port}", "--connect-timeout", "2",
+                    timeout=120)  # only bounds a hang; the command gives up after its own 2 s (+5 s grace)
+    assert p.returncode == 2
+    assert f"tcp://127.0.0.1:{port} did not answer as a dask scheduler within 2 s" in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_a_tls_address_without_its_configuration_is_a_clear_error(tmp_path):
+    nb = reckon_notebook(tmp_path / "a.ipynb")
+    p = run_cli("verify", str(nb), "--scheduler", "tls://127.0.0.1:1", "--connect-timeout", "2", timeout=120)
+    assert p.returncode == 2
+    assert "cannot reach the dask scheduler at tls://127.0.0.1:1" in p.stderr and "Traceback" not in p.stderr
+
+
 # --------------------------------------------------------------------------- an existing cluster
 
 

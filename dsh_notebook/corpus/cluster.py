@@ -105,11 +105,7 @@ def open_client(*, workers: int | None = None, scheduler: str | None = None,
             cluster.close()
         return
     assert scheduler is not None
-    try:
-        client = distributed.Client(scheduler, timeout=connect_timeout)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise SchedulerUnreachable(f"cannot reach the dask scheduler at {scheduler} within {connect_timeout:g} s "
-                                   f"({exc}); is it running, and is the address tcp://HOST:PORT?") from None
+    client = _connect(distributed, scheduler, connect_timeout)
     try:
         try:
             client.wait_for_workers(1, timeout=connect_timeout)
@@ -119,6 +115,37 @@ def open_client(*, workers: int | None = None, scheduler: str | None = None,
         yield client
     finally:
         client.close()
+
+
+def _connect(distributed: Any, scheduler: str, connect_timeout: float) -> Any:
+    """``distributed.Client(scheduler)`` within *connect_timeout* seconds (and a little grace), or
+    :class:`SchedulerUnreachable`. The client is made in a daemon thread: its own ``timeout`` does
+    not cover a peer that accepts the connection and never answers (a dashboard port, another
+    service), and a wrong address can fail with any exception (an HTTP server's answer read as a
+    frame length, a TLS address without a context), each reported as an unreachable scheduler."""
+    import threading
+
+    made: list[Any] = []
+    failed: list[BaseException] = []
+
+    def connect() -> None:
+        try:
+            made.append(distributed.Client(scheduler, timeout=connect_timeout))
+        except BaseException as exc:  # noqa: BLE001 - any failure of a wrong address is reported below
+            failed.append(exc)
+
+    thread = threading.Thread(target=connect, name="dsh-connect", daemon=True)
+    thread.start()
+    thread.join(connect_timeout + 5.0)
+    hint = "is it running, and is the address the scheduler's tcp://HOST:PORT (not its dashboard)?"
+    if made:
+        return made[0]
+    if failed:
+        exc = failed[0]
+        raise SchedulerUnreachable(f"cannot reach the dask scheduler at {scheduler} within {connect_timeout:g} s "
+                                   f"({type(exc).__name__}: {exc}); {hint}") from None
+    raise SchedulerUnreachable(f"the address {scheduler} did not answer as a dask scheduler within "
+                               f"{connect_timeout:g} s; {hint}")
 
 
 def check_workers(client: Any, notebooks: list[Path], kernel: str | None) -> list[str]:
