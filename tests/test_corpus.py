@@ -238,6 +238,21 @@ def test_an_unreachable_scheduler_is_a_clear_error(tmp_path):
     assert p.stdout == ""
 
 
+def test_notebooks_of_another_shape_are_named_and_the_rest_verify(tmp_path):
+    good = reckon_notebook(tmp_path / "good.ipynb")
+    (tmp_path / "nocells.ipynb").write_text('{"cells": []}')
+    (tmp_path / "deep.ipynb").write_text("[" * 100_000)
+    (tmp_path / "v3.ipynb").write_text(json.dumps({"nbformat": 3, "nbformat_minor": 0, "metadata": {},
+                                                   "worksheets": [{"cells": []}]}))
+    p = run_cli("verify", str(tmp_path), "--json")
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    res = by_name(json.loads(p.stdout))
+    assert res[good.name]["status"] == "verified"
+    assert res["v3.ipynb"]["status"] == "error" and "not a version 4 notebook (nbformat 3)" in res["v3.ipynb"]["findings"][0]
+    assert res["nocells.ipynb"]["status"] == "error"
+    assert "nested too deeply" in res["deep.ipynb"]["findings"][0]
+
+
 def test_an_address_that_accepts_and_never_answers_is_refused_within_the_timeout(tmp_path):
     # e.g. the scheduler's dashboard port by mistake: the connection is accepted, no dask answer comes
     nb = reckon_notebook(tmp_path / "a.ipynb")

@@ -128,9 +128,23 @@ def _read_nb(path: Path) -> NotebookNode:
     import nbformat
 
     try:
-        return nbformat.read(str(path), as_version=nbformat.NO_CONVERT)
+        nb = nbformat.read(str(path), as_version=nbformat.NO_CONVERT)
     except Exception as exc:  # noqa: BLE001 - nbformat raises TypeError or AttributeError on some shapes
-        raise UnreadableNotebook(f"{path.name} is not a valid notebook: {_why_invalid(path, exc)}") from None
+        try:
+            why = _why_invalid(path, exc)
+        except RecursionError:
+            why = "its JSON is nested too deeply to read"
+        raise UnreadableNotebook(f"{path.name} is not a valid notebook: {why}") from None
+    # read without conversion, so the shape is checked here: verify reads cells and metadata
+    major = nb.get("nbformat") if isinstance(nb, dict) else None
+    if major != 4:
+        hint = ("; open and save it in Jupyter, or `jupyter nbconvert --to notebook`, to upgrade it"
+                if isinstance(major, int) and major < 4 else "")
+        raise UnreadableNotebook(f"{path.name} is not a version 4 notebook (nbformat {major!r}){hint}")
+    missing = [k for k, t in (("cells", list), ("metadata", dict)) if not isinstance(nb.get(k), t)]
+    if missing:
+        raise UnreadableNotebook(f"{path.name} is not a valid notebook: it has no {' and no '.join(missing)}")
+    return nb
 
 
 def read_notebook(path: Path) -> NotebookNode:
