@@ -37,12 +37,12 @@ def test_the_parser_never_exits_and_names_the_problem():
 
 @pytest.mark.parametrize("line, words", [
     ("%reckon frobnicate", ["%reckon frobnicate", "invalid choice: 'frobnicate'", "Use: %reckon list"]),
-    ("%reckon list --all", ["unknown option '--all'"]),
+    ("%reckon list --all", ["unknown option '--all'; it takes no options"]),
     ("%reckon show", ["required: id"]),
     ("%reckon show 1 2", ["unexpected '2'"]),
     ("%reckon recover keep", ["invalid choice: 'keep'", "close", "discard"]),
     ("%reckon article 1795969445532 --format pdf", ["invalid choice: 'pdf'"]),
-    ("%reckon article 1795969445532 --form md", ["unknown option '--form'"]),
+    ("%reckon article 1795969445532 --form md", ["unknown option '--form'; the options are --format, --compile"]),
     ("%reckon units length=mm --force kN", ["unknown option '--force'"]),
 ])
 def test_reckon_line_bad_arguments(sh, line, words):
@@ -54,9 +54,10 @@ def test_reckon_line_bad_arguments(sh, line, words):
     assert files(sh.folder) == before and sh.run("%reckon units")[1].stdout == prefs
 
 
-def test_reckon_cell_bad_option_names_it(sh):
-    err = usage_error(sh.run("%%reckon --digits 40 Title\ngiven x = 1 m")[0])
-    assert "--digits 40" in err and "1 to 17" in err
+@pytest.mark.parametrize("digits", ["40", "\u00b3", "\u0663"])  # too many; a superscript 3; an Arabic-Indic 3
+def test_reckon_cell_bad_option_names_it(sh, digits):
+    err = usage_error(sh.run(f"%%reckon --digits {digits} Title\ngiven x = 1 m")[0])
+    assert f"--digits {digits}" in err and "1 to 17" in err
     assert sh.records() == [] and not (sh.sidecar / "open-record.jsonl").exists()
 
 

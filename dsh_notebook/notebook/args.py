@@ -52,10 +52,21 @@ class MagicParser(argparse.ArgumentParser):
         opts, extra = self.parse_known_args(words)
         for word in extra:
             if word.startswith("-") and len(word) > 1:
-                flags = [f for a in self._actions for f in a.option_strings]
-                raise self.usage_error(f"unknown option {word.split('=')[0]!r}; the options are {', '.join(flags)}")
+                flags = self._flags(opts)
+                known = f"the options are {', '.join(flags)}" if flags else "it takes no options"
+                raise self.usage_error(f"unknown option {word.split('=')[0]!r}; {known}")
             raise self.usage_error(unexpected.format(word=word))
         return opts
+
+
+    def _flags(self, opts: argparse.Namespace) -> list[str]:
+        """The options of what was parsed: the chosen sub-command's when there is one."""
+        parser: argparse.ArgumentParser = self
+        for action in self._actions:
+            choices = action.choices
+            if isinstance(choices, dict) and getattr(opts, action.dest, None) in choices:
+                parser = choices[getattr(opts, action.dest)]
+        return [f for a in parser._actions for f in a.option_strings]
 
 
 class Once(argparse.Action):

@@ -92,7 +92,7 @@ def parse_options(line: str) -> Options:
             v = words[i + 1]
             i += 1
             if w == "--digits":
-                if not v.isdigit() or not 1 <= int(v) <= 17:
+                if not (v.isascii() and v.isdigit()) or not 1 <= int(v) <= 17:
                     raise ReckonUsageError(f"--digits {v}: give a whole number of significant digits from 1 to 17")
                 opts.digits = int(v)
             else:
