@@ -46,7 +46,8 @@ def test_articles_carry_every_result_and_no_hidden_note(example_records, tmp_pat
         hidden += [r["content"]["text"] for r in rec.rows if r["tool"] == "record_message" and r["content"].get("hide")]
         md = write_article(path, tmp_path, "md").path.read_text(encoding="utf-8")
         tex = write_article(path, tmp_path, "latex").path.read_text(encoding="utf-8")
-        from dsh_notebook.reckoner.articles import md_escape, tex_escape
+        from dsh_notebook.formats import latex_text as tex_escape
+        from dsh_notebook.formats import markdown_text as md_escape
 
         assert md.startswith(f"# {md_escape(rec.title)}\n") and "## Calculations" in md  # its title is the record's
         assert rf"\title{{{tex_escape(rec.title)}}}" in tex and r"\section*{Calculations}" in tex

@@ -469,8 +469,9 @@ class ReckonMagics(KernelMagics):
         import os
 
         from ..artifact.articles import write_article
+        from ..formats import markdown_text
         from ..reckoner import find_record
-        from ..reckoner.articles import ArticleError, md_escape
+        from ..reckoner.articles import ArticleError
 
         writer = None
         if a.writer == "model":
@@ -491,7 +492,7 @@ class ReckonMagics(KernelMagics):
                 if result.fallback_reason else "")
         display({"text/plain": f"article written ({by}): {target}" + (f"\n{note}" if note else ""),
                  "text/markdown": f"Article written ({by}): [{html.escape(target.name)}]({link})"
-                                  + (f"\n\n*{md_escape(note)}*" if note else ""),
+                                  + (f"\n\n*{markdown_text(note)}*" if note else ""),
                  "text/html": f'Article written ({by}): <a href="{html.escape(link)}" target="_blank">'
                               f'{html.escape(target.name)}</a>'
                               + (f'<br><span style="color:#b35900">{html.escape(note)}</span>' if note else "")},

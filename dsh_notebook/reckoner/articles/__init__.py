@@ -27,7 +27,6 @@ from .check import (
     strip_fence,
     written_numbers,
 )
-from .escape import md_escape, tex_escape
 from .facts import (
     AUTHOR,
     FIXED_TITLE,
@@ -86,7 +85,6 @@ __all__ = [
     "cut_value",
     "facts",
     "latex_document",
-    "md_escape",
     "number_text",
     "resolve_language",
     "result_numbers",
@@ -94,6 +92,5 @@ __all__ = [
     "shown_as",
     "shown_value",
     "strip_fence",
-    "tex_escape",
     "written_numbers",
 ]

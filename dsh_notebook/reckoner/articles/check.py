@@ -22,13 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from ...formats import FROM_SUPERSCRIPTS
+from ...formats import FROM_SUPERSCRIPTS, markdown_text
 from .. import display
 from .. import grammar as G
 from .. import shown_units as SU
 from ..errors import EngineError
 from ..values import Sig, parse_tagged
-from .escape import md_escape
 from .facts import AUTHOR, FORMATS, ArticleError, ArticleFacts, Message, Step, cut, cut_value, number_text, shown_as
 from .latex import sanitize_latex
 from .offline import ArticleWriter, OfflineWriter
@@ -381,7 +380,7 @@ def _markdown_problems(text: str, sources: list[str]) -> list[str]:
         if _SCHEME.match(d) or d.startswith(("//", "\\\\", "/\\", "\\/")):
             problems.append(f"it links to {dest[:80]!r}; a link may only be an https source of a lookup of the "
                             "record")
-    variants = sorted({v for s in sources for v in (s, html.escape(s, quote=False), md_escape(s))}, key=len,
+    variants = sorted({v for s in sources for v in (s, html.escape(s, quote=False), markdown_text(s))}, key=len,
                       reverse=True)
     for m in _BARE_URL.finditer(text):
         url = m.group(0)
@@ -399,7 +398,7 @@ def _is_title_heading(line: str, title: str) -> bool:
     said = " ".join(heading[2:].split())
     want = " ".join(title.split())
     unescaped = re.sub(r"\\(?=[^\w\s])", "", said)  # \* \_ \# ... as the Markdown escaper writes them
-    return want in (said, unescaped) or said == " ".join(md_escape(title).split())
+    return want in (said, unescaped) or said == " ".join(markdown_text(title).split())
 
 
 def check_article(text: str, f: ArticleFacts, fmt: str) -> list[str]:

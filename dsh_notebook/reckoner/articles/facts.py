@@ -21,12 +21,12 @@ from typing import Any, overload
 
 import numpy as np
 
+from ...formats import latex_text
 from .. import display
 from .. import shown_units as SU
 from ..errors import ReckonerError
 from ..records import Record, read_record
 from ..values import parse_tagged
-from .escape import tex_escape
 
 FIXED_TITLE = "DeepSeek Harness Reckoner Solution"
 AUTHOR = "DeepSeek Harness Reckoner"
@@ -258,7 +258,7 @@ def shown_value(stored: dict[str, Any], unit: Any = None) -> tuple[str, str]:
             shown = None
         v = parse_tagged(stored if point or shown else cut_value(stored))
     except Exception:  # noqa: BLE001 - a malformed row: show it raw rather than fail the article
-        return str(stored), r"\text{" + tex_escape(str(stored)) + "}"
+        return str(stored), r"\text{" + latex_text(str(stored)) + "}"
     if v.sig.kind == "object":
         parts = [(n, shown_value(stored["object"][n])) for n, _ in v.sig.fields]
         return ("{" + ", ".join(f"{n}: {t}" for n, (t, _) in parts) + "}",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from .escape import tex_escape
+from ...formats import latex_text
 from .facts import AUTHOR, FIXED_TITLE, ArticleError
 
 # The LaTeX deny-list. A model-written body is untrusted input to a TeX engine, which can
@@ -159,5 +159,5 @@ def latex_document(body: str, language: str, title: str = FIXED_TITLE) -> str:
     else:
         head = [r"\documentclass{article}", r"\usepackage{fontspec}", r"\usepackage{amsmath}",
                 r"\usepackage{siunitx}", r"\usepackage{unicode-math}"]
-    return "\n".join(["% !TeX program = xelatex", *head, rf"\title{{{tex_escape(title)}}}", rf"\author{{{AUTHOR}}}",
+    return "\n".join(["% !TeX program = xelatex", *head, rf"\title{{{latex_text(title)}}}", rf"\author{{{AUTHOR}}}",
                       r"\date{}", r"\begin{document}", r"\maketitle", "", body.rstrip(), "", r"\end{document}", ""])

@@ -17,9 +17,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
+from ...formats import latex_text, markdown_text
 from .. import display
 from .. import grammar as G
-from .escape import md_escape, tex_escape
 from .facts import AUTHOR, ArticleFacts, Lookup, Message, Refusal, Step, shown_value
 
 
@@ -88,13 +88,13 @@ class OfflineWriter:
         folder = Path(__file__).parent / "templates"
         self._md = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), autoescape=False,
                                       keep_trailing_newline=True)
-        self._md.filters["md"] = md_escape
+        self._md.filters["md"] = markdown_text
         self._tex = jinja2.Environment(
             loader=jinja2.FileSystemLoader(folder), autoescape=False, keep_trailing_newline=True,
             block_start_string="((*", block_end_string="*))", variable_start_string="(((",
             variable_end_string=")))", comment_start_string="((#", comment_end_string="#))",
         )
-        self._tex.filters["tex"] = tex_escape
+        self._tex.filters["tex"] = latex_text
 
     def write_body(self, f: ArticleFacts, fmt: str, language: str) -> str:
         """The article body (``fmt`` ``md`` or ``latex``, ``language`` ``zh-CN`` or ``en``) from the templates."""
@@ -150,7 +150,7 @@ class OfflineWriter:
             tree = G.parse(s.formula).tree
             formula = display.formula_latex(tree)
         except Exception:  # noqa: BLE001 - a formula the display cannot typeset is shown as text
-            formula = r"\text{" + tex_escape(s.formula) + "}"
+            formula = r"\text{" + latex_text(s.formula) + "}"
         rtext, rlatex = shown_value(s.result, s.unit)
         name = display.name_latex(s.target or "x")
         subs = [(n, shown_value(v, s.var_units.get(n))) for n, v in s.vars.items()]
