@@ -28,7 +28,7 @@ from .prompt import (
 
 
 def register_llm_hooks() -> None:
-    """Register :func:`.shaping.academic_hook` and :func:`.gate.academic_gate` as the model client's
+    """Register :func:`.shaping.academic_hook` and :data:`.gate.academic_gate` (an :class:`~.gate.AcademicGate`) as the model client's
     default hooks (both do nothing while the switch is off)."""
     from ..llm.hooks import register
     from .gate import academic_gate
