@@ -28,8 +28,9 @@ from .prompt import (
 
 
 def register_llm_hooks() -> None:
-    """Register :func:`.shaping.academic_hook` and :data:`.gate.academic_gate` (an :class:`~.gate.AcademicGate`) as the model client's
-    default hooks (both do nothing while the switch is off)."""
+    """Register :func:`.shaping.academic_hook` and :data:`.gate.academic_gate` (an
+    :class:`~.gate.AcademicGate`) as the model client's default hooks (both do nothing while the
+    switch is off)."""
     from ..llm.hooks import register
     from .gate import academic_gate
     from .shaping import academic_hook
