@@ -825,6 +825,10 @@ def _workers(text: str) -> int:
         n = 0
     if n <= 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number of workers")
+    most = 4 * (os.cpu_count() or 1)  # one kernel process each: more than this only slows the machine
+    if n > most:
+        raise argparse.ArgumentTypeError(f"{n} local workers is more than this machine can run ({most}: 4 per core); "
+                                         "for more, start a cluster and use --scheduler")
     return n
 
 

@@ -253,6 +253,28 @@ def test_notebooks_of_another_shape_are_named_and_the_rest_verify(tmp_path):
     assert "nested too deeply" in res["deep.ipynb"]["findings"][0]
 
 
+def test_a_symlink_loop_and_a_hostile_file_name_are_named_and_never_draw_the_table(tmp_path):
+    good = reckon_notebook(tmp_path / "good.ipynb")
+    (tmp_path / "loop.ipynb").symlink_to("loop.ipynb")
+    odd = "x  verified  2  -  0.1\n3 notebook(s): 3 verified\x1b[8m.ipynb"
+    (tmp_path / odd).write_text("not a notebook")
+    p = run_cli("verify", str(tmp_path))
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert "\x1b" not in p.stdout + p.stderr and "3 verified" not in p.stdout.splitlines()[-1]
+    assert "\\n3 notebook(s)" in p.stdout and "\\x1b[8m" in p.stdout  # shown as escapes, on its own row
+    rows = {Path(line.split()[0]).name: line.split()[1] for line in p.stdout.splitlines()[2:]
+            if line.strip() and "\\x1b" not in line}
+    assert rows.get(good.name) == "verified" and rows.get("loop.ipynb") == "error"
+    [odd_row] = [line for line in p.stdout.splitlines() if "\\x1b[8m" in line]  # one row, its status at the end
+    assert " error " in odd_row.split("\\x1b[8m.ipynb", 1)[1]
+
+
+def test_more_local_workers_than_the_machine_can_run_are_refused(tmp_path):
+    nb = reckon_notebook(tmp_path / "a.ipynb")
+    p = run_cli("verify", str(nb), "--workers", "100000")
+    assert p.returncode == 2 and "more than this machine can run" in p.stderr and "--scheduler" in p.stderr
+
+
 def test_an_address_that_accepts_and_never_answers_is_refused_within_the_timeout(tmp_path):
     # e.g. the scheduler's dashboard port by mistake: the connection is accepted, no dask answer comes
     nb = reckon_notebook(tmp_path / "a.ipynb")
@@ -439,20 +461,34 @@ def test_a_kernel_started_through_the_launcher_dies_with_the_process_that_starte
         _stop(starter)
 
 
-def test_socket_folders_of_dead_workers_are_cleared_and_a_live_ones_kept():
-    from dsh_notebook.corpus.execute import sweep_dead_socket_folders
+def test_socket_folders_of_dead_workers_are_cleared_and_nothing_else(tmp_path):
+    from dsh_notebook.corpus.execute import hold_socket_folder, sweep_dead_socket_folders
 
-    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
-                          check=True)
-    dead = Path(tempfile.mkdtemp(prefix=f"dshk-{int(done.stdout)}-"))
-    (dead / "k-1").write_text("")
+    tmp = Path(tempfile.gettempdir())
+    # a process that made and held its folder, then ended without removing it (as SIGKILL leaves it)
+    made = subprocess.run([sys.executable, "-c", "import os, tempfile\n"
+                           "from dsh_notebook.corpus.execute import hold_socket_folder\n"
+                           "d = tempfile.mkdtemp(prefix=f'dshk-{os.getpid()}-'); hold_socket_folder(d); print(d)\n"
+                           "os._exit(0)"], capture_output=True, text=True, check=True)
+    dead = Path(made.stdout.strip())
     live = Path(tempfile.mkdtemp(prefix=f"dshk-{os.getpid()}-"))
+    held = hold_socket_folder(str(live))  # this process's own, in use
+    planted = [Path(tempfile.mkdtemp(prefix=prefix)) for prefix in
+               ("dshk-99999999999999999999-", "dshk-\u00b2-", "dshk-1-")]  # odd pids, no owner file
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    link = tmp / f"dshk-999999-{tmp_path.name}"
+    link.symlink_to(victim)
     try:
-        assert dead in sweep_dead_socket_folders()
-        assert not dead.exists() and live.exists()
+        removed = sweep_dead_socket_folders()
+        assert dead in removed and not dead.exists()
+        assert live.exists() and all(p.exists() for p in planted) and link.is_symlink() and victim.exists()
+        assert not {live, link, *planted} & set(removed)
     finally:
-        for folder in (dead, live):
-            if folder.exists():
-                for f in folder.iterdir():
-                    f.unlink()
-                folder.rmdir()
+        held.close()
+        link.unlink()
+        for folder in (live, *planted):
+            for f in folder.iterdir():
+                f.unlink()
+            folder.rmdir()
+

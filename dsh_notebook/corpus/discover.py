@@ -48,7 +48,10 @@ def find_notebooks(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     seen: set[Path] = set()
 
     def add(p: Path) -> None:
-        r = p.resolve()
+        try:
+            r = p.resolve()
+        except (RuntimeError, OSError):  # a symlink loop: kept as given, the command names it unreadable
+            r = p.absolute()
         if r not in seen:
             seen.add(r)
             found.append(r)

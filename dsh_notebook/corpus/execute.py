@@ -79,6 +79,7 @@ def execute_notebook(path: Path, nb: Any, *, kernel: str, timeout: int,
     # has no unencrypted-TCP warning to print), whatever the kernel's working directory.
     sweep_dead_socket_folders()
     sockets = tempfile.mkdtemp(prefix=f"{SOCKETS_PREFIX}{os.getpid()}-")
+    owner = hold_socket_folder(sockets)
     config = Config()
     config.KernelManager.transport = "ipc"
     config.KernelManager.ip = os.path.join(sockets, "k")
@@ -89,39 +90,54 @@ def execute_notebook(path: Path, nb: Any, *, kernel: str, timeout: int,
     except Exception as exc:  # noqa: BLE001 - CellExecutionError, a timeout, a kernel that died: the caller reports it
         return exc
     finally:
+        if owner is not None:
+            owner.close()
         shutil.rmtree(sockets, ignore_errors=True)
     return None
 
 
 SOCKETS_PREFIX = "dshk-"  # then the pid of the process that ran the kernel, '-', a random part
+OWNER_FILE = ".owner"  # inside it: locked (flock) by that process while it lives
+
+
+def hold_socket_folder(folder: str) -> Any:
+    """Lock *folder*'s owner file for as long as the returned file stays open (the process's
+    life at most: the system releases the lock when it dies, however it dies). None where
+    ``fcntl`` is missing (no sweeping there)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return None
+    made = os.path.join(folder, OWNER_FILE + ".new")
+    owner = open(made, "w")  # noqa: SIM115 - held open on purpose
+    fcntl.flock(owner, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    os.replace(made, os.path.join(folder, OWNER_FILE))  # appears already locked: a sweep never sees it free
+    return owner
 
 
 def sweep_dead_socket_folders() -> list[Path]:
     """Remove the kernels' socket folders (``<tmp>/dshk-<pid>-*``) whose process is gone: a worker
     killed with SIGKILL runs no ``finally``, so the next notebook run on this machine clears what it
-    left. Returns the folders removed. A folder whose pid is alive (or not ours to signal) stays."""
+    left. A folder counts as gone only when it is a real folder of this user whose owner file
+    (:func:`hold_socket_folder`) can be locked: a lock, unlike a pid, holds across containers that
+    share the temporary folder. Returns the folders removed; what cannot be checked stays."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return []
     removed = []
     for folder in Path(tempfile.gettempdir()).glob(f"{SOCKETS_PREFIX}*-*"):
-        pid = folder.name[len(SOCKETS_PREFIX):].split("-", 1)[0]
-        if not pid.isdigit() or _alive(int(pid)):
+        try:
+            st = folder.lstat()
+            if not folder.is_dir() or folder.is_symlink() or st.st_uid != os.getuid():
+                continue
+            with open(folder / OWNER_FILE, "r+") as owner:
+                fcntl.flock(owner, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held: its process lives
+        except OSError:  # no owner file (not ours, or still being made), held, or unreadable: left
             continue
         shutil.rmtree(folder, ignore_errors=True)
         removed.append(folder)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process: alive
-        return True
-    try:  # a zombie (killed, not yet reaped by its parent) is gone too
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:  # no /proc (not Linux): signalled, so alive
-        return True
-    return stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
 def wait_for_open_record(notebook: Path, timeout: float = OPEN_RECORD_WAIT) -> bool:

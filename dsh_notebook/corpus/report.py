@@ -25,12 +25,20 @@ def passed(result: dict[str, Any]) -> bool:
 
 
 def shown_path(notebook: str, cwd: Path | None = None) -> str:
-    """*notebook* relative to *cwd* (the current folder) when it is inside it."""
+    """*notebook* relative to *cwd* (the current folder) when it is inside it, :func:`printable`:
+    a file name can never draw a row or a summary of its own on the terminal."""
     try:
         rel = os.path.relpath(notebook, cwd or Path.cwd())
     except ValueError:  # another drive
-        return notebook
-    return notebook if rel.startswith("..") else rel
+        rel = ".."
+    shown = notebook if rel.startswith("..") else rel
+    return printable(shown)
+
+
+def printable(text: str) -> str:
+    """*text* with each character that is not printable (a newline, an escape sequence) shown as
+    its Python escape: what a file name or a finding holds never moves the terminal's cursor."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
 def _findings_cell(r: dict[str, Any]) -> str:
@@ -42,6 +50,7 @@ def _findings_cell(r: dict[str, Any]) -> str:
     first = r["findings"][0] if r["findings"] else r["status"]
     if r["command"] == "run" and r["status"] == "failed" and not first.startswith("its worker"):
         return "a cell failed"
+    first = printable(first)
     return first if len(first) <= 60 else first[:59] + "…"
 
 
@@ -64,7 +73,7 @@ def failures_text(results: list[dict[str, Any]], cwd: Path | None = None) -> str
         if passed(r):
             continue
         lines = r["findings"][-12:] if r["command"] == "run" and r["status"] == "failed" else r["findings"]
-        blocks.append(f"{shown_path(r['notebook'], cwd)}: {r['status']}\n" + "\n".join(f"  {x}" for x in lines))
+        blocks.append(f"{shown_path(r['notebook'], cwd)}: {r['status']}\n" + "\n".join(f"  {printable(x)}" for x in lines))
     return "\n".join(blocks)
 
 
