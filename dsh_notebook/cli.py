@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
 import os
@@ -108,7 +109,8 @@ def cmd_corpus(args: argparse.Namespace, command: str) -> int:
     try:
         results = run_corpus(command, notebooks, workers=args.workers, scheduler=args.scheduler,
                              connect_timeout=args.connect_timeout, kernel=getattr(args, "kernel", "python3"),
-                             timeout=getattr(args, "timeout", 600), allowed_signers=allowed,
+                             timeout=getattr(args, "timeout", 600), save=bool(getattr(args, "save", False)),
+                             allowed_signers=allowed,
                              progress=sys.stderr.isatty() and not args.json,
                              say=lambda text: print(text, file=sys.stderr))
     except CorpusError as exc:
@@ -139,10 +141,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     args.notebook = args.notebook[0]
     import nbformat
 
-    from .artifact.paths import sidecar_for
-    from .artifact.records import table
-    from .reckoner import find_record, read_record
-
     path = Path(args.notebook).resolve()
     if not path.exists():
         print(f"dsh-notebook run: no such notebook: {args.notebook}", file=sys.stderr)
@@ -169,11 +167,33 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"dsh-notebook run: no kernel named {args.kernel!r} (see `jupyter kernelspec list`); "
               "nothing was run or saved", file=sys.stderr)
         return 2
-    from .corpus.execute import execute_notebook
+    from .corpus.execute import private_copy
 
     start = time.time()
-    # DSH_NOTEBOOK_PATH and the working directory go to the kernel only, never this process (issue 23)
-    failed = execute_notebook(path, nb, kernel=args.kernel, timeout=args.timeout)
+    # DSH_NOTEBOOK_PATH and the working directory go to the kernel only, never this process (issue 23);
+    # --no-save runs a private copy of the notebook and its sidecar, so a signed notebook still verifies
+    with contextlib.ExitStack() as stack:
+        records_at = path
+        if args.no_save:
+            try:
+                records_at = stack.enter_context(private_copy(path))
+            except OSError as exc:
+                print(f"dsh-notebook run: cannot copy {path.name} and its sidecar to run them without saving "
+                      f"({exc}); nothing was run", file=sys.stderr)
+                return 2
+        return _run_and_report(args, path, nb, started, records_at, start)
+
+
+def _run_and_report(args: argparse.Namespace, path: Path, nb: Any, started: Any, records_at: Path,
+                    start: float) -> int:
+    """``run`` of one notebook: execute it (its records written beside *records_at*: the notebook,
+    or its private copy for --no-save), save its outputs unless --no-save, print its records."""
+    from .artifact.paths import sidecar_for
+    from .artifact.records import table
+    from .corpus.execute import execute_notebook, open_record_title
+    from .reckoner import find_record, read_record
+
+    failed = execute_notebook(path, nb, kernel=args.kernel, timeout=args.timeout, records_at=records_at)
     executed = any(c.get("execution_count") for c in nb.cells if c.cell_type == "code")
     if not executed and failed is not None:
         print(f"dsh-notebook run: the kernel did not run the notebook ({type(failed).__name__}: {failed}); "
@@ -196,7 +216,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                   f"was left as it is; the run's outputs are saved beside it in {written.name}", file=sys.stderr)
         for p in problems:
             print(f"dsh-notebook run: {p}", file=sys.stderr)
-    sidecar = sidecar_for(path)
+    sidecar = sidecar_for(records_at)
     rows: list[tuple[str, int | str, int | str, str, str]] = []
     for rid in _records_in(nb):
         try:
@@ -206,21 +226,20 @@ def cmd_run(args: argparse.Namespace) -> int:
             continue
         status = "" if rec.closed else "  (still open)"
         rows.append((rec.title + status, len(rec.steps), len(rec.refused), _result_text(rec), rec.id))
-    saved = "" if args.no_save else f", outputs saved in {saved_beside.name}" if saved_beside else ", outputs saved"
+    saved = f", outputs saved in {saved_beside.name}" if saved_beside else ", outputs saved"
+    if args.no_save:
+        saved = ", nothing saved (its records were written to a temporary copy, now removed)"
     print(f"{path.name}: executed in {time.time() - start:.1f} s{saved}")
     if rows:
-        print(f"records in {sidecar}:")
+        print(f"records in {sidecar_for(path) if not args.no_save else 'the temporary copy'}:")
         print(table(rows, ("title", "steps", "refused", "result", "id")))
     else:
         print("no records were produced")
-    open_file = sidecar / "open-record.jsonl"
-    if open_file.exists():
-        try:
-            title = read_record(open_file).title
-        except ValueError:
-            title = "(unreadable)"
+    title = open_record_title(records_at)
+    if title is not None:
         print(f"note: the record {title!r} was left open (a cell ended with --continue, or the kernel stopped); "
-              "the next kernel sets it aside: close or discard it with %reckon recover")
+              + ("the next kernel sets it aside: close or discard it with %reckon recover" if not args.no_save
+                 else "it was in the temporary copy, so nothing is left open beside the notebook"))
     if failed is not None:
         msg = re.sub(r"\x1b\[[0-9;]*m", "", str(failed)).strip().splitlines()
         print("\ndsh-notebook run: a cell failed (not tagged raises-exception):\n  " + "\n  ".join(msg[-12:]),
@@ -446,7 +465,21 @@ def cmd_article(args: argparse.Namespace) -> int:
     if result.writer == "model" and writer is not None and writer.model_id:
         by += f", {writer.model_id}"
     print(f"wrote {result.path}" + (f" and {result.pdf}" if result.pdf else "") + f" ({result.language}, {by})")
+    if result.path.resolve().is_relative_to(sidecar.resolve()) and _is_signed(nb):
+        print(f"dsh-notebook article: note: {nb.name} is signed, and the seal does not cover this new file, so "
+              f"`dsh-notebook verify` reports it until you vouch for it with `dsh-notebook sync {args.notebook}` "
+              "(or write articles outside the sidecar with --out)", file=sys.stderr)
     return 0
+
+
+def _is_signed(notebook: Path) -> bool:
+    """Whether the notebook file holds a seal (``metadata.dsh.seal``); False when it cannot be read."""
+    try:
+        meta = json.loads(notebook.read_text(encoding="utf-8")).get("metadata", {})
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return False
+    dsh = meta.get("dsh") if isinstance(meta, dict) else None
+    return isinstance(dsh, dict) and isinstance(dsh.get("seal"), dict)
 
 
 def cmd_serve_fake_llm(args: argparse.Namespace) -> int:
@@ -855,7 +888,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--kernel", default="python3", help="kernel name (default python3: this environment)")
     saving = r.add_mutually_exclusive_group()
     saving.add_argument("--no-save", dest="save", action="store_false", default=None,
-                        help="do not write the outputs back into the notebook")
+                        help="do not write the outputs back into the notebook: the kernel runs a temporary copy of "
+                             "it and its sidecar, so nothing beside it changes either")
     saving.add_argument("--save", dest="save", action="store_true",
                         help="write the outputs back, indexed and signed with your key (the default for one notebook; "
                              "a corpus run saves only with --save)")

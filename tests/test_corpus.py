@@ -128,18 +128,70 @@ def test_verify_a_corpus_here_names_the_tampered_notebook_and_the_rest_verify(tm
     assert "corpus/broken.ipynb: error\n  not a readable notebook" in p.stderr
 
 
+def files_under(folder: Path) -> dict[str, bytes]:
+    """Every file under *folder* by its relative path, with its bytes."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
 def test_run_a_corpus_here_saves_nothing_without_save(tmp_path):
     nbs = [kernel_notebook(tmp_path / f"w{i}.ipynb", ["%load_ext dsh_notebook", WIRE.format(i=i, L=25 + i)])
            for i in range(2)]
-    before = [nb.read_bytes() for nb in nbs]
+    before = files_under(tmp_path)
     p = run_cli("run", str(nbs[0]), str(nbs[1]), "--json")
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["ok"] is True and [r["status"] for r in out["notebooks"]] == ["ok", "ok"]
     assert [r["records"] for r in out["notebooks"]] == [1, 1]
-    assert [nb.read_bytes() for nb in nbs] == before  # never re-signed, never rewritten
-    for nb in nbs:  # the records landed beside each notebook: DSH_NOTEBOOK_PATH reached each kernel
-        assert len(list((tmp_path / f"{nb.stem}.dsh" / "records").glob("*.jsonl"))) == 1
+    assert [r["kept"] for r in out["notebooks"]] == [False, False]
+    # never re-signed, never rewritten, and no sidecar made: the kernels wrote into private copies
+    assert files_under(tmp_path) == before
+    assert not (tmp_path / "w0.dsh").exists()
+
+
+def test_run_without_save_leaves_a_signed_corpus_as_it_was_and_it_still_verifies(tmp_path):
+    """From a newcomer's trial: 'run, then verify' failed every signed notebook, because a run
+    that saved nothing still wrote its records into the sidecar (check 5: not covered by the seal)."""
+    corpus = tmp_path / "corpus"
+    nbs = [kernel_notebook(corpus / f"w{i}.ipynb", ["%load_ext dsh_notebook", WIRE.format(i=i, L=25 + i),
+                                                     "%%reckon --continue Left open\ngiven x = 1 m"])
+           for i in range(2)]
+    p = run_cli("run", str(corpus), "--save", "--json")  # the author's run: saved and signed
+    assert p.returncode == 0, p.stderr
+    assert all(r["kept"] for r in json.loads(p.stdout)["notebooks"])
+    v = run_cli("verify", str(corpus), "--json")
+    assert v.returncode == 0, v.stdout
+    signed = files_under(corpus)
+    assert any(name.startswith("w0.dsh/records/") for name in signed)
+    # a reviewer's runs: a corpus without --save, and one notebook with --no-save
+    p = run_cli("run", str(corpus), "--json")
+    assert p.returncode == 0, p.stderr
+    assert [r["records"] for r in json.loads(p.stdout)["notebooks"]] == [2, 2]
+    one = run_cli("run", str(nbs[0]), "--no-save")
+    assert one.returncode == 0, one.stderr
+    assert "nothing saved" in one.stdout and "Wire 0" in one.stdout  # its records, read from the copy
+    assert "records in the temporary copy" in one.stdout
+    assert "'Left open' was left open" in one.stdout and "nothing is left open beside the notebook" in one.stdout
+    assert files_under(corpus) == signed  # byte for byte: no record, no lock, no open record added
+    v = run_cli("verify", str(corpus), "--json")
+    assert v.returncode == 0, v.stdout
+    assert {r["status"] for r in json.loads(v.stdout)["notebooks"]} == {"verified"}
+
+
+def test_run_without_save_on_a_full_disk_runs_nothing_and_says_why(tmp_path, monkeypatch):
+    from dsh_notebook.corpus import execute
+
+    nb = kernel_notebook(tmp_path / "w.ipynb", ["%load_ext dsh_notebook", WIRE.format(i=0, L=25)])
+    before = files_under(tmp_path)
+
+    def full(*_args, **_kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(execute.shutil, "copyfile", full)
+    r = execute.run_task(str(nb))
+    assert r["status"] == "error" and r["kept"] is False
+    assert r["findings"] == ["cannot copy the notebook and its sidecar to run them without saving "
+                             "([Errno 28] No space left on device); nothing was run"]
+    assert files_under(tmp_path) == before
 
 
 # --------------------------------------------------------------------------- a local cluster
@@ -384,7 +436,7 @@ def test_a_worker_killed_mid_run_its_notebook_retried_once_its_kernel_gone_the_o
         "%load_ext dsh_notebook",
         "%%reckon --continue Slow wire\ngiven L = 25 m",
         "import os, pathlib, time\n"
-        "here = pathlib.Path(os.environ['DSH_NOTEBOOK_PATH']).parent\n"
+        "here = pathlib.Path.cwd()\n"
         "with open(here / 'attempts.txt', 'a') as f:\n    f.write(f'{os.getpid()}\\n')\n"
         f"end = time.monotonic() + {DEADLINE}\n"
         "while not (here / 'go').exists() and time.monotonic() < end:\n    time.sleep(0.05)",
@@ -394,7 +446,7 @@ def test_a_worker_killed_mid_run_its_notebook_retried_once_its_kernel_gone_the_o
         kernel_notebook(corpus / f"w{i}.ipynb", ["%load_ext dsh_notebook", WIRE.format(i=i, L=25 + i)])
     attempts = corpus / "attempts.txt"
     cli = subprocess.Popen([sys.executable, "-m", "dsh_notebook.cli", "run", str(corpus), "--scheduler",
-                            cluster.address, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cluster.address, "--save", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            start_new_session=True)
     try:
         _wait("the slow notebook's first kernel", lambda: len(_lines(attempts)) == 1)

@@ -312,3 +312,18 @@ def test_a_deleted_sealed_file_or_a_broken_seal_is_not_renewed_silently(report):
     _edit(report, lambda nb: nb["metadata"]["dsh"]["seal"]["cells"].reverse())
     with pytest.raises(SealRefused, match="signature is invalid"):
         sync(report, [])
+
+
+def test_an_article_in_a_signed_notebooks_sidecar_says_how_to_vouch_for_it(report):
+    rid = record_file(report).stem
+    p = cli("article", rid, "--notebook", str(report), "--format", "md")
+    assert p.returncode == 0, p.stderr
+    assert "report.ipynb is signed, and the seal does not cover this new file" in p.stderr
+    assert f"dsh-notebook sync {report}" in p.stderr
+    assert any(f"articles/reckoner-{rid}.md: not covered by the seal" in f for f in fails(report))
+    s = cli("sync", str(report))
+    assert s.returncode == 0, s.stderr
+    assert fails(report) == []
+    elsewhere = cli("article", rid, "--notebook", str(report), "--format", "md", "--out", str(report.parent / "out"))
+    assert elsewhere.returncode == 0 and "is signed" not in elsewhere.stderr  # outside the sidecar: nothing to vouch for
+    assert fails(report) == []

@@ -207,14 +207,16 @@ def _lost(kind: str, notebook: str, why: str) -> dict[str, Any]:
 
 def run_corpus(kind: str, notebooks: list[Path], *, workers: int | None = None, scheduler: str | None = None,
                connect_timeout: float = CONNECT_TIMEOUT, kernel: str = "python3", timeout: int = 600,
-               allowed_signers: Any = None, progress: bool = False,
+               save: bool = False, allowed_signers: Any = None, progress: bool = False,
                say: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """``run`` or ``verify`` (*kind*) every notebook in *notebooks*; returns one result per
     notebook in their order (see :func:`.execute.run_task`, :func:`.execute.verify_task`),
-    each with ``attempts``. *say* receives notes for the person (the dashboard's address, an
-    existing scheduler's retry setting). Raises :class:`CorpusError` (nothing ran)."""
+    each with ``attempts``. *save* (``run``): the kernels write their records into the notebooks'
+    sidecars, for :func:`save_runs`; without it each runs on a private copy. *say* receives notes
+    for the person (the dashboard's address, an existing scheduler's retry setting). Raises
+    :class:`CorpusError` (nothing ran)."""
     say = say or (lambda _text: None)
-    args: dict[str, Any] = ({"kernel": kernel, "timeout": timeout} if kind == "run"
+    args: dict[str, Any] = ({"kernel": kernel, "timeout": timeout, "save": save} if kind == "run"
                             else {"allowed_signers": allowed_signers})
     if workers is None and scheduler is None:
         results = []
@@ -234,7 +236,8 @@ def run_on_client(client: Any, kind: str, notebooks: list[Path], args: dict[str,
     """The corpus on a connected ``distributed.Client``: the workers checked
     (:func:`check_workers`), one task per notebook (*args*: ``kernel`` and ``timeout`` for
     ``run``, ``allowed_signers`` for ``verify``), the results in the notebooks' order with
-    ``attempts``. *scheduler*: the address of an existing scheduler (its retry setting is read)."""
+    ``attempts``. *scheduler*: the address of an existing scheduler (its retry setting is read);
+    ``save`` in *args* for ``run``: see :func:`run_corpus`."""
     say = say or (lambda _text: None)
     from distributed import as_completed
 
@@ -305,7 +308,7 @@ def save_runs(results: list[dict[str, Any]]) -> list[str]:
 
     said = []
     for r in results:
-        if r.get("executed") is None:
+        if r.get("executed") is None or not r.get("kept"):  # a run on a private copy: its records are gone
             continue
         path = Path(r["notebook"])
         problems: list[str] = []

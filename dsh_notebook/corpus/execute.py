@@ -19,12 +19,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -64,36 +66,67 @@ def kernel_manager_class() -> type:
 
 
 def execute_notebook(path: Path, nb: Any, *, kernel: str, timeout: int,
-                     env: Mapping[str, str] | None = None) -> BaseException | None:
+                     env: Mapping[str, str] | None = None, records_at: Path | None = None) -> BaseException | None:
     """Execute nbformat node *nb* (read from *path*; its outputs are replaced in place) in a new
     *kernel* with *timeout* seconds per cell; the kernel's working directory is the notebook's
-    folder and its environment is this process's (or *env*) plus ``DSH_NOTEBOOK_PATH=path``.
-    Returns None, or the exception that stopped the run (``CellExecutionError`` for a failed
-    cell not tagged ``raises-exception``, a timeout, a dead kernel)."""
+    folder and its environment is this process's (or *env*) plus ``DSH_NOTEBOOK_PATH=path``
+    (or *records_at*, a copy of the notebook from :func:`private_copy`: its records, chats and
+    ledgers then go to the copy's sidecar). Returns None, or the exception that stopped the run
+    (``CellExecutionError`` for a failed cell not tagged ``raises-exception``, a timeout, a dead
+    kernel)."""
     from nbclient import NotebookClient
     from traitlets.config import Config
 
     kernel_env = dict(os.environ if env is None else env)
-    kernel_env[NOTEBOOK_ENV] = str(path)
+    kernel_env[NOTEBOOK_ENV] = str(records_at or path)
     # IPC sockets in a private folder: the kernel talks over local files, not TCP (so ipykernel
     # has no unencrypted-TCP warning to print), whatever the kernel's working directory.
+    with scratch_folder() as sockets:
+        config = Config()
+        config.KernelManager.transport = "ipc"
+        config.KernelManager.ip = str(sockets / "k")
+        client = NotebookClient(nb, timeout=timeout, kernel_name=kernel,
+                                resources={"metadata": {"path": str(path.parent)}}, config=config,
+                                kernel_manager_class=kernel_manager_class())
+        try:
+            client.execute(env=kernel_env)
+        except Exception as exc:  # noqa: BLE001 - CellExecutionError, a timeout, a kernel that died: the caller reports it
+            return exc
+    return None
+
+
+@contextmanager
+def scratch_folder() -> Iterator[Path]:
+    """A private temporary folder (``<tmp>/dshk-<pid>-*``, mode 700) owned by this process
+    (:func:`hold_socket_folder`), removed on leaving; one left by a killed process is removed by
+    the next run's :func:`sweep_dead_socket_folders`."""
     sweep_dead_socket_folders()
-    sockets = tempfile.mkdtemp(prefix=f"{SOCKETS_PREFIX}{os.getpid()}-")
-    owner = hold_socket_folder(sockets)
-    config = Config()
-    config.KernelManager.transport = "ipc"
-    config.KernelManager.ip = os.path.join(sockets, "k")
-    client = NotebookClient(nb, timeout=timeout, kernel_name=kernel, resources={"metadata": {"path": str(path.parent)}},
-                            config=config, kernel_manager_class=kernel_manager_class())
+    folder = tempfile.mkdtemp(prefix=f"{SOCKETS_PREFIX}{os.getpid()}-")
+    owner = hold_socket_folder(folder)
     try:
-        client.execute(env=kernel_env)
-    except Exception as exc:  # noqa: BLE001 - CellExecutionError, a timeout, a kernel that died: the caller reports it
-        return exc
+        yield Path(folder)
     finally:
         if owner is not None:
             owner.close()
-        shutil.rmtree(sockets, ignore_errors=True)
-    return None
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def private_copy(notebook: Path) -> Iterator[Path]:
+    """A copy of *notebook* and its sidecar folder (``<stem>.dsh/``, symlinks copied as links) in
+    a :func:`scratch_folder`, for a run that saves nothing (issue 23): the kernel writes its
+    records into the copy's sidecar, so the person's sidecar is left byte for byte as it was and
+    a signed notebook still verifies after the run. Yields the copy's path; the copy is removed
+    on leaving. Raises ``OSError`` when the copy cannot be made (a full disk, an unreadable file)."""
+    from ..artifact.paths import sidecar_for
+
+    with scratch_folder() as folder:
+        copy = folder / notebook.name
+        shutil.copyfile(notebook, copy)
+        sidecar = sidecar_for(notebook)
+        if sidecar.is_dir():
+            shutil.copytree(sidecar, sidecar_for(copy), symlinks=True)
+        yield copy
 
 
 SOCKETS_PREFIX = "dshk-"  # then the pid of the process that ran the kernel, '-', a random part
@@ -206,14 +239,19 @@ def _cell_failure(exc: BaseException) -> list[str]:
     return lines[-12:] if lines else [type(exc).__name__]
 
 
-def run_task(notebook: str, kernel: str = "python3", timeout: int = 600, run_id: str | None = None) -> dict[str, Any]:
+def run_task(notebook: str, kernel: str = "python3", timeout: int = 600, run_id: str | None = None,
+             save: bool = False) -> dict[str, Any]:
     """Run one notebook headless (:func:`execute_notebook`), never saving it: the command saves
-    (``--save``) where the person runs it. Returns ``{notebook, command: "run", status, records,
-    findings, time, worker, pid, version}`` with status ``ok``, ``failed`` (a cell failed that
-    is not tagged ``raises-exception``; ``findings`` holds its error's last lines) or ``error``
-    (not a readable notebook, no such kernel, the kernel did not start, the open record still
-    held); for ``ok`` and ``failed`` also ``started`` and ``executed``, the notebook as read and
-    as run (nbformat JSON), ``record_ids`` and ``left_open`` (a record title or None)."""
+    (``--save``) where the person runs it. Without *save* the kernel runs on a
+    :func:`private_copy`, so nothing beside the notebook changes (its records are thrown away
+    with the copy); with *save* it writes its records into the notebook's own sidecar, for the
+    command to save and sign the outputs that name them. Returns ``{notebook, command: "run",
+    status, records, findings, time, worker, pid, version, kept}`` (``kept``: *save*) with status
+    ``ok``, ``failed`` (a cell failed that is not tagged ``raises-exception``; ``findings`` holds
+    its error's last lines) or ``error`` (not a readable notebook, no such kernel, the kernel did
+    not start, the open record still held, no room for the copy); for ``ok`` and ``failed`` also
+    ``started`` and ``executed``, the notebook as read and as run (nbformat JSON), ``record_ids``
+    and ``left_open`` (a record title or None)."""
     import nbformat
 
     started_at = time.perf_counter()
@@ -239,26 +277,39 @@ def run_task(notebook: str, kernel: str = "python3", timeout: int = 600, run_id:
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
-    failed = execute_notebook(path, nb, kernel=kernel, timeout=timeout)
+    try:
+        with contextlib.nullcontext(path) if save else private_copy(path) as records_at:
+            failed = execute_notebook(path, nb, kernel=kernel, timeout=timeout, records_at=records_at)
+            left_open = open_record_title(records_at)
+    except OSError as exc:  # the private copy could not be made: nothing ran
+        what = "make a private folder for the kernel" if save else \
+            "copy the notebook and its sidecar to run them without saving"
+        return _result("run", notebook, "error", started_at, kept=save, findings=[f"cannot {what} ({exc}); nothing was run"])
     executed = any(c.get("execution_count") for c in nb.cells if c.cell_type == "code")
     if failed is not None and not executed:
-        return _result("run", notebook, "error", started_at,
+        return _result("run", notebook, "error", started_at, kept=save,
                        findings=[f"the kernel did not run the notebook ({type(failed).__name__}: {failed})"])
-    from ..artifact.paths import sidecar_for
     from ..artifact.records import current_records
-    from ..reckoner import read_record
 
     ids = current_records(nb)
-    left_open = None
-    open_file = sidecar_for(path) / "open-record.jsonl"
-    if open_file.exists():
-        try:
-            left_open = read_record(open_file).title
-        except ValueError:
-            left_open = "(unreadable)"
-    return _result("run", notebook, "ok" if failed is None else "failed", started_at, records=len(ids),
+    return _result("run", notebook, "ok" if failed is None else "failed", started_at, records=len(ids), kept=save,
                    findings=_cell_failure(failed) if failed is not None else [], record_ids=ids, left_open=left_open,
                    started=started, executed=nbformat.writes(nb))
+
+
+def open_record_title(notebook: Path) -> str | None:
+    """The title of the record left open beside *notebook* (``(unreadable)`` when it cannot be
+    read), or None when no record is open."""
+    from ..artifact.paths import sidecar_for
+    from ..reckoner import read_record
+
+    open_file = sidecar_for(notebook) / "open-record.jsonl"
+    if not open_file.exists():
+        return None
+    try:
+        return read_record(open_file).title
+    except ValueError:
+        return "(unreadable)"
 
 
 def verify_task(notebook: str, allowed_signers: Any = None, run_id: str | None = None) -> dict[str, Any]:

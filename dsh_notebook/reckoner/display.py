@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import lru_cache
-from typing import Any, SupportsInt
+from typing import Any, ClassVar, SupportsInt
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from ..formats import superscript
 from . import dims as D
 from . import grammar as G
 from . import shown_units as SU
-from .values import POINT_SCALES, Array, Scalar, Value
+from .values import POINT_SCALES, Array, Scalar, Sig, Value
 
 _SYMBOL = {
     (1, 1, -2, 0, 0, 0, 0): "N",
@@ -100,7 +100,12 @@ def describe_dim(dim: Sequence[SupportsInt]) -> str:
 
 def si_latex(dim: Iterable[SupportsInt]) -> str:
     """The unit of a vector in LaTeX: ``\\Omega\\,\\mathrm{m}``; ``''`` when dimensionless."""
-    parts = si_parts(tuple(dim))
+    return _si_latex(tuple(dim))
+
+
+@lru_cache(maxsize=512)
+def _si_latex(dim: tuple[SupportsInt, ...]) -> str:
+    parts = si_parts(dim)
     if not parts:
         return ""
     out = []
@@ -208,10 +213,29 @@ def shown_in(v: Value, unit: SU.Unit | None = None) -> tuple[Any, str, str]:
     return v.mag, si_text(v.sig.dim), si_latex(v.sig.dim)
 
 
+#: magnitudes :func:`_scalar_view` takes (exactly these types: numpy scalars and arrays go the long way)
+_PLAIN_SCALARS = (float, complex, int)
+
+
+@lru_cache(maxsize=8192)
+def _scalar_view(_kind: str, mag: complex, sig: Sig, digits: int, unit: SU.Unit | None
+                 ) -> tuple[str, str]:
+    """:func:`value_text` and :func:`value_latex` of one scalar, computed together and kept: a
+    record reads the same givens in formula after formula, and ``verify`` renders every one
+    again (issue 23). *_kind* is ``type(mag).__name__`` (``1 == 1.0`` as keys; their texts differ); ``0.0``
+    and ``-0.0`` share a key and a text (``0``)."""
+    shown, unit_text, unit_tex = shown_in(Value(mag, sig), unit)
+    text = f"{num_text(shown, digits)} {unit_text}".strip()
+    body = num_latex(shown, digits)
+    return text, (f"{body}\\,{unit_tex}" if unit_tex else body)
+
+
 def value_text(v: Value, digits: int, unit: SU.Unit | None = None) -> str:
     """A value with its display *unit* (issue 18), else its SI unit, as plain text (``4.7 Ω``,
     ``2.25 kN·m``, ``[1, 2, 3] m``, ``{a: 1 m, b: 2 s}``); a temperature point on its scale
     (``14.2 °C``)."""
+    if type(v.mag) in _PLAIN_SCALARS:
+        return _scalar_view(type(v.mag).__name__, v.mag, v.sig, digits, unit)[0]
     if v.sig.kind == "object":
         return "{" + ", ".join(f"{n}: {value_text(Value(v.mag[n], s), digits)}" for n, s in v.sig.fields) + "}"
     mag, unit_text, _ = shown_in(v, unit)
@@ -225,6 +249,8 @@ def value_text(v: Value, digits: int, unit: SU.Unit | None = None) -> str:
 def value_latex(v: Value, digits: int, unit: SU.Unit | None = None) -> str:
     """A value with its display *unit*, else its SI unit, as LaTeX (objects as
     ``\\left\\{...\\right\\}``); a point on its scale."""
+    if type(v.mag) in _PLAIN_SCALARS:
+        return _scalar_view(type(v.mag).__name__, v.mag, v.sig, digits, unit)[1]
     if v.sig.kind == "object":
         return r"\left\{" + r",\ ".join(
             rf"\mathrm{{{n}}}: {value_latex(Value(v.mag[n], s), digits)}" for n, s in v.sig.fields) + r"\right\}"
@@ -289,13 +315,34 @@ _PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "neg": 3, "^": 4}
 class _Walk:
     """A walk over a formula tree with the values to substitute, as methods: closures that call
     each other would make a reference cycle on every call, and collecting those cycles was most of
-    a 300-line cell's verify time (issue 23)."""
+    a 300-line cell's verify time (issue 23). Each node kind has its own method, found by the
+    node's type in the subclass's ``KINDS`` table (one dict lookup, not a chain of isinstance)."""
 
     __slots__ = ("digits", "roles", "subst", "typed", "units")
+    KINDS: ClassVar[dict[type, Callable[[Any, Any], str]]] = {}
 
     def __init__(self, subst: dict[str, Value] | None, digits: int, typed: dict[str, int] | None,
                  roles: Mapping[int, str] | None, units: Mapping[str, SU.Unit | None] | None) -> None:
         self.subst, self.digits, self.typed, self.roles, self.units = subst, digits, typed, roles, units
+
+    def go(self, n: G.Node) -> str:
+        draw = self.KINDS.get(type(n))
+        return draw(self, n) if draw is not None else "?"
+
+    def prec(self, n: G.Node) -> int:
+        t = type(n)
+        if t is G.Binary:
+            return _PREC[n.op]  # type: ignore[attr-defined]
+        if t is G.Unary:
+            return 3
+        return 9
+
+    def wrap(self, n: G.Node, p: int) -> str:
+        raise NotImplementedError
+
+    def slot_digits(self, name: str) -> int:
+        typed = self.typed
+        return max(self.digits, typed.get(name, 0)) if typed else self.digits
 
 
 class _Latex(_Walk):
@@ -304,11 +351,10 @@ class _Latex(_Walk):
     __slots__ = ()
 
     def prec(self, n: G.Node) -> int:
-        if isinstance(n, G.Binary):
-            return _PREC[n.op]
-        if isinstance(n, G.Unary):
-            return 3
-        if isinstance(n, G.Num) and (isinstance(n.value, complex) or n.value < 0):
+        t = type(n)
+        if t is G.Binary:
+            return _PREC[n.op]  # type: ignore[attr-defined]
+        if t is G.Unary or (t is G.Num and (isinstance(n.value, complex) or n.value < 0)):  # type: ignore[attr-defined]
             return 3
         return 9
 
@@ -316,65 +362,85 @@ class _Latex(_Walk):
         s = self.go(n)
         return rf"\left({s}\right)" if self.prec(n) < p else s
 
-    def go(self, n: G.Node) -> str:
-        if isinstance(n, G.Num):
-            if isinstance(n.value, complex):
-                return f"{num_latex(n.value.imag, 12)}\\,j"
-            return num_latex(n.value, 12)
-        if isinstance(n, G.Slot):
-            if self.subst is not None and n.name in self.subst:
-                v = _in_role(self.subst[n.name], n.pos, self.roles)
-                dd = max(self.digits, (self.typed or {}).get(n.name, 0))
-                lv = value_latex(v, dd, _unit_of(n, v, self.roles, self.units))
-                if (self.roles or {}).get(n.pos) == "delta" and lv.endswith(r"\,\mathrm{K}"):
-                    lv = lv[: -len(r"\mathrm{K}")] + r"\Delta\mathrm{K}"
-                wrap_it = si_latex(v.sig.dim) or r"\," in lv or v.sig.kind != "scalar" or lv.startswith("-")
-                return rf"\left({lv}\right)" if wrap_it else lv
-            return name_latex(n.name)
-        if isinstance(n, G.Bound):
-            return name_latex(n.name)
-        if isinstance(n, G.Const):
-            return {"pi": r"\pi", "e": "e", "inf": r"\infty", "i": "i", "j": "j"}[n.name]
-        if isinstance(n, G.Unary):
-            return "-" + self.wrap(n.x, 3)
-        if isinstance(n, G.Binary):
-            if n.op == "/":
-                return rf"\frac{{{self.go(n.left)}}}{{{self.go(n.right)}}}"
-            if n.op == "^":
-                return "{" + self.wrap(n.left, 5) + "}^{" + self.go(n.right) + "}"
-            if n.op == "*":
-                return self.wrap(n.left, 2) + r" \cdot " + self.wrap(n.right, 2)
-            right = self.wrap(n.right, 2) if n.op == "-" else self.wrap(n.right, 1)
-            return self.wrap(n.left, 1) + f" {n.op} " + right
-        if isinstance(n, G.Index):
-            return self.wrap(n.x, 9) + "_{[" + self.go(n.index) + "]}"
-        if isinstance(n, G.Field):
-            return self.wrap(n.x, 9) + r".\mathrm{" + n.name + "}"
-        if isinstance(n, G.Call):
-            args = []
-            for a in n.args:  # the call's own brackets are enough around a substituted slot
-                t = self.go(a)
-                if isinstance(a, G.Slot) and t.startswith(r"\left(") and t.endswith(r"\right)"):
-                    t = t[len(r"\left("):-len(r"\right)")]
-                args.append(t)
-            if n.name == "sqrt":
-                return rf"\sqrt{{{args[0]}}}"
-            if n.name == "abs":
-                return rf"\left|{args[0]}\right|"
-            if n.name in _FUNC_LATEX:
-                return rf"{_FUNC_LATEX[n.name]}\left({args[0]}\right)"
-            return rf"\operatorname{{{n.name}}}\left({', '.join(args)}\right)"
-        if isinstance(n, G.Fold):
-            body = self.go(n.body)
-            bounds = f"_{{{name_latex(n.var)}={self.go(n.lo)}}}^{{{self.go(n.hi)}}}"
-            if n.name == "sum":
-                return rf"\sum{bounds} {self.wrap(n.body, 2)}"
-            if n.name == "prod":
-                return rf"\prod{bounds} {self.wrap(n.body, 2)}"
-            return rf"\left[{body}\right]{bounds}"
-        if isinstance(n, G.Symbolic):
-            return r"\text{" + n.text.replace("$", r"\$") + "}"
-        return "?"  # pragma: no cover
+    def num(self, n: G.Num) -> str:
+        if isinstance(n.value, complex):
+            return f"{num_latex(n.value.imag, 12)}\\,j"
+        return num_latex(n.value, 12)
+
+    def slot(self, n: G.Slot) -> str:
+        if self.subst is not None and n.name in self.subst:
+            roles = self.roles
+            v = self.subst[n.name]
+            if roles:
+                v = _in_role(v, n.pos, roles)
+            lv = value_latex(v, self.slot_digits(n.name), _unit_of(n, v, roles, self.units))
+            if roles and roles.get(n.pos) == "delta" and lv.endswith(r"\,\mathrm{K}"):
+                lv = lv[: -len(r"\mathrm{K}")] + r"\Delta\mathrm{K}"
+            wrap_it = si_latex(v.sig.dim) or r"\," in lv or v.sig.kind != "scalar" or lv.startswith("-")
+            return rf"\left({lv}\right)" if wrap_it else lv
+        return name_latex(n.name)
+
+    def bound(self, n: G.Bound) -> str:
+        return name_latex(n.name)
+
+    def const(self, n: G.Const) -> str:
+        return {"pi": r"\pi", "e": "e", "inf": r"\infty", "i": "i", "j": "j"}[n.name]
+
+    def unary(self, n: G.Unary) -> str:
+        return "-" + self.wrap(n.x, 3)
+
+    def binary(self, n: G.Binary) -> str:
+        if n.op == "/":
+            return rf"\frac{{{self.go(n.left)}}}{{{self.go(n.right)}}}"
+        if n.op == "^":
+            return "{" + self.wrap(n.left, 5) + "}^{" + self.go(n.right) + "}"
+        if n.op == "*":
+            return self.wrap(n.left, 2) + r" \cdot " + self.wrap(n.right, 2)
+        right = self.wrap(n.right, 2) if n.op == "-" else self.wrap(n.right, 1)
+        return self.wrap(n.left, 1) + f" {n.op} " + right
+
+    def index(self, n: G.Index) -> str:
+        return self.wrap(n.x, 9) + "_{[" + self.go(n.index) + "]}"
+
+    def field(self, n: G.Field) -> str:
+        return self.wrap(n.x, 9) + r".\mathrm{" + n.name + "}"
+
+    def call(self, n: G.Call) -> str:
+        args = []
+        for a in n.args:  # the call's own brackets are enough around a substituted slot
+            t = self.go(a)
+            if type(a) is G.Slot and t.startswith(r"\left(") and t.endswith(r"\right)"):
+                t = t[len(r"\left("):-len(r"\right)")]
+            args.append(t)
+        if n.name == "sqrt":
+            return rf"\sqrt{{{args[0]}}}"
+        if n.name == "abs":
+            return rf"\left|{args[0]}\right|"
+        if n.name in _FUNC_LATEX:
+            return rf"{_FUNC_LATEX[n.name]}\left({args[0]}\right)"
+        return rf"\operatorname{{{n.name}}}\left({', '.join(args)}\right)"
+
+    def fold(self, n: G.Fold) -> str:
+        body = self.go(n.body)
+        bounds = f"_{{{name_latex(n.var)}={self.go(n.lo)}}}^{{{self.go(n.hi)}}}"
+        if n.name == "sum":
+            return rf"\sum{bounds} {self.wrap(n.body, 2)}"
+        if n.name == "prod":
+            return rf"\prod{bounds} {self.wrap(n.body, 2)}"
+        return rf"\left[{body}\right]{bounds}"
+
+    def symbolic(self, n: G.Symbolic) -> str:
+        return r"\text{" + n.text.replace("$", r"\$") + "}"
+
+
+def _kinds(walk: type[_Walk]) -> dict[type, Callable[[Any, Any], str]]:
+    """A walk's table: each node type to the method that draws it."""
+    return {G.Num: walk.num, G.Slot: walk.slot, G.Bound: walk.bound, G.Const: walk.const,  # type: ignore[attr-defined]
+            G.Unary: walk.unary, G.Binary: walk.binary, G.Index: walk.index,  # type: ignore[attr-defined]
+            G.Field: walk.field, G.Call: walk.call, G.Fold: walk.fold, G.Symbolic: walk.symbolic}  # type: ignore[attr-defined]
+
+
+_Latex.KINDS = _kinds(_Latex)
 
 
 def formula_latex(node: G.Node, subst: dict[str, Value] | None = None, digits: int = 5,
@@ -393,59 +459,65 @@ class _Text(_Walk):
 
     __slots__ = ()
 
-    def prec(self, n: G.Node) -> int:
-        if isinstance(n, G.Binary):
-            return _PREC[n.op]
-        if isinstance(n, G.Unary):
-            return 3
-        return 9
-
     def wrap(self, n: G.Node, p: int) -> str:
         s = self.go(n)
         return f"({s})" if self.prec(n) < p else s
 
-    def go(self, n: G.Node) -> str:
-        if isinstance(n, G.Num):
-            return f"{num_text(n.value.imag, 12)}j" if isinstance(n.value, complex) else num_text(n.value, 12)
-        if isinstance(n, G.Slot):
-            v = self.subst.get(n.name) if self.subst is not None else None
-            if v is None:
-                return "@" + n.name
-            v = _in_role(v, n.pos, self.roles)
-            t = value_text(v, max(self.digits, (self.typed or {}).get(n.name, 0)), _unit_of(n, v, self.roles, self.units))
-            if (self.roles or {}).get(n.pos) == "delta" and t.endswith(" K"):
-                t = t[:-1] + "ΔK"
-            return f"({t})" if " " in t or "+" in t or "-" in t else t
-        if isinstance(n, G.Bound):
-            return n.name
-        if isinstance(n, G.Const):
-            return {"pi": "π", "e": "e", "inf": "∞", "i": "i", "j": "j"}[n.name]
-        if isinstance(n, G.Unary):
-            return "-" + self.wrap(n.x, 3)
-        if isinstance(n, G.Binary):
-            p = _PREC[n.op]
-            if n.op == "^":
-                return f"{self.wrap(n.left, 5)}^{self.wrap(n.right, 4)}"
-            left = self.wrap(n.left, p)
-            right = self.wrap(n.right, p + 1 if n.op in "-/" else p)
-            return f"{left}{'·' if n.op == '*' else n.op}{right}"
-        if isinstance(n, G.Index):
-            return f"{self.wrap(n.x, 9)}[{self.go(n.index)}]"
-        if isinstance(n, G.Field):
-            return f"{self.wrap(n.x, 9)}.{n.name}"
-        if isinstance(n, G.Call):
-            args = []
-            for a in n.args:
-                t = self.go(a)
-                if isinstance(a, G.Slot) and t.startswith("(") and t.endswith(")"):
-                    t = t[1:-1]
-                args.append(t)
-            return f"{n.name}(" + ", ".join(args) + ")"
-        if isinstance(n, G.Fold):
-            return f"{n.name}_{{{n.var}={self.go(n.lo)}}}^{{{self.go(n.hi)}}}({self.go(n.body)})"
-        if isinstance(n, G.Symbolic):
-            return n.text
-        return "?"  # pragma: no cover
+    def num(self, n: G.Num) -> str:
+        return f"{num_text(n.value.imag, 12)}j" if isinstance(n.value, complex) else num_text(n.value, 12)
+
+    def slot(self, n: G.Slot) -> str:
+        v = self.subst.get(n.name) if self.subst is not None else None
+        if v is None:
+            return "@" + n.name
+        roles = self.roles
+        if roles:
+            v = _in_role(v, n.pos, roles)
+        t = value_text(v, self.slot_digits(n.name), _unit_of(n, v, roles, self.units))
+        if roles and roles.get(n.pos) == "delta" and t.endswith(" K"):
+            t = t[:-1] + "ΔK"
+        return f"({t})" if " " in t or "+" in t or "-" in t else t
+
+    def bound(self, n: G.Bound) -> str:
+        return n.name
+
+    def const(self, n: G.Const) -> str:
+        return {"pi": "π", "e": "e", "inf": "∞", "i": "i", "j": "j"}[n.name]
+
+    def unary(self, n: G.Unary) -> str:
+        return "-" + self.wrap(n.x, 3)
+
+    def binary(self, n: G.Binary) -> str:
+        p = _PREC[n.op]
+        if n.op == "^":
+            return f"{self.wrap(n.left, 5)}^{self.wrap(n.right, 4)}"
+        left = self.wrap(n.left, p)
+        right = self.wrap(n.right, p + 1 if n.op in "-/" else p)
+        return f"{left}{'·' if n.op == '*' else n.op}{right}"
+
+    def index(self, n: G.Index) -> str:
+        return f"{self.wrap(n.x, 9)}[{self.go(n.index)}]"
+
+    def field(self, n: G.Field) -> str:
+        return f"{self.wrap(n.x, 9)}.{n.name}"
+
+    def call(self, n: G.Call) -> str:
+        args = []
+        for a in n.args:
+            t = self.go(a)
+            if type(a) is G.Slot and t.startswith("(") and t.endswith(")"):
+                t = t[1:-1]
+            args.append(t)
+        return f"{n.name}(" + ", ".join(args) + ")"
+
+    def fold(self, n: G.Fold) -> str:
+        return f"{n.name}_{{{n.var}={self.go(n.lo)}}}^{{{self.go(n.hi)}}}({self.go(n.body)})"
+
+    def symbolic(self, n: G.Symbolic) -> str:
+        return n.text
+
+
+_Text.KINDS = _kinds(_Text)
 
 
 def formula_text(node: G.Node, subst: dict[str, Value], digits: int, typed: dict[str, int] | None = None,

@@ -507,7 +507,7 @@ class Engine:
 
     def _compiled(self, f: Formula) -> Compiled:
         sigs = self._sigs
-        key = tuple([id(sigs.get(n)) for n in f.slots])
+        key = tuple(map(id, map(sigs.get, f.slots)))
         per = self._cache.get(f.text)
         if per is not None:
             c = per.get(key)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any, cast
@@ -79,6 +79,18 @@ class Atom:
     factor: float
     dim: tuple[int, ...]
     angle: bool = False
+    _hash: int = field(init=False, repr=False, compare=False, default=0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.symbol, self.factor, self.dim, self.angle)))
+
+    def __hash__(self) -> int:
+        # computed once: units are the keys of this module's caches, hashed on every lookup
+        return self._hash
+
+    def __reduce__(self) -> tuple[type[Atom], tuple[str, float, tuple[int, ...], bool]]:
+        # a copy or an unpickled atom hashes again (a str's hash differs from process to process)
+        return Atom, (self.symbol, self.factor, self.dim, self.angle)
 
 
 #: a display unit: atoms with whole, non-zero exponents, in the order first met
@@ -214,11 +226,23 @@ def compose(node: G.Node, units: Mapping[str, Unit], temps: Mapping[str, str],
     *temps*: slot -> temperature kind ``""``/``"degC"``/``"degF"``/``"K"``/``"delta"``;
     *roles* from the check: ``@slot`` position -> ``"kelvin"``/``"delta"``), as pint composes
     units; ``None`` when no unit follows from the operands (a power by a slot, a field)."""
-    return _compose(node, tuple(sorted(units.items())), tuple(sorted(temps.items())),
-                    tuple(sorted((roles or {}).items())))
+    key = (id(node), tuple(sorted(units.items())), tuple(sorted(temps.items())), tuple(sorted((roles or {}).items())))
+    held = _COMPOSED.get(key)
+    if held is not None and held[0] is node:
+        return held[1]
+    composed = _compose(node, *key[1:])
+    if len(_COMPOSED) >= 4096:
+        _COMPOSED.clear()
+    _COMPOSED[key] = (node, composed)
+    return composed
 
 
-@lru_cache(maxsize=4096)
+#: compose's results by the formula tree's identity (parse() keeps one tree per formula text),
+#: each beside its tree, so the id stays that tree's while the entry lives: hashing the tree by
+#: value on every call was a tenth of a cell's run (issue 23)
+_COMPOSED: dict[tuple[Any, ...], tuple[G.Node, Composed]] = {}
+
+
 def _compose(node: G.Node, unit_items: tuple, temp_items: tuple, role_items: tuple) -> Composed:
     units, temps, roles = dict(unit_items), dict(temp_items), dict(role_items)
 
@@ -305,7 +329,7 @@ def settle(c: Composed, dim: Sequence[Any], known: Sequence[Unit] = (), prefs: P
     ``None`` to show it as today (a temperature point on its scale; nothing known at all: SI).
     *difference*: False for a thermodynamic temperature (K), which a temperature-difference
     preference does not rename. See the module's docstring for the rules."""
-    u = _settle(c, tuple(int(x) for x in dim), tuple(known), prefs, difference)
+    u = _settle(c, tuple(map(int, dim)), tuple(known), prefs, difference)
     return u if u is None or fits(u) else None
 
 
@@ -582,6 +606,6 @@ def check(data: object, dim: Sequence[Any], fail: Callable[[str], Exception]) ->
         raise fail("unit must be a list of at most 12 [symbol, exponent, factor, vector] items (a symbol of 1 to 32 "
                    "letters, digits or °Δ%‰_′″, a whole exponent from -12 to 12 and not 0, a factor above 0 whose "
                    "powers stay finite, 7 whole numbers; a fifth item true marks an angle-bearing unit)")
-    if unit_dim(u) != tuple(int(x) for x in dim):
+    if unit_dim(u) != tuple(map(int, dim)):
         raise fail(f"unit {text(u)!r} has the vector {list(unit_dim(u))}, and the value {list(dim)}")
     return u

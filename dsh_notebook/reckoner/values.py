@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, overload
@@ -46,8 +47,6 @@ TAG_KEYS = ("num", "re", "im", "mag", "ang", "array", "object", "dim", "kind", "
 POINT_SCALES = ("degC", "degF")  # the scales whose zero is not absolute zero: values show on them
 DELTA = "delta"
 TEMPERATURE: D.Dim = (0, 0, 0, 0, 1, 0, 0)
-_NAME_FIRST = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
-_NAME_REST = _NAME_FIRST | set("0123456789")
 
 #: A magnitude in SI: ``float`` or ``complex`` (a scalar), an :data:`Array`, or for an object a
 #: ``dict`` field -> magnitude. The evaluator's closures compute them dynamically.
@@ -77,6 +76,18 @@ class Sig:
     ndim: int = 0
     fields: tuple[tuple[str, Sig], ...] = ()  # ((name, Sig), ...) for objects
     temp: str = ""  # a temperature's kind: "" (none / thermodynamic), "degC"/"degF" (a point), "delta"
+    _hash: int = dataclasses.field(default=0, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.kind, self.dim, self.ndim, self.fields, self.temp)))
+
+    def __hash__(self) -> int:
+        # computed once: signatures key the display and check caches, hashed on every lookup
+        return self._hash
+
+    def __reduce__(self) -> tuple[type[Sig], tuple[str, D.Dim, int, tuple[tuple[str, Sig], ...], str]]:
+        # a copy or an unpickled signature hashes again (a str's hash differs from process to process)
+        return Sig, (self.kind, self.dim, self.ndim, self.fields, self.temp)
 
     def field(self, name: str) -> Sig | None:
         """The signature of the object field *name*, or ``None`` when there is no such field."""
@@ -111,7 +122,7 @@ def check_name(name: object, what: str = "name") -> str:
             f"the {what} {short(name)} is not a string; give a bare name such as 'R_load' "
             "(a letter or _, then letters, digits or _).",
         )
-    if not name or name[0] not in _NAME_FIRST or any(c not in _NAME_REST for c in name):
+    if not (name.isascii() and name.isidentifier()):  # in ASCII, exactly [A-Za-z_][A-Za-z0-9_]*
         hint = " (write it without the @)" if name.startswith("@") else ""
         raise EngineError(
             INVALID_IDENTIFIER,
