@@ -57,3 +57,18 @@ def test_dsh_skips_undecodable_lines(tmp_path):
     p = tmp_path / "session.jsonl"
     p.write_bytes(_with_bad_lines(lines))
     assert [u.text for u in read_target(f"dsh:{p}")] == ["a question"]
+
+
+def test_a_log_whose_every_row_holds_a_unicode_line_separator_is_still_read(tmp_path):
+    """JSON keeps U+2028, U+2029 and U+0085 raw inside a string; only "\\n" ends a JSON Lines row.
+    Recognising the log's format once cut rows at them (str.splitlines), so a log whose every row
+    held one was refused as not a Claude Code log."""
+    lines = [json.dumps({"type": "user", "uuid": "1", "timestamp": "2026-01-01T00:00:00Z",
+                         "message": {"role": "user", "content": "line one\u2028line two"}}, ensure_ascii=False),
+             json.dumps({"type": "assistant", "uuid": "2", "timestamp": "2026-01-01T00:00:01Z",
+                         "message": {"role": "assistant", "content": [{"type": "text", "text": "a\u0085b\u2029c"}]}},
+                        ensure_ascii=False)]
+    p = tmp_path / "t.jsonl"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert [(u.marker, u.text) for u in read_target(f"claude:{p}")] == [
+        ("U1", "line one\u2028line two"), ("A1", "a\u0085b\u2029c")]

@@ -498,3 +498,30 @@ def test_a_notebook_of_the_wrong_shape_is_named_not_a_traceback(report):
         sync(report, [])
     assert "cells[1].outputs" in str(exc.value) and "nothing was written" in str(exc.value)
     assert report.read_bytes() == before
+
+
+def test_verify_makes_no_reference_cycles_and_leaves_the_collector_as_it_was(tmp_path):
+    """verify pauses Python's cyclic collector while it runs (issue 23's speed): that loses no
+    memory only if it makes no cycles, clean or failing, and the collector must come back as it was."""
+    import gc
+
+    ran_notebook(tmp_path, ["%load_ext dsh_notebook", "%%reckon Wire\ngiven L = 25 m\ngiven A = 2 mm^2\n"
+                            "given rho = 1.68e-8 ohm*m\nR = @rho*@L/@A\nshow R in mohm\nend done"])
+    nb = tmp_path / "report.ipynb"
+    assert not [f for f in verify(nb) if f.ok is False]
+    rec = next((tmp_path / "report.dsh" / "records").glob("*.jsonl"))
+    os.chmod(rec, 0o644)
+    assert gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        assert not [f for f in verify(nb) if f.ok is False]
+        assert gc.collect() == 0  # nothing unreachable: no cycle was made
+        rec.write_text(rec.read_text(encoding="utf-8").replace('"num":25', '"num":26'), encoding="utf-8")
+        assert [f for f in verify(nb) if f.ok is False]
+        assert gc.collect() == 0
+        assert not gc.isenabled()  # off before: still off
+    finally:
+        gc.enable()
+    verify(nb)
+    assert gc.isenabled()  # on before: on again

@@ -721,8 +721,10 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
                 roles = {}  # eval refuses it with its own reason
         angles = (0, 0)
         composed: SU.Composed = None
+        input_units = {n: session.display_unit(n, v) for n, v in inputs.items()} if eng.rules >= 3 else {}
         if eng.rules >= 3 and f is not None:
-            composed = _composed(session, f, inputs, roles, raw=any(n in session.raw for n in inputs))
+            composed = _composed(session, f, inputs, roles, raw=any(n in session.raw for n in inputs),
+                                 units=input_units)
             angles = angle_content(composed if isinstance(composed, tuple) else None)
             why = _angle_clash(ln.name or "the result", angles, declared, composed) \
                 if isinstance(declared, U.UnitInfo) else None
@@ -748,7 +750,7 @@ def _run_line(session: ReckonSession, ln: Line, user_ns: dict, opts: Options) ->
         typed = {n: session.given_units[n][3] for n in inputs if n in session.given_units}
         st = Step(ln, "eval", r, inputs=inputs, formula=f, input_digits=typed, roles=roles)
         if eng.rules >= 3:
-            st.input_units = {n: session.display_unit(n, v) for n, v in inputs.items()}
+            st.input_units = input_units
         if r["ok"]:
             assert ln.name is not None  # split_lines names every eval line
             st.result = _value(eng, ln.name)
@@ -803,10 +805,13 @@ def _result_unit(session: ReckonSession, f: Formula | None, value: Value, inputs
                      difference=value.sig.temp == DELTA) or None
 
 
-def _composed(session: ReckonSession, f: Formula, inputs: dict[str, Value], roles: dict[int, str], raw: bool = False) -> SU.Composed:
-    """The formula's unit composed from its inputs' display units, before it is settled; with
-    *raw*, from the compositions the inputs were computed with (angle units kept: P01)."""
-    units = {n: (session.raw.get(n) if raw else None) or session.display_unit(n, v) for n, v in inputs.items()}
+def _composed(session: ReckonSession, f: Formula, inputs: dict[str, Value], roles: dict[int, str], raw: bool = False,
+              units: dict[str, SU.Unit | None] | None = None) -> SU.Composed:
+    """The formula's unit composed from its inputs' display units (*units*, when the caller has
+    them: ``session.display_unit`` of each input), before it is settled; with *raw*, from the
+    compositions the inputs were computed with (angle units kept: P01)."""
+    if units is None or raw:
+        units = {n: (session.raw.get(n) if raw else None) or session.display_unit(n, v) for n, v in inputs.items()}
     temps = {n: v.sig.temp for n, v in inputs.items()}
     return SU.compose(f.tree, {n: u for n, u in units.items() if u is not None}, temps, roles)
 

@@ -27,12 +27,13 @@ from ..reckoner.display import (
     array_items,
     array_latex,
     formula_latex,
-    formula_text,
+    formula_views,
     name_latex,
     num_latex,
     num_text,
     value_latex,
     value_text,
+    value_views,
 )
 from ..reckoner.values import Value
 from ..version import RENDERER_VERSION, __version__
@@ -132,19 +133,18 @@ def step_rows(out: CellOutcome) -> list[dict]:
         elif ln.form == "eval":
             assert ln.name is not None  # split_lines names every eval line
             f = st.formula
-            res, res_latex = _shown(st, d) if st.shown is not None else (value_text(_value(st), d, st.unit),
-                                                                         value_latex(_value(st), d, st.unit))
+            res, res_latex = _shown(st, d) if st.shown is not None else value_views(_value(st), d, st.unit)
             if f is not None:
                 sym = _symbolic_latex(ln.rest, f.tree)
-                sub = formula_latex(f.tree, st.inputs, d, st.input_digits, st.roles, st.input_units)
                 latex = rf"{name_latex(ln.name)} = {sym}"
-                if st.inputs:
-                    latex += rf" = {sub}"
-                latex += rf" = {res_latex}"
-                row["latex"] = latex
                 plain = f"{ln.name} = {ln.rest}"
                 if st.inputs:
-                    plain += f" = {formula_text(f.tree, st.inputs, d, st.input_digits, st.roles, st.input_units)}"
+                    sub_text, sub_latex = formula_views(f.tree, st.inputs, d, st.input_digits, st.roles,
+                                                        st.input_units)
+                    latex += rf" = {sub_latex}"
+                    plain += f" = {sub_text}"
+                latex += rf" = {res_latex}"
+                row["latex"] = latex
                 row["text"] = f"{plain} = {res}"
             else:
                 row["text"] = f"{ln.name} = {ln.rest} = {res}"

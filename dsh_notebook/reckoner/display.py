@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import lru_cache
-from typing import Any, ClassVar, SupportsInt
+from typing import Any, SupportsInt
 
 import numpy as np
 
@@ -230,6 +230,13 @@ def _scalar_view(_kind: str, mag: complex, sig: Sig, digits: int, unit: SU.Unit 
     return text, (f"{body}\\,{unit_tex}" if unit_tex else body)
 
 
+def value_views(v: Value, digits: int, unit: SU.Unit | None = None) -> tuple[str, str]:
+    """``(value_text(v, digits, unit), value_latex(v, digits, unit))``."""
+    if type(v.mag) in _PLAIN_SCALARS:
+        return _scalar_view(type(v.mag).__name__, v.mag, v.sig, digits, unit)
+    return value_text(v, digits, unit), value_latex(v, digits, unit)
+
+
 def value_text(v: Value, digits: int, unit: SU.Unit | None = None) -> str:
     """A value with its display *unit* (issue 18), else its SI unit, as plain text (``4.7 Ω``,
     ``2.25 kN·m``, ``[1, 2, 3] m``, ``{a: 1 m, b: 2 s}``); a temperature point on its scale
@@ -312,45 +319,38 @@ _FUNC_LATEX = {
 _PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "neg": 3, "^": 4}
 
 
-class _Walk:
-    """A walk over a formula tree with the values to substitute, as methods: closures that call
-    each other would make a reference cycle on every call, and collecting those cycles was most of
-    a 300-line cell's verify time (issue 23). Each node kind has its own method, found by the
-    node's type in the subclass's ``KINDS`` table (one dict lookup, not a chain of isinstance)."""
+#: a view of a formula: ``(plain text, LaTeX)``
+View = tuple[str, str]
+
+
+class _Views:
+    """One walk over a formula tree that draws it twice, as plain text and as LaTeX, with the
+    values to substitute: the record view shows both for every step, and ``verify`` draws every
+    step again (issue 23). Methods, not closures: closures that call each other make a reference
+    cycle on every call, and collecting those cycles was most of a 300-line cell's verify time.
+    Each node kind has its own method, found by the node's type in :data:`_KINDS`."""
 
     __slots__ = ("digits", "roles", "subst", "typed", "units")
-    KINDS: ClassVar[dict[type, Callable[[Any, Any], str]]] = {}
 
     def __init__(self, subst: dict[str, Value] | None, digits: int, typed: dict[str, int] | None,
                  roles: Mapping[int, str] | None, units: Mapping[str, SU.Unit | None] | None) -> None:
         self.subst, self.digits, self.typed, self.roles, self.units = subst, digits, typed, roles, units
 
-    def go(self, n: G.Node) -> str:
-        draw = self.KINDS.get(type(n))
-        return draw(self, n) if draw is not None else "?"
+    def go(self, n: G.Node) -> View:
+        draw = _KINDS.get(type(n))
+        return draw(self, n) if draw is not None else ("?", "?")
 
-    def prec(self, n: G.Node) -> int:
+    @staticmethod
+    def prec(n: G.Node) -> int:
+        """How tightly *n* binds in the plain text (LaTeX: :meth:`prec_latex`)."""
         t = type(n)
         if t is G.Binary:
             return _PREC[n.op]  # type: ignore[attr-defined]
-        if t is G.Unary:
-            return 3
-        return 9
+        return 3 if t is G.Unary else 9
 
-    def wrap(self, n: G.Node, p: int) -> str:
-        raise NotImplementedError
-
-    def slot_digits(self, name: str) -> int:
-        typed = self.typed
-        return max(self.digits, typed.get(name, 0)) if typed else self.digits
-
-
-class _Latex(_Walk):
-    """:func:`formula_latex`'s walk."""
-
-    __slots__ = ()
-
-    def prec(self, n: G.Node) -> int:
+    @staticmethod
+    def prec_latex(n: G.Node) -> int:
+        """As :meth:`prec`; a negative or imaginary number binds like a sign in LaTeX."""
         t = type(n)
         if t is G.Binary:
             return _PREC[n.op]  # type: ignore[attr-defined]
@@ -358,89 +358,136 @@ class _Latex(_Walk):
             return 3
         return 9
 
-    def wrap(self, n: G.Node, p: int) -> str:
-        s = self.go(n)
-        return rf"\left({s}\right)" if self.prec(n) < p else s
+    def wrap(self, n: G.Node, view: View, p: int, p_latex: int | None = None) -> View:
+        """*view* of node *n* in brackets on each side where it binds less tightly than *p*
+        (LaTeX: *p_latex*, default *p*)."""
+        text, latex = view
+        if self.prec(n) < p:
+            text = f"({text})"
+        if self.prec_latex(n) < (p if p_latex is None else p_latex):
+            latex = rf"\left({latex}\right)"
+        return text, latex
 
-    def num(self, n: G.Num) -> str:
-        if isinstance(n.value, complex):
-            return f"{num_latex(n.value.imag, 12)}\\,j"
-        return num_latex(n.value, 12)
+    def sub(self, n: G.Node, p: int, p_latex: int | None = None) -> View:
+        """Child *n* drawn and wrapped (:meth:`wrap`)."""
+        return self.wrap(n, self.go(n), p, p_latex)
 
-    def slot(self, n: G.Slot) -> str:
-        if self.subst is not None and n.name in self.subst:
-            roles = self.roles
-            v = self.subst[n.name]
-            if roles:
-                v = _in_role(v, n.pos, roles)
-            lv = value_latex(v, self.slot_digits(n.name), _unit_of(n, v, roles, self.units))
-            if roles and roles.get(n.pos) == "delta" and lv.endswith(r"\,\mathrm{K}"):
+    def num(self, n: G.Num) -> View:
+        v = n.value
+        if isinstance(v, complex):
+            return f"{num_text(v.imag, 12)}j", f"{num_latex(v.imag, 12)}\\,j"
+        return num_text(v, 12), num_latex(v, 12)
+
+    def slot(self, n: G.Slot) -> View:
+        subst = self.subst
+        v = subst.get(n.name) if subst is not None else None
+        if v is None:
+            return "@" + n.name, name_latex(n.name)
+        roles = self.roles
+        if roles:
+            v = _in_role(v, n.pos, roles)
+        typed = self.typed
+        digits = max(self.digits, typed.get(n.name, 0)) if typed else self.digits
+        unit = _unit_of(n, v, roles, self.units)
+        t, lv = value_views(v, digits, unit)
+        if roles and roles.get(n.pos) == "delta":
+            if t.endswith(" K"):
+                t = t[:-1] + "ΔK"
+            if lv.endswith(r"\,\mathrm{K}"):
                 lv = lv[: -len(r"\mathrm{K}")] + r"\Delta\mathrm{K}"
-            wrap_it = si_latex(v.sig.dim) or r"\," in lv or v.sig.kind != "scalar" or lv.startswith("-")
-            return rf"\left({lv}\right)" if wrap_it else lv
-        return name_latex(n.name)
+        if " " in t or "+" in t or "-" in t:
+            t = f"({t})"
+        if si_latex(v.sig.dim) or r"\," in lv or v.sig.kind != "scalar" or lv.startswith("-"):
+            lv = rf"\left({lv}\right)"
+        return t, lv
 
-    def bound(self, n: G.Bound) -> str:
-        return name_latex(n.name)
+    def bound(self, n: G.Bound) -> View:
+        return n.name, name_latex(n.name)
 
-    def const(self, n: G.Const) -> str:
-        return {"pi": r"\pi", "e": "e", "inf": r"\infty", "i": "i", "j": "j"}[n.name]
+    def const(self, n: G.Const) -> View:
+        return _CONST_TEXT[n.name], _CONST_LATEX[n.name]
 
-    def unary(self, n: G.Unary) -> str:
-        return "-" + self.wrap(n.x, 3)
+    def unary(self, n: G.Unary) -> View:
+        t, lv = self.sub(n.x, 3)
+        return "-" + t, "-" + lv
 
-    def binary(self, n: G.Binary) -> str:
-        if n.op == "/":
-            return rf"\frac{{{self.go(n.left)}}}{{{self.go(n.right)}}}"
-        if n.op == "^":
-            return "{" + self.wrap(n.left, 5) + "}^{" + self.go(n.right) + "}"
-        if n.op == "*":
-            return self.wrap(n.left, 2) + r" \cdot " + self.wrap(n.right, 2)
-        right = self.wrap(n.right, 2) if n.op == "-" else self.wrap(n.right, 1)
-        return self.wrap(n.left, 1) + f" {n.op} " + right
+    def binary(self, n: G.Binary) -> View:
+        op = n.op
+        left, right = self.go(n.left), self.go(n.right)
+        if op == "/":
+            lt, _ = self.wrap(n.left, left, 2)
+            rt, _ = self.wrap(n.right, right, 3)
+            return f"{lt}/{rt}", rf"\frac{{{left[1]}}}{{{right[1]}}}"
+        if op == "^":
+            lt, ll = self.wrap(n.left, left, 5)
+            rt, _ = self.wrap(n.right, right, 4)
+            return f"{lt}^{rt}", "{" + ll + "}^{" + right[1] + "}"
+        if op == "*":
+            lt, ll = self.wrap(n.left, left, 2)
+            rt, rl = self.wrap(n.right, right, 2)
+            return f"{lt}·{rt}", ll + r" \cdot " + rl
+        lt, ll = self.wrap(n.left, left, 1)
+        rt, rl = self.wrap(n.right, right, 2 if op == "-" else 1)
+        return f"{lt}{op}{rt}", ll + f" {op} " + rl
 
-    def index(self, n: G.Index) -> str:
-        return self.wrap(n.x, 9) + "_{[" + self.go(n.index) + "]}"
+    def index(self, n: G.Index) -> View:
+        xt, xl = self.sub(n.x, 9)
+        it, il = self.go(n.index)
+        return f"{xt}[{it}]", xl + "_{[" + il + "]}"
 
-    def field(self, n: G.Field) -> str:
-        return self.wrap(n.x, 9) + r".\mathrm{" + n.name + "}"
+    def field(self, n: G.Field) -> View:
+        xt, xl = self.sub(n.x, 9)
+        return f"{xt}.{n.name}", xl + r".\mathrm{" + n.name + "}"
 
-    def call(self, n: G.Call) -> str:
-        args = []
+    def call(self, n: G.Call) -> View:
+        texts, latexes = [], []
         for a in n.args:  # the call's own brackets are enough around a substituted slot
-            t = self.go(a)
-            if type(a) is G.Slot and t.startswith(r"\left(") and t.endswith(r"\right)"):
-                t = t[len(r"\left("):-len(r"\right)")]
-            args.append(t)
+            t, lv = self.go(a)
+            if type(a) is G.Slot:
+                if t.startswith("(") and t.endswith(")"):
+                    t = t[1:-1]
+                if lv.startswith(r"\left(") and lv.endswith(r"\right)"):
+                    lv = lv[len(r"\left("):-len(r"\right)")]
+            texts.append(t)
+            latexes.append(lv)
+        text = f"{n.name}(" + ", ".join(texts) + ")"
         if n.name == "sqrt":
-            return rf"\sqrt{{{args[0]}}}"
+            return text, rf"\sqrt{{{latexes[0]}}}"
         if n.name == "abs":
-            return rf"\left|{args[0]}\right|"
+            return text, rf"\left|{latexes[0]}\right|"
         if n.name in _FUNC_LATEX:
-            return rf"{_FUNC_LATEX[n.name]}\left({args[0]}\right)"
-        return rf"\operatorname{{{n.name}}}\left({', '.join(args)}\right)"
+            return text, rf"{_FUNC_LATEX[n.name]}\left({latexes[0]}\right)"
+        return text, rf"\operatorname{{{n.name}}}\left({', '.join(latexes)}\right)"
 
-    def fold(self, n: G.Fold) -> str:
-        body = self.go(n.body)
-        bounds = f"_{{{name_latex(n.var)}={self.go(n.lo)}}}^{{{self.go(n.hi)}}}"
+    def fold(self, n: G.Fold) -> View:
+        body, lo, hi = self.go(n.body), self.go(n.lo), self.go(n.hi)
+        text = f"{n.name}_{{{n.var}={lo[0]}}}^{{{hi[0]}}}({body[0]})"
+        bounds = f"_{{{name_latex(n.var)}={lo[1]}}}^{{{hi[1]}}}"
         if n.name == "sum":
-            return rf"\sum{bounds} {self.wrap(n.body, 2)}"
+            return text, rf"\sum{bounds} {self.wrap(n.body, body, 2)[1]}"
         if n.name == "prod":
-            return rf"\prod{bounds} {self.wrap(n.body, 2)}"
-        return rf"\left[{body}\right]{bounds}"
+            return text, rf"\prod{bounds} {self.wrap(n.body, body, 2)[1]}"
+        return text, rf"\left[{body[1]}\right]{bounds}"
 
-    def symbolic(self, n: G.Symbolic) -> str:
-        return r"\text{" + n.text.replace("$", r"\$") + "}"
-
-
-def _kinds(walk: type[_Walk]) -> dict[type, Callable[[Any, Any], str]]:
-    """A walk's table: each node type to the method that draws it."""
-    return {G.Num: walk.num, G.Slot: walk.slot, G.Bound: walk.bound, G.Const: walk.const,  # type: ignore[attr-defined]
-            G.Unary: walk.unary, G.Binary: walk.binary, G.Index: walk.index,  # type: ignore[attr-defined]
-            G.Field: walk.field, G.Call: walk.call, G.Fold: walk.fold, G.Symbolic: walk.symbolic}  # type: ignore[attr-defined]
+    def symbolic(self, n: G.Symbolic) -> View:
+        return n.text, r"\text{" + n.text.replace("$", r"\$") + "}"
 
 
-_Latex.KINDS = _kinds(_Latex)
+_CONST_TEXT = {"pi": "π", "e": "e", "inf": "∞", "i": "i", "j": "j"}
+_CONST_LATEX = {"pi": r"\pi", "e": "e", "inf": r"\infty", "i": "i", "j": "j"}
+_KINDS: dict[type, Callable[[_Views, Any], View]] = {
+    G.Num: _Views.num, G.Slot: _Views.slot, G.Bound: _Views.bound, G.Const: _Views.const, G.Unary: _Views.unary,
+    G.Binary: _Views.binary, G.Index: _Views.index, G.Field: _Views.field, G.Call: _Views.call,
+    G.Fold: _Views.fold, G.Symbolic: _Views.symbolic,
+}
+
+
+def formula_views(node: G.Node, subst: dict[str, Value] | None = None, digits: int = 5,
+                  typed: dict[str, int] | None = None, roles: Mapping[int, str] | None = None,
+                  units: Mapping[str, SU.Unit | None] | None = None) -> View:
+    """``(formula_text(...), formula_latex(...))`` of the same arguments, drawn in one walk (the
+    record view shows both)."""
+    return _Views(subst, digits, typed, roles, units).go(node)
 
 
 def formula_latex(node: G.Node, subst: dict[str, Value] | None = None, digits: int = 5,
@@ -451,73 +498,7 @@ def formula_latex(node: G.Node, subst: dict[str, Value] | None = None, digits: i
     (``@slot`` position -> ``"delta"``/``"kelvin"``, from the check) shows a K operand as a
     difference (``5\\,\\Delta\\mathrm{K}``) or a point by its value in K; *units* (slot -> display
     unit) shows each value in the unit the person gave it (issue 18)."""
-    return _Latex(subst, digits, typed, roles, units).go(node)
-
-
-class _Text(_Walk):
-    """:func:`formula_text`'s walk."""
-
-    __slots__ = ()
-
-    def wrap(self, n: G.Node, p: int) -> str:
-        s = self.go(n)
-        return f"({s})" if self.prec(n) < p else s
-
-    def num(self, n: G.Num) -> str:
-        return f"{num_text(n.value.imag, 12)}j" if isinstance(n.value, complex) else num_text(n.value, 12)
-
-    def slot(self, n: G.Slot) -> str:
-        v = self.subst.get(n.name) if self.subst is not None else None
-        if v is None:
-            return "@" + n.name
-        roles = self.roles
-        if roles:
-            v = _in_role(v, n.pos, roles)
-        t = value_text(v, self.slot_digits(n.name), _unit_of(n, v, roles, self.units))
-        if roles and roles.get(n.pos) == "delta" and t.endswith(" K"):
-            t = t[:-1] + "ΔK"
-        return f"({t})" if " " in t or "+" in t or "-" in t else t
-
-    def bound(self, n: G.Bound) -> str:
-        return n.name
-
-    def const(self, n: G.Const) -> str:
-        return {"pi": "π", "e": "e", "inf": "∞", "i": "i", "j": "j"}[n.name]
-
-    def unary(self, n: G.Unary) -> str:
-        return "-" + self.wrap(n.x, 3)
-
-    def binary(self, n: G.Binary) -> str:
-        p = _PREC[n.op]
-        if n.op == "^":
-            return f"{self.wrap(n.left, 5)}^{self.wrap(n.right, 4)}"
-        left = self.wrap(n.left, p)
-        right = self.wrap(n.right, p + 1 if n.op in "-/" else p)
-        return f"{left}{'·' if n.op == '*' else n.op}{right}"
-
-    def index(self, n: G.Index) -> str:
-        return f"{self.wrap(n.x, 9)}[{self.go(n.index)}]"
-
-    def field(self, n: G.Field) -> str:
-        return f"{self.wrap(n.x, 9)}.{n.name}"
-
-    def call(self, n: G.Call) -> str:
-        args = []
-        for a in n.args:
-            t = self.go(a)
-            if type(a) is G.Slot and t.startswith("(") and t.endswith(")"):
-                t = t[1:-1]
-            args.append(t)
-        return f"{n.name}(" + ", ".join(args) + ")"
-
-    def fold(self, n: G.Fold) -> str:
-        return f"{n.name}_{{{n.var}={self.go(n.lo)}}}^{{{self.go(n.hi)}}}({self.go(n.body)})"
-
-    def symbolic(self, n: G.Symbolic) -> str:
-        return n.text
-
-
-_Text.KINDS = _kinds(_Text)
+    return formula_views(node, subst, digits, typed, roles, units)[1]
 
 
 def formula_text(node: G.Node, subst: dict[str, Value], digits: int, typed: dict[str, int] | None = None,
@@ -525,6 +506,6 @@ def formula_text(node: G.Node, subst: dict[str, Value], digits: int, typed: dict
     """The formula as written, each ``@slot`` replaced by its value with its SI unit (a point on its
     scale; *roles* as in :func:`formula_latex`: ``5 ΔK``, a point in K). A value with a sign or a
     space is parenthesised: ``(-3)^2``, ``(25 m)``."""
-    return _Text(subst, digits, typed, roles, units).go(node)
+    return formula_views(node, subst, digits, typed, roles, units)[0]
 
 

@@ -97,7 +97,9 @@ def _json_objects(lines: Iterable[str | bytes]) -> list[dict]:
 
 
 def _text_lines(path: Path) -> list[str]:
-    return path.read_bytes().decode("utf-8", errors="replace").splitlines()
+    # JSON Lines end at "\n" only: str.splitlines() would also cut a row at a U+2028, U+0085 or
+    # \x1c that JSON keeps raw inside a string
+    return path.read_bytes().decode("utf-8", errors="replace").split("\n")
 
 
 _CODEX_TYPES = {"session_meta", "response_item", "compacted", "turn_context", "event_msg", "world_state",

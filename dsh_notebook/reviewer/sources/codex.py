@@ -266,7 +266,7 @@ def _lines(path: Path) -> list[str]:
 def _session_index(home: Path) -> dict[str, str]:
     names: dict[str, str] = {}
     try:
-        lines = (home / "session_index.jsonl").read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = (home / "session_index.jsonl").read_bytes().decode("utf-8", errors="replace").split("\n")
     except OSError:
         return names
     for line in lines:
