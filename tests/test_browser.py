@@ -1,7 +1,8 @@
 """The side panel in a real JupyterLab, driven in headless Chromium (issue 8).
 
 * A session fixture copies ``notebooks/rc-circuit.ipynb`` into a temporary server root, runs it
-  with ``dsh-notebook run --no-save`` (so its record lands in ``rc-circuit.dsh/`` beside it),
+  with ``dsh-notebook run`` (its records land in ``rc-circuit.dsh/`` beside it, and the copy is
+  saved with outputs naming them; ``--no-save`` would leave nothing on disk),
   and starts ``jupyter lab`` on a free 127.0.0.1 port with a token and ``--allow-root``, its
   own DSH_NOTEBOOK_HOME, config, settings and workspace folders (nothing of yours is read or
   written).
@@ -111,7 +112,7 @@ def lab(chromium, tmp_path_factory):
     env = {**os.environ, "DSH_NOTEBOOK_HOME": str(home), "JUPYTER_CONFIG_DIR": str(config),
            "JUPYTER_RUNTIME_DIR": str(runtime)}
     env.pop("DSH_NOTEBOOK_PATH", None)
-    run = subprocess.run([sys.executable, "-m", "dsh_notebook.cli", "run", "--no-save", NOTEBOOK], cwd=root, env=env,
+    run = subprocess.run([sys.executable, "-m", "dsh_notebook.cli", "run", NOTEBOOK], cwd=root, env=env,
                          capture_output=True, text=True, timeout=300, check=False)
     assert run.returncode == 0, f"dsh-notebook run failed:\n{run.stdout}\n{run.stderr}"
     port = _free_port()

@@ -67,8 +67,11 @@ def test_run_missing_or_unreadable_notebook(tmp_path):
 def test_no_save_leaves_the_file_unchanged(tmp_path):
     nb = make_nb(tmp_path / "keep.ipynb", [("%load_ext dsh_notebook", []), ("%%reckon K\ngiven x = 1", [])])
     before = nb.read_bytes()
-    assert run_cli("run", str(nb), "--no-save").returncode == 0
+    p = run_cli("run", str(nb), "--no-save")
+    assert p.returncode == 0, p.stderr
     assert nb.read_bytes() == before
+    assert not (tmp_path / "keep.dsh").exists()  # its record went to a temporary copy (issue 23)
+    assert "K" in p.stdout and "nothing saved" in p.stdout
 
 
 def test_every_example_notebook_is_committed_executed():
