@@ -167,33 +167,34 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"dsh-notebook run: no kernel named {args.kernel!r} (see `jupyter kernelspec list`); "
               "nothing was run or saved", file=sys.stderr)
         return 2
+    from .artifact.paths import sidecar_for
     from .corpus.execute import private_copy
 
     start = time.time()
     # DSH_NOTEBOOK_PATH and the working directory go to the kernel only, never this process (issue 23);
-    # --no-save runs a private copy of the notebook and its sidecar, so a signed notebook still verifies
+    # --no-save gives the kernel a private copy of the sidecar to write into, so a signed notebook still verifies
     with contextlib.ExitStack() as stack:
-        records_at = path
+        sidecar = sidecar_for(path)
         if args.no_save:
             try:
-                records_at = stack.enter_context(private_copy(path))
+                sidecar = stack.enter_context(private_copy(path))
             except OSError as exc:
-                print(f"dsh-notebook run: cannot copy {path.name} and its sidecar to run them without saving "
-                      f"({exc}); nothing was run", file=sys.stderr)
+                print(f"dsh-notebook run: cannot copy {sidecar.name} to run {path.name} without saving ({exc}); "
+                      "nothing was run", file=sys.stderr)
                 return 2
-        return _run_and_report(args, path, nb, started, records_at, start)
+        return _run_and_report(args, path, nb, started, sidecar, start)
 
 
-def _run_and_report(args: argparse.Namespace, path: Path, nb: Any, started: Any, records_at: Path,
+def _run_and_report(args: argparse.Namespace, path: Path, nb: Any, started: Any, sidecar: Path,
                     start: float) -> int:
-    """``run`` of one notebook: execute it (its records written beside *records_at*: the notebook,
-    or its private copy for --no-save), save its outputs unless --no-save, print its records."""
-    from .artifact.paths import sidecar_for
+    """``run`` of one notebook: execute it (its records written into *sidecar*: the notebook's, or
+    a private copy for --no-save), save its outputs unless --no-save, print its records."""
     from .artifact.records import table
     from .corpus.execute import execute_notebook, open_record_title
     from .reckoner import find_record, read_record
 
-    failed = execute_notebook(path, nb, kernel=args.kernel, timeout=args.timeout, records_at=records_at)
+    failed = execute_notebook(path, nb, kernel=args.kernel, timeout=args.timeout,
+                              sidecar=sidecar if args.no_save else None)
     executed = any(c.get("execution_count") for c in nb.cells if c.cell_type == "code")
     if not executed and failed is not None:
         print(f"dsh-notebook run: the kernel did not run the notebook ({type(failed).__name__}: {failed}); "
@@ -216,7 +217,6 @@ def _run_and_report(args: argparse.Namespace, path: Path, nb: Any, started: Any,
                   f"was left as it is; the run's outputs are saved beside it in {written.name}", file=sys.stderr)
         for p in problems:
             print(f"dsh-notebook run: {p}", file=sys.stderr)
-    sidecar = sidecar_for(records_at)
     rows: list[tuple[str, int | str, int | str, str, str]] = []
     for rid in _records_in(nb):
         try:
@@ -228,14 +228,14 @@ def _run_and_report(args: argparse.Namespace, path: Path, nb: Any, started: Any,
         rows.append((rec.title + status, len(rec.steps), len(rec.refused), _result_text(rec), rec.id))
     saved = f", outputs saved in {saved_beside.name}" if saved_beside else ", outputs saved"
     if args.no_save:
-        saved = ", nothing saved (its records were written to a temporary copy, now removed)"
+        saved = ", nothing saved (its records were written to a temporary copy of its sidecar, now removed)"
     print(f"{path.name}: executed in {time.time() - start:.1f} s{saved}")
     if rows:
-        print(f"records in {sidecar_for(path) if not args.no_save else 'the temporary copy'}:")
+        print(f"records in {sidecar if not args.no_save else 'the temporary copy'}:")
         print(table(rows, ("title", "steps", "refused", "result", "id")))
     else:
         print("no records were produced")
-    title = open_record_title(records_at)
+    title = open_record_title(sidecar)
     if title is not None:
         print(f"note: the record {title!r} was left open (a cell ended with --continue, or the kernel stopped); "
               + ("the next kernel sets it aside: close or discard it with %reckon recover" if not args.no_save
@@ -465,21 +465,33 @@ def cmd_article(args: argparse.Namespace) -> int:
     if result.writer == "model" and writer is not None and writer.model_id:
         by += f", {writer.model_id}"
     print(f"wrote {result.path}" + (f" and {result.pdf}" if result.pdf else "") + f" ({result.language}, {by})")
-    if result.path.resolve().is_relative_to(sidecar.resolve()) and _is_signed(nb):
-        print(f"dsh-notebook article: note: {nb.name} is signed, and the seal does not cover this new file, so "
-              f"`dsh-notebook verify` reports it until you vouch for it with `dsh-notebook sync {args.notebook}` "
-              "(or write articles outside the sidecar with --out)", file=sys.stderr)
+    unsealed = _not_as_sealed(nb, sidecar, out)
+    if unsealed:
+        more = f" and {len(unsealed) - 2} more" if len(unsealed) > 2 else ""
+        print(f"dsh-notebook article: note: {nb.name} is signed, and its seal does not cover "
+              f"{', '.join(unsealed[:2])}{more} as it is now, so `dsh-notebook verify` reports "
+              f"{'them' if len(unsealed) > 1 else 'it'} until you vouch for what was written with "
+              f"`dsh-notebook sync {args.notebook}` (or write articles outside the sidecar with --out)", file=sys.stderr)
     return 0
 
 
-def _is_signed(notebook: Path) -> bool:
-    """Whether the notebook file holds a seal (``metadata.dsh.seal``); False when it cannot be read."""
+def _not_as_sealed(notebook: Path, sidecar: Path, under: Path) -> list[str]:
+    """The sidecar files under *under* (as the seal names them) that the notebook's seal does not
+    hold as they are now (new or changed); none when the notebook holds no seal or *under* is not
+    in the sidecar."""
+    from .artifact.sealset import file_digest, sealed_files
+
     try:
         meta = json.loads(notebook.read_text(encoding="utf-8")).get("metadata", {})
     except (OSError, ValueError, AttributeError, RecursionError):
-        return False
+        return []
     dsh = meta.get("dsh") if isinstance(meta, dict) else None
-    return isinstance(dsh, dict) and isinstance(dsh.get("seal"), dict)
+    seal = dsh.get("seal") if isinstance(dsh, dict) else None
+    if not isinstance(seal, dict) or not under.resolve().is_relative_to(sidecar.resolve()):
+        return []
+    held = seal["files"] if isinstance(seal.get("files"), dict) else {}
+    return [rel for p in sealed_files(sidecar) if p.resolve().is_relative_to(under.resolve())
+            and held.get(rel := p.relative_to(sidecar).as_posix()) != file_digest(p)]
 
 
 def cmd_serve_fake_llm(args: argparse.Namespace) -> int:

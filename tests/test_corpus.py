@@ -181,17 +181,47 @@ def test_run_without_save_on_a_full_disk_runs_nothing_and_says_why(tmp_path, mon
     from dsh_notebook.corpus import execute
 
     nb = kernel_notebook(tmp_path / "w.ipynb", ["%load_ext dsh_notebook", WIRE.format(i=0, L=25)])
+    (tmp_path / "w.dsh").mkdir()
+    (tmp_path / "w.dsh" / "reviewer.json").write_text("{}")
     before = files_under(tmp_path)
 
     def full(*_args, **_kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(execute.shutil, "copyfile", full)
+    monkeypatch.setattr(execute.shutil, "copy2", full)
     r = execute.run_task(str(nb))
     assert r["status"] == "error" and r["kept"] is False
-    assert r["findings"] == ["cannot copy the notebook and its sidecar to run them without saving "
+    assert r["findings"] == ["cannot copy the notebook's sidecar to run it without saving "
                              "([Errno 28] No space left on device); nothing was run"]
     assert files_under(tmp_path) == before
+
+
+def test_run_without_save_reads_the_real_folder_and_never_writes_through_a_sidecar_link(tmp_path):
+    """From an attack: the kernel of a run without saving must still find its data beside the
+    notebook (DSH_NOTEBOOK_PATH is the real one), and a sidecar whose records/ is a symbolic link
+    (relative or absolute) must run and leave what the link points to as it was."""
+    for kind in ("relative", "absolute"):
+        folder = tmp_path / kind
+        store = folder / "store" / "records"
+        store.mkdir(parents=True)
+        (folder / "nb.dsh").mkdir()
+        (folder / "nb.dsh" / "records").symlink_to(Path("..") / "store" / "records" if kind == "relative" else store)
+        (folder / "data.csv").write_text("25\n")
+        nb = kernel_notebook(folder / "nb.ipynb", [
+            "%load_ext dsh_notebook",
+            "import os, pathlib\n"
+            "L = float(pathlib.Path(os.environ['DSH_NOTEBOOK_PATH']).with_name('data.csv').read_text())",
+            "%%reckon Wire\ngiven L = py:L m\ngiven A = 2 mm^2\ngiven rho = 1.68e-8 ohm*m\nR = @rho*@L/@A"])
+        saved = run_cli("run", str(nb))  # the author's run: its record goes through the link, signed
+        assert saved.returncode == 0, saved.stderr
+        assert len(list(store.glob("*.jsonl"))) == 1
+        before = files_under(folder)
+        for args in (("run", str(nb), "--no-save"), ("run", str(nb), "--json")):
+            p = run_cli(*args)
+            assert p.returncode == 0, p.stdout + p.stderr
+        assert files_under(folder) == before
+        v = run_cli("verify", str(nb))
+        assert v.returncode == 0, v.stdout
 
 
 # --------------------------------------------------------------------------- a local cluster

@@ -53,3 +53,17 @@ def test_unknown_notebook_falls_back_to_unsaved(tmp_path, monkeypatch):
 
 def test_sidecar_name():
     assert paths.sidecar_for(Path("/x/report.ipynb")) == Path("/x/report.dsh")
+
+
+def test_a_sidecar_named_apart_is_written_into_only_with_the_notebook_path(tmp_path, monkeypatch):
+    """``run --no-save`` keeps the kernel's notebook and hands it a private copy of the sidecar."""
+    for var in ("JPY_SESSION_NAME", "DSH_NOTEBOOK_PATH"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("DSH_NOTEBOOK_SIDECAR", str(tmp_path / "copy" / "report.dsh"))
+    assert paths.locate({}, tmp_path).source == "unsaved"  # alone it names nothing
+    monkeypatch.setenv("DSH_NOTEBOOK_PATH", str(tmp_path / "report.ipynb"))
+    loc = paths.locate({}, tmp_path)
+    assert loc.notebook == tmp_path / "report.ipynb"
+    assert loc.sidecar == tmp_path / "copy" / "report.dsh"
+    monkeypatch.setenv("DSH_NOTEBOOK_SIDECAR", "rel.dsh")  # relative to the working folder
+    assert paths.locate({}, tmp_path / "work").sidecar == tmp_path / "work" / "rel.dsh"

@@ -318,7 +318,7 @@ def test_an_article_in_a_signed_notebooks_sidecar_says_how_to_vouch_for_it(repor
     rid = record_file(report).stem
     p = cli("article", rid, "--notebook", str(report), "--format", "md")
     assert p.returncode == 0, p.stderr
-    assert "report.ipynb is signed, and the seal does not cover this new file" in p.stderr
+    assert f"report.ipynb is signed, and its seal does not cover articles/reckoner-{rid}.md as it is now" in p.stderr
     assert f"dsh-notebook sync {report}" in p.stderr
     assert any(f"articles/reckoner-{rid}.md: not covered by the seal" in f for f in fails(report))
     s = cli("sync", str(report))
@@ -326,4 +326,14 @@ def test_an_article_in_a_signed_notebooks_sidecar_says_how_to_vouch_for_it(repor
     assert fails(report) == []
     elsewhere = cli("article", rid, "--notebook", str(report), "--format", "md", "--out", str(report.parent / "out"))
     assert elsewhere.returncode == 0 and "is signed" not in elsewhere.stderr  # outside the sidecar: nothing to vouch for
+    assert fails(report) == []
+
+
+def test_an_article_the_seal_already_holds_needs_no_vouching(report):
+    """From an attack: writing the same article again after sync said the seal did not cover it."""
+    rid = record_file(report).stem
+    assert cli("article", rid, "--notebook", str(report), "--format", "md").returncode == 0
+    assert cli("sync", str(report)).returncode == 0
+    again = cli("article", rid, "--notebook", str(report), "--format", "md")
+    assert again.returncode == 0 and "is signed" not in again.stderr
     assert fails(report) == []

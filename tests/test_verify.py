@@ -525,3 +525,17 @@ def test_verify_makes_no_reference_cycles_and_leaves_the_collector_as_it_was(tmp
         gc.enable()
     verify(nb)
     assert gc.isenabled()  # on before: on again
+
+
+def test_a_title_with_braces_and_dollars_is_recorded_as_written_and_verifies(tmp_path):
+    """IPython expands ``{expr}`` and ``$name`` in a magic's line: the record held the title
+    'Price 49 in dollars' while the cell says 'Price {7*7} in $USD', so ``verify`` failed the
+    notebook ``run`` had just written."""
+    ran_notebook(tmp_path, ["%load_ext dsh_notebook", "USD = 'dollars'",
+                            "%%reckon Price {7*7} in $USD\ngiven x = 2 m\ny = @x*2\nend done"])
+    nb = tmp_path / "report.ipynb"
+    from dsh_notebook.reckoner import read_record
+
+    (rec,) = (tmp_path / "report.dsh" / "records").glob("*.jsonl")
+    assert read_record(rec).title == "Price {7*7} in $USD"
+    assert [f"{f.subject}: {f.detail}" for f in verify(nb) if f.ok is False] == []

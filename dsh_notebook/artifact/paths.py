@@ -5,7 +5,10 @@
   (jupyter-server; absolute, or relative to the server root, while the kernel's working
   directory is the notebook's folder); ``__vsc_ipynb_file__`` (VS Code).
 * ``report.ipynb`` keeps its records in ``report.dsh/`` beside it. The notebook file need
-  not exist yet.
+  not exist yet. ``DSH_NOTEBOOK_SIDECAR`` (with ``DSH_NOTEBOOK_PATH`` only) names another
+  folder to write into: ``dsh-notebook run --no-save`` points it at a private copy of the
+  sidecar, so the kernel's notebook, working folder and data files stay the real ones while
+  nothing it records lands beside them (issue 23).
 * When the notebook is unknown (nbclient and nbval set none of these) the kernel writes to
   ``$DSH_NOTEBOOK_HOME/unsaved/<kernel-id>.dsh/`` and says so in output metadata only.
 """
@@ -25,6 +28,10 @@ from ..storage import home
 NAME_MAX = 100
 NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_.-]{{0,{NAME_MAX - 1}}}")
 NAME_RULE = f"letters, digits, _ . -, starting with a letter or digit, at most {NAME_MAX} characters"
+
+
+#: the folder a kernel writes into instead of the sidecar beside ``DSH_NOTEBOOK_PATH`` (see above)
+SIDECAR_ENV = "DSH_NOTEBOOK_SIDECAR"
 
 
 def sidecar_for(notebook: str | os.PathLike[str]) -> Path:
@@ -84,7 +91,9 @@ def locate(user_ns: dict | None = None, cwd: Path | None = None) -> Location:
     if env:
         nb = Path(env).expanduser()
         nb = nb if nb.is_absolute() else (cwd / nb)
-        return Location(nb.resolve(), sidecar_for(nb.resolve()), "DSH_NOTEBOOK_PATH")
+        other = os.environ.get(SIDECAR_ENV)
+        side = (cwd / Path(other).expanduser()).resolve() if other else sidecar_for(nb.resolve())
+        return Location(nb.resolve(), side, "DSH_NOTEBOOK_PATH")
     env = os.environ.get("JPY_SESSION_NAME")
     if env and env.endswith(".ipynb"):
         nb = _resolve_session_name(env, cwd)

@@ -7,6 +7,10 @@
   ``<stem>.dsh/``) in the environment handed to the kernel manager, IPC sockets in a private
   folder. Nothing process-wide (``os.environ``, ``os.chdir``) changes, so two tasks in one
   worker process, or one after another, never see each other's notebook.
+* A run that saves nothing (``--no-save``; a corpus ``run`` without ``--save``) runs on
+  :func:`private_copy`, a copy of the notebook and its sidecar in a private temporary folder:
+  its records go there and are removed with it, so nothing on disk changes and a signed
+  notebook still verifies after a reviewer's run.
 * On Linux the kernel is started through :mod:`.kernel_launcher`, so it is killed when the
   process that started it dies: a SIGKILLed dask worker leaves no kernel behind to go on
   writing records. Its open-record lock (filelock: ``flock``, released by the kernel's death)
@@ -22,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import time
@@ -31,6 +36,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ..artifact.paths import SIDECAR_ENV, sidecar_for
 from ..version import __version__
 
 #: The environment variable naming the kernel's notebook (storage.md "Where the kernel writes").
@@ -66,19 +72,22 @@ def kernel_manager_class() -> type:
 
 
 def execute_notebook(path: Path, nb: Any, *, kernel: str, timeout: int,
-                     env: Mapping[str, str] | None = None, records_at: Path | None = None) -> BaseException | None:
+                     env: Mapping[str, str] | None = None, sidecar: Path | None = None) -> BaseException | None:
     """Execute nbformat node *nb* (read from *path*; its outputs are replaced in place) in a new
     *kernel* with *timeout* seconds per cell; the kernel's working directory is the notebook's
     folder and its environment is this process's (or *env*) plus ``DSH_NOTEBOOK_PATH=path``
-    (or *records_at*, a copy of the notebook from :func:`private_copy`: its records, chats and
-    ledgers then go to the copy's sidecar). Returns None, or the exception that stopped the run
-    (``CellExecutionError`` for a failed cell not tagged ``raises-exception``, a timeout, a dead
-    kernel)."""
+    and, with *sidecar* (a :func:`private_copy`), ``DSH_NOTEBOOK_SIDECAR=sidecar``: its records,
+    chats and ledgers then go there instead of beside the notebook. Returns None, or the
+    exception that stopped the run (``CellExecutionError`` for a failed cell not tagged
+    ``raises-exception``, a timeout, a dead kernel)."""
     from nbclient import NotebookClient
     from traitlets.config import Config
 
     kernel_env = dict(os.environ if env is None else env)
-    kernel_env[NOTEBOOK_ENV] = str(records_at or path)
+    kernel_env[NOTEBOOK_ENV] = str(path)
+    kernel_env.pop(SIDECAR_ENV, None)  # never one inherited from the person's shell
+    if sidecar is not None:
+        kernel_env[SIDECAR_ENV] = str(sidecar)
     # IPC sockets in a private folder: the kernel talks over local files, not TCP (so ipykernel
     # has no unencrypted-TCP warning to print), whatever the kernel's working directory.
     with scratch_folder() as sockets:
@@ -113,20 +122,39 @@ def scratch_folder() -> Iterator[Path]:
 
 @contextmanager
 def private_copy(notebook: Path) -> Iterator[Path]:
-    """A copy of *notebook* and its sidecar folder (``<stem>.dsh/``, symlinks copied as links) in
-    a :func:`scratch_folder`, for a run that saves nothing (issue 23): the kernel writes its
-    records into the copy's sidecar, so the person's sidecar is left byte for byte as it was and
-    a signed notebook still verifies after the run. Yields the copy's path; the copy is removed
-    on leaving. Raises ``OSError`` when the copy cannot be made (a full disk, an unreadable file)."""
-    from ..artifact.paths import sidecar_for
-
+    """A copy of *notebook*'s sidecar folder (``<stem>.dsh/``) in a :func:`scratch_folder`, for a
+    run that saves nothing (issue 23): the kernel writes its records there (``execute_notebook(...,
+    sidecar=...)``), so the person's sidecar is left byte for byte as it was and a signed notebook
+    still verifies after the run. Symbolic links are copied as what they point to (regular files
+    and folders; a link that points nowhere, a device, a pipe or a loop is left out), so nothing
+    is written through them. Yields the copy's path (not made when the notebook has no sidecar
+    yet); the copy is removed on leaving. Raises ``OSError`` when the copy cannot be made (a full
+    disk, an unreadable file)."""
     with scratch_folder() as folder:
-        copy = folder / notebook.name
-        shutil.copyfile(notebook, copy)
-        sidecar = sidecar_for(notebook)
-        if sidecar.is_dir():
-            shutil.copytree(sidecar, sidecar_for(copy), symlinks=True)
+        copy = folder / sidecar_for(notebook).name
+        if sidecar_for(notebook).is_dir():
+            _copy_followed(sidecar_for(notebook), copy, set())
         yield copy
+
+
+def _copy_followed(src: Path, dst: Path, seen: set[tuple[int, int]]) -> None:
+    """Folder *src* into *dst* with every symbolic link followed: regular files (with their
+    modes) and folders only, each folder at most once (a link back to a folder above is a loop)."""
+    st = os.stat(src)
+    if (st.st_dev, st.st_ino) in seen:
+        return
+    seen.add((st.st_dev, st.st_ino))
+    dst.mkdir()
+    with os.scandir(src) as entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            try:
+                kind = os.stat(entry.path).st_mode  # through a link
+            except OSError:  # a link that points nowhere (or a loop of links): nothing to copy
+                continue
+            if stat.S_ISDIR(kind):
+                _copy_followed(Path(entry.path), dst / entry.name, seen)
+            elif stat.S_ISREG(kind):
+                shutil.copy2(entry.path, dst / entry.name)
 
 
 SOCKETS_PREFIX = "dshk-"  # then the pid of the process that ran the kernel, '-', a random part
@@ -179,7 +207,6 @@ def wait_for_open_record(notebook: Path, timeout: float = OPEN_RECORD_WAIT) -> b
     released it; a kernel that still holds it is running this notebook elsewhere."""
     from filelock import FileLock, Timeout
 
-    from ..artifact.paths import sidecar_for
     from ..storage import lock_path
 
     lock = lock_path(sidecar_for(notebook) / "open-record.jsonl")
@@ -278,12 +305,12 @@ def run_task(notebook: str, kernel: str = "python3", timeout: int = 600, run_id:
             cell.outputs = []
             cell.execution_count = None
     try:
-        with contextlib.nullcontext(path) if save else private_copy(path) as records_at:
-            failed = execute_notebook(path, nb, kernel=kernel, timeout=timeout, records_at=records_at)
-            left_open = open_record_title(records_at)
+        with contextlib.nullcontext(sidecar_for(path)) if save else private_copy(path) as sidecar:
+            failed = execute_notebook(path, nb, kernel=kernel, timeout=timeout, sidecar=None if save else sidecar)
+            left_open = open_record_title(sidecar)
     except OSError as exc:  # the private copy could not be made: nothing ran
         what = "make a private folder for the kernel" if save else \
-            "copy the notebook and its sidecar to run them without saving"
+            "copy the notebook's sidecar to run it without saving"
         return _result("run", notebook, "error", started_at, kept=save, findings=[f"cannot {what} ({exc}); nothing was run"])
     executed = any(c.get("execution_count") for c in nb.cells if c.cell_type == "code")
     if failed is not None and not executed:
@@ -297,13 +324,12 @@ def run_task(notebook: str, kernel: str = "python3", timeout: int = 600, run_id:
                    started=started, executed=nbformat.writes(nb))
 
 
-def open_record_title(notebook: Path) -> str | None:
-    """The title of the record left open beside *notebook* (``(unreadable)`` when it cannot be
-    read), or None when no record is open."""
-    from ..artifact.paths import sidecar_for
+def open_record_title(sidecar: Path) -> str | None:
+    """The title of the record left open in *sidecar* (``(unreadable)`` when it cannot be read),
+    or None when no record is open."""
     from ..reckoner import read_record
 
-    open_file = sidecar_for(notebook) / "open-record.jsonl"
+    open_file = sidecar / "open-record.jsonl"
     if not open_file.exists():
         return None
     try:
@@ -318,7 +344,6 @@ def verify_task(notebook: str, allowed_signers: Any = None, run_id: str | None =
     status ``verified`` or ``failed`` (``findings``: the first :data:`FIRST_FINDINGS` failing
     findings as ``check N subject: detail``; ``all_findings``: every finding as a dict), or
     ``error`` (not a readable notebook; ``findings`` says why)."""
-    from ..artifact.paths import sidecar_for
     from ..artifact.seal import UnreadableNotebook, verify
     from ..reckoner.records import RECORDS_DIR
 

@@ -311,7 +311,8 @@ class ReckonMagics(KernelMagics):
             prefs = self.session.prefs  # the notebook's preferred units follow it
             self.session = ReckonSession(Engine(paths.reckoner_home(loc), recover=False), prefs=prefs)
 
-    @line_cell_magic
+    @no_var_expand  # a title is kept as written: IPython's $name and {expr} would record another one than
+    @line_cell_magic  # the cell's source says, and verify would then fail the notebook it just ran
     def reckon(self, line: str, cell: str | None = None) -> None:
         # %reckon? and %%reckon? show _reckon_help() (IPython's inspector calls getdoc(), set below).
         if cell is None:
@@ -711,6 +712,7 @@ class AcademicMagics(KernelMagics):
 class ReviewMagics(KernelMagics):
     """``%review`` (see :mod:`.review`)."""
 
+    @no_var_expand  # a question is sent as written ({x} and $x are text, not Python)
     @line_magic
     def review(self, line: str) -> None:
         """``%review [--target this|session PATH|codex|dsh|claude|chat PATH] [--focus me|dialogue|ai]
