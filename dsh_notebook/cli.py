@@ -117,7 +117,12 @@ def cmd_corpus(args: argparse.Namespace, command: str) -> int:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     elapsed = time.perf_counter() - start
+    key_there = _key_exists()
     saved = save_runs(results) if command == "run" and args.save else []
+    signed = next((s for r in results if r.get("saved") and (s := _signed_with(
+        Path(r["saved"]), key_there, _signature_of(json.loads(r["started"]))))), None)
+    if signed:
+        saved.append(f"the saved notebooks are {signed}")
     if args.json:
         print(json.dumps(as_json(results, command, elapsed, where), ensure_ascii=False, indent=2))
     else:
@@ -201,9 +206,11 @@ def _run_and_report(args: argparse.Namespace, path: Path, nb: Any, started: Any,
               "nothing was saved", file=sys.stderr)
         return 2
     saved_beside = None
+    signed = None
     if not args.no_save:
         from .artifact.notebookfile import NotebookBusy, save_run
 
+        key_there = _key_exists()
         problems: list[str] = []
         try:  # under the notebook's lock: re-read, outputs in by cell id, written atomically, synced and signed
             written = save_run(path, started, nb, problems)
@@ -217,6 +224,7 @@ def _run_and_report(args: argparse.Namespace, path: Path, nb: Any, started: Any,
                   f"was left as it is; the run's outputs are saved beside it in {written.name}", file=sys.stderr)
         for p in problems:
             print(f"dsh-notebook run: {p}", file=sys.stderr)
+        signed = _signed_with(written, key_there, _signature_of(started))
     rows: list[tuple[str, int | str, int | str, str, str]] = []
     for rid in _records_in(nb):
         try:
@@ -230,6 +238,8 @@ def _run_and_report(args: argparse.Namespace, path: Path, nb: Any, started: Any,
     if args.no_save:
         saved = ", nothing saved (its records were written to a temporary copy of its sidecar, now removed)"
     print(f"{path.name}: executed in {time.time() - start:.1f} s{saved}")
+    if signed:
+        print(signed)
     if rows:
         print(f"records in {sidecar if not args.no_save else 'the temporary copy'}:")
         print(table(rows, ("title", "steps", "refused", "result", "id")))
@@ -246,6 +256,46 @@ def _run_and_report(args: argparse.Namespace, path: Path, nb: Any, started: Any,
               file=sys.stderr)
         return 1
     return 0
+
+
+def _key_exists() -> bool | None:
+    """Whether the person's signing key exists (None when its setting is unusable)."""
+    from .signing import SigningError, key_path
+
+    try:
+        return key_path().exists()
+    except SigningError:
+        return None
+
+
+def _signature_of(nb: Any) -> str | None:
+    """The signature of the seal notebook node (or dict) *nb* holds, or None."""
+    try:
+        seal = nb["metadata"]["dsh"]["seal"]
+        return seal["signature"] if isinstance(seal["signature"], str) else None
+    except (KeyError, TypeError):
+        return None
+
+
+def _signed_with(notebook: Path, key_there: bool | None, before: str | None = None) -> str | None:
+    """``signed with SHA256:… (you@host)`` for a notebook file whose seal was just made (its
+    signature is not *before*, the one it held before the run), and where the key was made when
+    *key_there* was False and it exists now; None when no new seal was written."""
+    from .signing import key_path
+
+    try:
+        seal = json.loads(notebook.read_text(encoding="utf-8"))["metadata"]["dsh"]["seal"]
+        stated = seal["signer"]
+        fingerprint, line = str(stated["fingerprint"]), str(stated.get("public_key", ""))
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        return None
+    if seal.get("signature") == before:
+        return None
+    comment = line.split(None, 2)[2] if len(line.split(None, 2)) > 2 else ""
+    said = f"signed with {fingerprint}" + (f" ({comment})" if comment else "")
+    if key_there is False and _key_exists():
+        said += f", a key made now at {key_path()} (keep it: verify names it as the sealer)"
+    return said
 
 
 def _notebook_arg(name: str) -> Path | None:

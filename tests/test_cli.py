@@ -191,3 +191,25 @@ def test_run_refuses_what_is_not_a_regular_file(tmp_path):
     out = subprocess.run([sys.executable, "-m", "dsh_notebook.cli", "run", str(tmp_path)], capture_output=True,
                          text=True, timeout=60)
     assert out.returncode == 1 and f"{fifo}: error\n  not a regular file" in out.stderr, out.stderr
+
+
+def test_run_says_it_signed_and_where_a_new_key_was_made(tmp_path):
+    """From a newcomer's trial: the first run made a signing key and signed the notebook silently."""
+    import os
+
+    nb = make_nb(tmp_path / "k.ipynb", [("%load_ext dsh_notebook", []), ("%%reckon K\ngiven x = 1 m", [])])
+    env = {**os.environ, "DSH_NOTEBOOK_HOME": str(tmp_path / "home")}
+    env.pop("DSH_SIGNING_KEY", None)
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "dsh_notebook.cli", *args], capture_output=True, text=True,
+                              timeout=300, env=env)
+
+    first = run("run", str(nb))
+    key = tmp_path / "home" / "signing" / "id_ed25519"
+    assert first.returncode == 0, first.stderr
+    assert "signed with SHA256:" in first.stdout and f"a key made now at {key}" in first.stdout
+    again = run("run", str(nb))
+    assert "signed with SHA256:" in again.stdout and "made now" not in again.stdout
+    quiet = run("run", str(nb), "--no-save")
+    assert "signed" not in quiet.stdout

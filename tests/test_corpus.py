@@ -146,6 +146,22 @@ def test_run_a_corpus_here_saves_nothing_without_save(tmp_path):
     # never re-signed, never rewritten, and no sidecar made: the kernels wrote into private copies
     assert files_under(tmp_path) == before
     assert not (tmp_path / "w0.dsh").exists()
+    plain = run_cli("run", str(nbs[0]), str(nbs[1]))  # the table's summary says nothing was kept
+    assert plain.returncode == 0, plain.stderr
+    assert "nothing saved: each ran on a temporary copy of its sidecar (--save keeps and signs the outputs)" in plain.stdout
+    assert files_under(tmp_path) == before
+
+
+def test_a_notebook_never_run_is_named_as_skipped_in_the_table(tmp_path):
+    """From a newcomer's trial: a folder's table showed a notebook whose %%reckon cell had no
+    output as 'verified' with findings 'none'."""
+    reckon_notebook(tmp_path / "ran.ipynb")
+    kernel_notebook(tmp_path / "never.ipynb", ["%load_ext dsh_notebook", WIRE.format(i=0, L=25)])
+    p = run_cli("verify", str(tmp_path))
+    assert p.returncode == 0, p.stdout + p.stderr
+    rows = {Path(line.split()[0]).name: line for line in p.stdout.splitlines() if line.endswith(" s")}
+    assert "1 skipped: cell 2: runs %%reckon but its output names" in rows["never.ipynb"]
+    assert " 2 " in rows["ran.ipynb"] and "none" in rows["ran.ipynb"]  # its two records, nothing skipped
 
 
 def test_run_without_save_leaves_a_signed_corpus_as_it_was_and_it_still_verifies(tmp_path):

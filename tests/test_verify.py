@@ -344,7 +344,7 @@ def test_a_ledger_made_after_sync_is_reported_not_sealed_and_sync_seals_it(tmp_p
     assert failures(path) == ["ledger/other.jsonl: not sealed in the notebook's metadata.dsh (created or renamed "
                               "after sync: run dsh-notebook sync)",
                               "ledger/other.jsonl: not covered by the seal (added to the sidecar after sealing); "
-                              "nothing vouches for it (if you do: dsh-notebook sync, which seals it with your key)"]
+                              "nothing vouches for it (if you do: dsh-notebook sync study.ipynb, which seals it with your key)"]
     sync(path)
     assert failures(path) == []
 

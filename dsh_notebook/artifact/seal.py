@@ -843,8 +843,8 @@ def check_seal(nb: NotebookNode, path: Path, meta: dict, allowed: AllowedSigners
                                                "sealing)"))
         elif name not in files:
             out.append(Finding(5, False, name, "not covered by the seal (added to the sidecar after sealing); "
-                                               "nothing vouches for it (if you do: dsh-notebook sync, which seals "
-                                               "it with your key)"))
+                                               "nothing vouches for it (if you do: dsh-notebook sync "
+                                               f"{path.name}, which seals it with your key)"))
         elif files[name] != now["files"][name]:
             out.append(Finding(5, False, name, "changed after sealing"))
     for name in sorted(now["files"]):

@@ -37,7 +37,7 @@ CONNECT_TIMEOUT = 10.0
 #: The scheduler setting that makes a task lost with its worker run once more, then fail.
 ALLOWED_FAILURES = "distributed.scheduler.allowed-failures"
 #: What to install for ``--workers`` and ``--scheduler``.
-INSTALL_HINT = "pip install 'dsh-notebook[corpus]' (dask[distributed] and tqdm)"
+INSTALL_HINT = "pip install 'dsh-notebook[corpus]', or in a checkout pip install -e '.[corpus]' (dask[distributed] and tqdm)"
 
 
 class CorpusError(DshError):

@@ -340,12 +340,13 @@ def open_record_title(sidecar: Path) -> str | None:
 
 def verify_task(notebook: str, allowed_signers: Any = None, run_id: str | None = None) -> dict[str, Any]:
     """Verify one notebook (:func:`dsh_notebook.artifact.seal.verify`). Returns ``{notebook,
-    command: "verify", status, records, findings, all_findings, time, worker, pid, version}``:
-    status ``verified`` or ``failed`` (``findings``: the first :data:`FIRST_FINDINGS` failing
-    findings as ``check N subject: detail``; ``all_findings``: every finding as a dict), or
-    ``error`` (not a readable notebook; ``findings`` says why)."""
+    command: "verify", status, records, findings, skipped, all_findings, time, worker, pid,
+    version}``: status ``verified`` or ``failed`` (``records``: the records its outputs name;
+    ``findings``: the first :data:`FIRST_FINDINGS` failing findings as ``check N subject:
+    detail``; ``skipped``: the checks that had nothing to check, such as a ``%%reckon`` cell
+    never run; ``all_findings``: every finding as a dict), or ``error`` (not a readable
+    notebook; ``findings`` says why)."""
     from ..artifact.seal import UnreadableNotebook, verify
-    from ..reckoner.records import RECORDS_DIR
 
     started_at = time.perf_counter()
     _log_attempt("verify", run_id, notebook)
@@ -359,12 +360,13 @@ def verify_task(notebook: str, allowed_signers: Any = None, run_id: str | None =
     except OSError as exc:
         return _result("verify", notebook, "error", started_at,
                        findings=[f"cannot read {exc.filename or notebook}: {exc.strerror or exc}"])
-    records = sidecar_for(path) / RECORDS_DIR
-    n = sum(1 for _ in records.glob("*.jsonl")) if records.is_dir() else 0
+    # the records the notebook names (check 1 has one finding each; superseded ones are not named)
+    n = len({f.subject for f in found if f.check == 1 and f.subject.isdigit()})
     failing = [f for f in found if f.ok is False]
     return _result("verify", notebook, "failed" if failing else "verified", started_at, records=n,
                    findings=[f"check {f.check} {f.subject}: {f.detail}" for f in failing[:FIRST_FINDINGS]],
-                   failing=len(failing), all_findings=[f.as_dict() for f in found])
+                   failing=len(failing), skipped=[f"{f.subject}: {f.detail}" for f in found if f.ok is None],
+                   all_findings=[f.as_dict() for f in found])
 
 
 def worker_check(notebooks: list[str], kernel: str | None = None, warm: bool = False) -> dict[str, Any]:

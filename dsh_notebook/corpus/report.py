@@ -44,6 +44,9 @@ def printable(text: str) -> str:
 def _findings_cell(r: dict[str, Any]) -> str:
     if r["command"] == "verify" and r["status"] in ("verified", "failed"):
         n = r.get("failing", len(r["findings"]))
+        if not n and r.get("skipped"):  # e.g. a %%reckon cell that was never run: nothing to check
+            first = printable(f"{len(r['skipped'])} skipped: {r['skipped'][0]}")
+            return first if len(first) <= 60 else first[:59] + "…"
         return "none" if not n else f"{n} failing"
     if passed(r):
         return f"record left open: {r['left_open']}" if r.get("left_open") else "none"
@@ -78,12 +81,16 @@ def failures_text(results: list[dict[str, Any]], cwd: Path | None = None) -> str
 
 
 def summary(results: list[dict[str, Any]], kind: str, elapsed: float, where: str) -> str:
-    """``3 notebooks: 2 verified, 1 failed in 12.3 s (2 local workers)``."""
+    """``3 notebooks: 2 verified, 1 failed in 12.3 s (2 local workers)``; a ``run`` that kept
+    nothing says so."""
     counts: dict[str, int] = {}
     for r in results:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     parts = ", ".join(f"{n} {s}" for s, n in counts.items())
-    return f"{len(results)} notebook(s): {parts or 'none'} in {elapsed:.1f} s ({where})"
+    said = f"{len(results)} notebook(s): {parts or 'none'} in {elapsed:.1f} s ({where})"
+    if kind == "run" and results and not any(r.get("kept") for r in results):
+        said += "; nothing saved: each ran on a temporary copy of its sidecar (--save keeps and signs the outputs)"
+    return said
 
 
 def as_json(results: list[dict[str, Any]], kind: str, elapsed: float, where: str) -> dict[str, Any]:
