@@ -64,7 +64,7 @@ def results_table(results: list[dict[str, Any]], cwd: Path | None = None) -> str
     rows = []
     for r in results:
         status = r["status"] + (f" ({r['attempts']} attempts)" if r.get("attempts", 1) > 1 else "")
-        took = "" if r.get("time") is None else f"{r['time']:.1f} s"
+        took = "" if r.get("time") is None else f"{r['time']:.{2 if r['time'] < 1 else 1}f} s"
         rows.append((shown_path(r["notebook"], cwd), status, r.get("records", 0), _findings_cell(r), took))
     return table(rows, ("notebook", "status", "records", "findings", "time"))
 
