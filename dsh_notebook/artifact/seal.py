@@ -592,10 +592,11 @@ def verify(notebook: StrPath, *, allowed_signers: AllowedSigners | None = None) 
     and displayed output against its record (:func:`dsh_notebook.artifact.outputs.check_outputs`).
     Returns the findings in check order.
 
-    Python's cyclic garbage collector is paused while it runs (:func:`_collector_paused`): a
-    verify makes no reference cycles (what it allocates is freed as it goes), and the full
-    collections its allocations set off re-scanned every object of the imports (pint, numpy,
-    nbformat: some 160,000), a third of a corpus's verify time (issue 23)."""
+    Python's cyclic garbage collector is paused while it runs (:func:`_collector_paused`): what a
+    verify allocates is freed as it goes, but for a few dozen objects of the recursive helpers
+    that read array values (collected once the collector is back on), and the full collections
+    its allocations set off re-scanned every object of the imports (pint, numpy, nbformat: some
+    160,000), a third of a corpus's verify time (issue 23)."""
     with _collector_paused():
         return _verify(Path(notebook), allowed_signers)
 
