@@ -119,8 +119,14 @@ def cmd_corpus(args: argparse.Namespace, command: str) -> int:
     elapsed = time.perf_counter() - start
     key_there = _key_exists()
     saved = save_runs(results) if command == "run" and args.save else []
-    signed = next((s for r in results if r.get("saved") and (s := _signed_with(
-        Path(r["saved"]), key_there, _signature_of(json.loads(r["started"]))))), None)
+    unsigned = []
+    signed = None
+    for r in results:
+        if r.get("saved"):
+            now = _signed_with(Path(r["saved"]), key_there, _signature_of(json.loads(r["started"])))
+            signed = signed or now
+            if now is None and r.get("save_problems"):
+                unsigned.append(r)
     if signed:
         saved.append(f"the saved notebooks are {signed}")
     if args.json:
@@ -134,7 +140,10 @@ def cmd_corpus(args: argparse.Namespace, command: str) -> int:
         failures = failures_text(results)
         if failures:
             print(f"\n{prog}: these notebooks failed:\n{failures}", file=sys.stderr)
-    return 0 if all(passed(r) for r in results) else 1
+    for r in unsigned:
+        print(f"{prog}: {Path(r['saved']).name}: the outputs are saved but not signed (above: why); "
+              "dsh-notebook verify names what changed", file=sys.stderr)
+    return 0 if all(passed(r) for r in results) and not unsigned else 1
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -250,6 +259,11 @@ def _run_and_report(args: argparse.Namespace, path: Path, nb: Any, started: Any,
         print(f"note: the record {title!r} was left open (a cell ended with --continue, or the kernel stopped); "
               + ("the next kernel sets it aside: close or discard it with %reckon recover" if not args.no_save
                  else "it was in the temporary copy, so nothing is left open beside the notebook"))
+    if signed is None and not args.no_save and problems:
+        print(f"dsh-notebook run: the outputs are saved but not signed (above: why); dsh-notebook verify {path.name} "
+              "names what changed", file=sys.stderr)
+        if failed is None:
+            return 1
     if failed is not None:
         msg = re.sub(r"\x1b\[[0-9;]*m", "", str(failed)).strip().splitlines()
         print("\ndsh-notebook run: a cell failed (not tagged raises-exception):\n  " + "\n  ".join(msg[-12:]),

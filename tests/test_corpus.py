@@ -590,3 +590,19 @@ def test_socket_folders_of_dead_workers_are_cleared_and_nothing_else(tmp_path):
                 f.unlink()
             folder.rmdir()
 
+
+
+def test_a_save_that_cannot_be_signed_is_a_failure_not_a_success(tmp_path):
+    """From a newcomer's trial: with a sidecar file edited since the last seal, run --save saved the
+    outputs, could not renew the seal, and still exited 0 with 'ok'; the next verify failed."""
+    nb = kernel_notebook(tmp_path / "w.ipynb", ["%load_ext dsh_notebook", WIRE.format(i=0, L=25)])
+    first = run_cli("run", str(nb))
+    assert first.returncode == 0, first.stderr
+    tamper(nb, 25)
+    one = run_cli("run", str(nb))
+    assert one.returncode == 1, one.stdout + one.stderr
+    assert "the outputs are saved but not signed" in one.stderr and "signed with" not in one.stdout
+    many = run_cli("run", str(nb), str(tmp_path / "w.ipynb"), "--save")  # the corpus form (one notebook, named twice)
+    assert many.returncode == 1, many.stdout + many.stderr
+    assert "w.ipynb: the outputs are saved but not signed" in many.stderr
+    assert run_cli("verify", str(nb)).returncode == 1

@@ -319,6 +319,7 @@ def save_runs(results: list[dict[str, Any]]) -> list[str]:
             said.append(f"{path.name}: the outputs were not saved: {exc}")
             continue
         r["saved"] = str(written)
+        r["save_problems"] = problems
         said.append(f"{path.name}: outputs saved" + (f" beside it in {written.name} (it was edited while it ran)"
                                                      if written != path else ""))
         said.extend(f"{path.name}: {p}" for p in problems)
