@@ -314,6 +314,52 @@ def test_a_deleted_sealed_file_or_a_broken_seal_is_not_renewed_silently(report):
         sync(report, [])
 
 
+def test_a_signed_notebook_copied_without_its_folder_runs_and_is_sealed_afresh(report, tmp_path):
+    """From CI: the README's first command signs the tour in place; a copy of the notebook alone,
+    run elsewhere, said 'the seal was not renewed' and exited 1. A run that makes every file again
+    (no sealed file is beside the copy and no output names one) is sealed afresh, with a note."""
+    for name in ("b", "c"):
+        (tmp_path / name).mkdir()
+    copy = tmp_path / "b" / "report.ipynb"
+    shutil.copy(report, copy)
+    p = cli("run", str(copy))
+    assert p.returncode == 0, p.stderr
+    assert "none of them is in report.dsh/ (a copy of the notebook without its folder" in p.stderr
+    assert "sealed afresh" in p.stderr and "signed with SHA256:" in p.stdout
+    assert [f for f in verify(copy) if f.ok is False] == []
+    renamed = tmp_path / "c" / "mine.ipynb"  # the same under another name: its sidecar is mine.dsh/
+    shutil.copy(report, renamed)
+    assert cli("run", str(renamed)).returncode == 0
+    assert [f for f in verify(renamed) if f.ok is False] == []
+
+
+def test_a_copy_synced_without_its_folder_is_refused_and_told_what_to_do(report, tmp_path):
+    from dsh_notebook.artifact.seal import SealRefused
+
+    copy = tmp_path / "report.ipynb"
+    shutil.copy(report, copy)
+    before = copy.read_bytes()
+    with pytest.raises(SealRefused, match=r"there is no report\.dsh/ beside the notebook \(copied without its "
+                                          r"folder\? copy the folder along, or run the notebook again"):
+        sync(copy, [])
+    assert copy.read_bytes() == before
+
+
+def test_a_run_that_keeps_one_sealed_file_is_still_refused(report):
+    """Sealed afresh only when none of the old files is there: one deleted record among others
+    left, with the outputs made again, is a change the person must vouch for."""
+    extra = report.parent / "report.dsh" / "sessions"
+    extra.mkdir()
+    (extra / "s1.jsonl").write_text('{"seq": 0}\n', encoding="utf-8")
+    assert cli("sync", str(report)).returncode in (0, 1)
+    nb = nbformat.read(report, as_version=4)
+    assert "sessions/s1.jsonl" in nb.metadata["dsh"]["seal"]["files"]
+    record_file(report).unlink()
+    p = cli("run", str(report))
+    assert p.returncode == 1
+    assert "was sealed and is gone" in p.stderr and "sealed afresh" not in p.stderr
+
+
 def test_an_article_in_a_signed_notebooks_sidecar_says_how_to_vouch_for_it(report):
     rid = record_file(report).stem
     p = cli("article", rid, "--notebook", str(report), "--format", "md")

@@ -378,7 +378,10 @@ def sync_node(nb: NotebookNode, notebook: StrPath, problems: list[str] | None = 
     so ``verify`` reports it) and a sentence is appended to *problems*, when given.
 
     *pruned*: record ids :func:`prune` removed on purpose; their sealed files may be gone and
-    they leave the index."""
+    they leave the index. A notebook run again away from its folder (a copy: none of the files
+    the last signed seal covers is in its sidecar, and no output names one) is sealed afresh,
+    with a note in *problems* (:func:`_sealed_elsewhere`); otherwise a file the last signed seal
+    covers that was deleted or rewritten raises :class:`SealRefused` unless *accept_changes*."""
     import nbformat
 
     path = Path(notebook)
@@ -391,7 +394,15 @@ def sync_node(nb: NotebookNode, notebook: StrPath, problems: list[str] | None = 
                             "then sync again")
     old_meta = old_meta or {}
     old_seal = old_meta.get("seal")
-    if sign and not accept_changes and isinstance(old_seal, dict):
+    gone = _sealed_elsewhere(nb, old_seal, old_meta, sidecar_for(path)) if sign and isinstance(old_seal, dict) else 0
+    if gone:  # a copy run without its folder: nothing of the old index is here to carry or keep faith with
+        if problems is not None:
+            problems.append(f"note: the last seal of {path.name} covers {gone} file(s); none of them is in "
+                            f"{sidecar_for(path).name}/ (a copy of the notebook without its folder, or the "
+                            "folder was removed) and no output names them any more, so the new outputs and "
+                            "files are sealed afresh")
+        old_meta = {"seal": old_seal}
+    elif sign and not accept_changes and isinstance(old_seal, dict):
         refused = _rewritten_since(old_seal, sidecar_for(path), {f"{RECORDS_DIR}/{rid}.jsonl" for rid in pruned})
         if refused:  # nothing is changed: not the index, not the cells' metadata, not the seal
             raise SealRefused(f"the seal is not renewed and nothing was written: {refused}; dsh-notebook verify "
@@ -440,7 +451,7 @@ def sync_node(nb: NotebookNode, notebook: StrPath, problems: list[str] | None = 
             index["sessions"].append({"id": sid, "sha256": sha256_file(f)})
         elif sid in old_sessions:
             index["sessions"].append(old_sessions[sid])
-    _seal_ledgers(nb, path, index, problems if problems is not None else [])
+    _seal_ledgers(nb, path, index, problems if problems is not None else [], _old_ledger_seals(old_meta))
     held_reviews = old_meta.get("reviews")
     old_reviews = {e["file"]: e for e in (held_reviews if isinstance(held_reviews, list) else [])
                    if isinstance(e, dict) and isinstance(e.get("file"), str)}
@@ -494,11 +505,55 @@ def _rewritten_since(old: dict, sidecar: Path, removed: set[str] | frozenset[str
             continue  # rewritten by design (still sealed: verify names a change), or pruned
         f = sidecar / name
         if not (f.exists() or f.is_symlink()):
+            if not (sidecar.exists() or sidecar.is_symlink()):
+                return (f"{name} was sealed and is gone: there is no {sidecar.name}/ beside the notebook (copied "
+                        "without its folder? copy the folder along, or run the notebook again to make its files "
+                        "afresh)")
             return f"{name} was sealed and is gone"
         size = sizes.get(name)
         if not isinstance(sha, str) or not isinstance(size, int) or not grew_from(f, sha, size):
             return f"{name} was rewritten since it was sealed (not only appended to)"
     return None
+
+
+def _sealed_elsewhere(nb: NotebookNode, old: dict, meta: dict, sidecar: Path) -> int:
+    """How many sidecar files the last signed seal *old* (and the index *meta* beside it) name,
+    when its signature holds, not one of them is in *sidecar* and no output of *nb* names one of
+    them: a copy of the notebook run again without its folder (or after the folder was removed),
+    whose new files a new seal covers instead of being refused. 0 otherwise: a seal that does
+    not verify, a sealed file still there, or an output that still names a sealed record or
+    session (a deleted file, not a new run) is judged by :func:`_rewritten_since`."""
+    from .. import signing
+    from .sealset import FORMAT, payload
+
+    if old.get("format") != FORMAT or not isinstance(old.get("signature"), str):
+        return 0
+    try:
+        signing.verify(payload(old), old["signature"])
+    except signing.SignatureInvalid:
+        return 0
+    files = old.get("files")
+    names = {n for n in (files if isinstance(files, dict) else {}) if isinstance(n, str)}
+    records = meta.get("records")
+    names |= {f"{RECORDS_DIR}/{rid}.jsonl" for rid in (records if isinstance(records, dict) else {})
+              if isinstance(rid, str) and _is_file_id(rid)}
+    names |= {f"ledger/{name}.jsonl" for name in _old_ledger_seals(meta) | _old_ledger_seals(old)}
+    sessions = meta.get("sessions")
+    names |= {f"{SESSIONS_DIR}/{e['id']}.jsonl" for e in (sessions if isinstance(sessions, list) else [])
+              if isinstance(e, dict) and isinstance(e.get("id"), str) and _is_file_id(e["id"])}
+    reviews = meta.get("reviews")
+    names |= {e["file"] for e in (reviews if isinstance(reviews, list) else [])
+              if isinstance(e, dict) and isinstance(e.get("file"), str)}
+    names = {n for n in names if n not in _WORKING_FILES and not n.startswith("articles/")}
+    if not names or any(".." in Path(n).parts or Path(n).is_absolute() for n in names):
+        return 0
+    shown = {f"{RECORDS_DIR}/{rid}.jsonl" for _, rid, _ in named_records(nb)}
+    shown |= {f"{SESSIONS_DIR}/{sid}.jsonl" for _, sid in named_sessions(nb)} | {n for _, n in named_reviews(nb)}
+    if names & shown:
+        return 0
+    if any((sidecar / n).exists() or (sidecar / n).is_symlink() for n in names):
+        return 0
+    return len(names)
 
 
 def _sign_seal(nb: NotebookNode, path: Path, index: dict, old_meta: dict, problems: list[str], *,
@@ -549,10 +604,9 @@ def _old_ledger_seals(meta: object) -> dict[str, dict]:
             if isinstance(k, str) and NAME.fullmatch(k) and isinstance(v, dict) and isinstance(v.get("head"), str)}
 
 
-def _seal_ledgers(nb: NotebookNode, path: Path, index: dict, problems: list[str]) -> None:
+def _seal_ledgers(nb: NotebookNode, path: Path, index: dict, problems: list[str], old: dict[str, dict]) -> None:
     from ..research import Ledger, LedgerPathError
 
-    old = _old_ledger_seals(nb.metadata.get("dsh"))
     ledger_dir = sidecar_for(path) / "ledger"
     seen: set[str] = set()
     for f in sorted(ledger_dir.glob("*.jsonl")) if ledger_dir.is_dir() else []:
