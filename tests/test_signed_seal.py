@@ -345,6 +345,19 @@ def test_a_copy_synced_without_its_folder_is_refused_and_told_what_to_do(report,
     assert copy.read_bytes() == before
 
 
+def test_a_removed_folder_with_cleared_outputs_is_not_sealed_afresh(report):
+    """Sealed afresh only after a run made new files: deleting the folder and clearing the outputs
+    makes nothing new, and a routine sync must not sign that."""
+    from dsh_notebook.artifact.seal import SealRefused
+
+    shutil.rmtree(report.parent / "report.dsh")
+    _edit(report, lambda nb: [c.update(outputs=[]) for c in nb["cells"] if c["cell_type"] == "code"])
+    before = report.read_bytes()
+    with pytest.raises(SealRefused, match="was sealed and is gone"):
+        sync(report, [])
+    assert report.read_bytes() == before
+
+
 def test_a_run_that_keeps_one_sealed_file_is_still_refused(report):
     """Sealed afresh only when none of the old files is there: one deleted record among others
     left, with the outputs made again, is a change the person must vouch for."""

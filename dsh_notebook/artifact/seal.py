@@ -518,11 +518,12 @@ def _rewritten_since(old: dict, sidecar: Path, removed: set[str] | frozenset[str
 
 def _sealed_elsewhere(nb: NotebookNode, old: dict, meta: dict, sidecar: Path) -> int:
     """How many sidecar files the last signed seal *old* (and the index *meta* beside it) name,
-    when its signature holds, not one of them is in *sidecar* and no output of *nb* names one of
-    them: a copy of the notebook run again without its folder (or after the folder was removed),
-    whose new files a new seal covers instead of being refused. 0 otherwise: a seal that does
-    not verify, a sealed file still there, or an output that still names a sealed record or
-    session (a deleted file, not a new run) is judged by :func:`_rewritten_since`."""
+    when its signature holds, not one of them is in *sidecar*, no output of *nb* names one of
+    them and some output names a file that is there: a copy of the notebook run again without
+    its folder (or after the folder was removed), whose new files a new seal covers instead of
+    being refused. 0 otherwise: a seal that does not verify, a sealed file still there, an output
+    that still names a sealed record or session (a deleted file, not a new run) or outputs that
+    name nothing there (cleared) are judged by :func:`_rewritten_since`."""
     from .. import signing
     from .sealset import FORMAT, payload
 
@@ -549,8 +550,8 @@ def _sealed_elsewhere(nb: NotebookNode, old: dict, meta: dict, sidecar: Path) ->
         return 0
     shown = {f"{RECORDS_DIR}/{rid}.jsonl" for _, rid, _ in named_records(nb)}
     shown |= {f"{SESSIONS_DIR}/{sid}.jsonl" for _, sid in named_sessions(nb)} | {n for _, n in named_reviews(nb)}
-    if names & shown:
-        return 0
+    if names & shown or not any((sidecar / n).is_file() for n in shown):
+        return 0  # a sealed file still named (deleted, not made again), or no new file named (cleared outputs)
     if any((sidecar / n).exists() or (sidecar / n).is_symlink() for n in names):
         return 0
     return len(names)
