@@ -343,6 +343,17 @@ def test_a_copy_synced_without_its_folder_is_refused_and_told_what_to_do(report,
                                           r"folder\? copy the folder along, or run the notebook again"):
         sync(copy, [])
     assert copy.read_bytes() == before
+    # run in the copy's folder without saving, its records kept (as in JupyterLab with the save hook off):
+    shutil.copytree(report.parent / "report.dsh" / "records", tmp_path / "report.dsh" / "records")
+    for f in (tmp_path / "report.dsh" / "records").glob("*.jsonl"):
+        os.chmod(f, 0o644)
+        f.rename(f.with_name("9" + f.name))  # the same rows under a new id: a new run's record
+    _edit(copy, lambda nb: [o["metadata"]["dsh"].update(record_id="9" + o["metadata"]["dsh"]["record_id"])
+                            for c in nb["cells"] for o in c.get("outputs", [])
+                            if "record_id" in o.get("metadata", {}).get("dsh", {})])
+    s = cli("sync", str(copy))
+    assert s.returncode == 0, s.stderr
+    assert "sync: note: the last seal of report.ipynb covers 1 file(s); none of them is in report.dsh/" in s.stderr
 
 
 def test_a_removed_folder_with_cleared_outputs_is_not_sealed_afresh(report):
