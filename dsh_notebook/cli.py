@@ -182,6 +182,7 @@ def cmd_run(args: argparse.Namespace) -> int:
               "nothing was run or saved", file=sys.stderr)
         return 2
     from .artifact.paths import sidecar_for
+    from .artifact.sealset import holds_no_files
     from .corpus.execute import private_copy
 
     start = time.time()
@@ -189,6 +190,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     # --no-save gives the kernel a private copy of the sidecar to write into, so a signed notebook still verifies
     with contextlib.ExitStack() as stack:
         sidecar = sidecar_for(path)
+        args.fresh_sidecar = not args.no_save and holds_no_files(sidecar)  # a copy without its folder: sealed afresh
         if args.no_save:
             try:
                 sidecar = stack.enter_context(private_copy(path))
@@ -222,7 +224,7 @@ def _run_and_report(args: argparse.Namespace, path: Path, nb: Any, started: Any,
         key_there = _key_exists()
         problems: list[str] = []
         try:  # under the notebook's lock: re-read, outputs in by cell id, written atomically, synced and signed
-            written = save_run(path, started, nb, problems)
+            written = save_run(path, started, nb, problems, fresh_sidecar=args.fresh_sidecar)
         except (NotebookBusy, OSError) as exc:
             print(f"dsh-notebook run: the outputs were not saved: {exc}; the notebook is as it was",
                   file=sys.stderr)
@@ -384,7 +386,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
           f"{len(index['sessions'])} chat session(s), {len(index['ledgers'])} ledger(s))")
     for p in problems:
         print(f"dsh-notebook sync: {p}", file=sys.stderr)
-    return 1 if any(not p.startswith("note: ") for p in problems) else 0
+    return 1 if problems else 0
 
 
 def cmd_seal_payload(args: argparse.Namespace) -> int:

@@ -316,15 +316,15 @@ def test_a_deleted_sealed_file_or_a_broken_seal_is_not_renewed_silently(report):
 
 def test_a_signed_notebook_copied_without_its_folder_runs_and_is_sealed_afresh(report, tmp_path):
     """From CI: the README's first command signs the tour in place; a copy of the notebook alone,
-    run elsewhere, said 'the seal was not renewed' and exited 1. A run that makes every file again
-    (no sealed file is beside the copy and no output names one) is sealed afresh, with a note."""
+    run elsewhere, said 'the seal was not renewed' and exited 1. A run that starts with no sidecar
+    file beside the notebook makes every file there, and is sealed afresh, with a note."""
     for name in ("b", "c"):
         (tmp_path / name).mkdir()
     copy = tmp_path / "b" / "report.ipynb"
     shutil.copy(report, copy)
     p = cli("run", str(copy))
     assert p.returncode == 0, p.stderr
-    assert "none of them is in report.dsh/ (a copy of the notebook without its folder" in p.stderr
+    assert "report.dsh/ held no files when this run started (a copy of the notebook without its folder" in p.stderr
     assert "sealed afresh" in p.stderr and "signed with SHA256:" in p.stdout
     assert [f for f in verify(copy) if f.ok is False] == []
     renamed = tmp_path / "c" / "mine.ipynb"  # the same under another name: its sidecar is mine.dsh/
@@ -343,17 +343,6 @@ def test_a_copy_synced_without_its_folder_is_refused_and_told_what_to_do(report,
                                           r"folder\? copy the folder along, or run the notebook again"):
         sync(copy, [])
     assert copy.read_bytes() == before
-    # run in the copy's folder without saving, its records kept (as in JupyterLab with the save hook off):
-    shutil.copytree(report.parent / "report.dsh" / "records", tmp_path / "report.dsh" / "records")
-    for f in (tmp_path / "report.dsh" / "records").glob("*.jsonl"):
-        os.chmod(f, 0o644)
-        f.rename(f.with_name("9" + f.name))  # the same rows under a new id: a new run's record
-    _edit(copy, lambda nb: [o["metadata"]["dsh"].update(record_id="9" + o["metadata"]["dsh"]["record_id"])
-                            for c in nb["cells"] for o in c.get("outputs", [])
-                            if "record_id" in o.get("metadata", {}).get("dsh", {})])
-    s = cli("sync", str(copy))
-    assert s.returncode == 0, s.stderr
-    assert "sync: note: the last seal of report.ipynb covers 1 file(s); none of them is in report.dsh/" in s.stderr
 
 
 def test_a_removed_folder_with_cleared_outputs_is_not_sealed_afresh(report):
@@ -382,6 +371,117 @@ def test_a_run_that_keeps_one_sealed_file_is_still_refused(report):
     p = cli("run", str(report))
     assert p.returncode == 1
     assert "was sealed and is gone" in p.stderr and "sealed afresh" not in p.stderr
+
+
+def test_a_seal_taken_from_another_notebook_does_not_launder_a_deletion(report, tmp_path):
+    """From the attack: the owner's own valid seal of another copy, put into this notebook after a
+    record and its cell were deleted, made the copy rule seal the rest afresh, and verify passed."""
+    from dsh_notebook.artifact.seal import SealRefused
+
+    other = tmp_path / "b" / "report.ipynb"
+    other.parent.mkdir()
+    shutil.copy(report, other)
+    assert cli("run", str(other)).returncode == 0  # a valid seal, of other records
+    foreign = json.loads(other.read_text(encoding="utf-8"))["metadata"]["dsh"]["seal"]
+    (report.parent / "report.dsh" / "sessions").mkdir()  # the sidecar holds more than the record deleted
+    (report.parent / "report.dsh" / "sessions" / "s1.jsonl").write_text('{"seq": 0}\n', encoding="utf-8")
+    assert cli("sync", str(report)).returncode == 0
+    record_file(report).unlink()
+    _edit(report, lambda nb: nb["metadata"]["dsh"].update(seal=foreign, records={}))
+    before = report.read_bytes()
+    with pytest.raises(SealRefused, match="was sealed and is gone"):
+        sync(report, [])
+    assert report.read_bytes() == before
+    p = cli("run", str(report))  # the sidecar still held files: not a copy's first run
+    assert p.returncode == 1 and "sealed afresh" not in p.stderr
+
+
+@pytest.mark.parametrize("seal", [{"format": "dsh-seal/0"}, "sealed", None])
+def test_a_seal_this_version_cannot_read_is_not_renewed(report, seal):
+    """From the attack: a seal whose format was changed or whose signature was removed let sync
+    sign a deleted record away."""
+    from dsh_notebook.artifact.seal import SealRefused
+
+    def damage(nb):
+        old = nb["metadata"]["dsh"]["seal"]
+        if seal is None:
+            old.pop("signature")
+        else:
+            nb["metadata"]["dsh"]["seal"] = {**old, **seal} if isinstance(seal, dict) else seal
+
+    _edit(report, damage)
+    before = report.read_bytes()
+    with pytest.raises(SealRefused, match=r"metadata\.dsh\.seal is not a signed seal this version writes"):
+        sync(report, [])
+    assert report.read_bytes() == before
+    s = cli("sync", str(report), "--accept-changes")  # the person's word renews it
+    assert s.returncode == 0, s.stderr
+    assert fails(report) == []
+
+
+def test_a_symlinked_sidecar_is_not_sealed_empty(report):
+    """From the attack: sync through a symbolic link sealed no file at all (a seal covers a
+    folder's own files), so every later deletion passed."""
+    from dsh_notebook.artifact.seal import SealRefused
+
+    folder = report.parent
+    (folder / "report.dsh").rename(folder / "real.dsh")
+    (folder / "report.dsh").symlink_to("real.dsh")
+    before = report.read_bytes()
+    with pytest.raises(SealRefused, match="report.dsh is a symbolic link"):
+        sync(report, [])
+    assert report.read_bytes() == before
+
+
+def test_a_closed_record_with_a_line_appended_is_not_renewed(report):
+    from dsh_notebook.artifact.seal import SealRefused
+
+    f = record_file(report)
+    with f.open("a", encoding="utf-8") as out:
+        out.write('{"seq": 99, "tool": "record_message", "ok": true, "content": {"text": "added"}}\n')
+    with pytest.raises(SealRefused, match=r"records/.*\.jsonl was rewritten since it was sealed \(a closed record, which never changes\)"):
+        sync(report, [])
+
+
+def test_a_pipe_or_folder_in_a_sealed_files_place_is_named_never_read(report):
+    """From the attack: a named pipe where a record was made sync, run and verify wait forever
+    (with the notebook's lock held); a folder there gave only '[Errno 21] Is a directory'."""
+    from dsh_notebook.artifact.seal import SealRefused
+
+    f = record_file(report)
+    f.unlink()
+    os.mkfifo(f)
+    with pytest.raises(SealRefused, match=r"records/.*\.jsonl was sealed and is now not a regular file"):
+        sync(report, [])
+    done = subprocess.run([sys.executable, "-m", "dsh_notebook.cli", "verify", str(report)], capture_output=True,
+                          text=True, timeout=300)  # a pipe opened for reading would never return
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"{f.name} is not a regular file (a folder, a pipe or a device)" in done.stderr
+    f.unlink()
+    f.mkdir()
+    with pytest.raises(SealRefused, match="not a regular file"):
+        sync(report, [])
+
+
+def test_a_new_pipe_in_the_sidecar_is_sealed_without_being_opened(report):
+    os.mkfifo(report.parent / "report.dsh" / "pipe")
+    s = cli("sync", str(report))
+    assert s.returncode == 0, s.stderr
+    assert fails(report) == []
+
+
+def test_an_edited_seal_history_is_said_to_be_unchecked_and_never_crashes(report):
+    """From the attack: ``previous`` is outside the signature; ``previous: 5`` gave verify a
+    traceback and sync 'int object is not iterable', and a made-up history showed as ok rows."""
+    _edit(report, lambda nb: nb["metadata"]["dsh"]["seal"].update(previous=5))
+    v = cli("verify", str(report))
+    assert v.returncode == 0 and "Traceback" not in v.stderr, v.stderr
+    assert cli("sync", str(report)).returncode == 0
+    fake = [{"signer": {"fingerprint": "SHA256:someone-else"}, "sealed_at": "2020-01-01T00:00:00Z"}]
+    _edit(report, lambda nb: nb["metadata"]["dsh"]["seal"].update(previous=fake))
+    rows = [f.detail for f in verify(report) if f.check == 5]
+    assert any("says it was earlier sealed by SHA256:someone-else" in r and "outside the signature: not checked" in r
+               for r in rows), rows
 
 
 def test_an_article_in_a_signed_notebooks_sidecar_says_how_to_vouch_for_it(report):

@@ -74,7 +74,8 @@ def _shape(nb: Any) -> list[tuple[Any, str, str]]:
              else "".join(c.get("source") or [])) for c in nb.cells]
 
 
-def save_run(notebook: str | Path, started: Any, executed: Any, problems: list[str] | None = None) -> Path:
+def save_run(notebook: str | Path, started: Any, executed: Any, problems: list[str] | None = None, *,
+             fresh_sidecar: bool = False) -> Path:
     """Save the outputs of a run of *notebook*: *started* is the notebook as the run read it,
     *executed* the same cells with their outputs. Under the notebook's lock the file is read
     again; when its cells are still *started*'s (ids, types and sources: metadata may have
@@ -83,7 +84,9 @@ def save_run(notebook: str | Path, started: Any, executed: Any, problems: list[s
     once: no kill can leave new outputs under an old seal.
     Otherwise (cells added, removed or edited meanwhile, or a file that no longer reads) the
     person's file is left alone and *executed* is written beside it as
-    ``<stem>.run-<UTC time>.ipynb``. Returns the path written."""
+    ``<stem>.run-<UTC time>.ipynb``. Returns the path written. *fresh_sidecar*: the sidecar held
+    no file when the run started (:func:`~.sealset.holds_no_files`), so the seal the notebook
+    carried (a copy's, made beside another folder) is replaced rather than kept faith with."""
     import nbformat
 
     from .seal import MetadataError, SealRefused, sync_node
@@ -109,7 +112,7 @@ def save_run(notebook: str | Path, started: Any, executed: Any, problems: list[s
                 mine["execution_count"] = done.get("execution_count")
         signed = copy.deepcopy(current)
         try:  # indexed and signed in memory: one write, so no kill leaves outputs under an old seal
-            sync_node(signed, path, problems)
+            sync_node(signed, path, problems, fresh_sidecar=fresh_sidecar)
             current = signed
         except (SealRefused, MetadataError, nbformat.ValidationError) as exc:  # outputs saved; index and seal as they were
             if problems is not None:

@@ -48,6 +48,7 @@ from ..reckoner.display import value_text
 from ..reckoner.errors import EngineError
 from ..reckoner.records import RECORDS_DIR, STALE_DIR, UNREADABLE_DIR
 from ..reckoner.values import parse_tagged
+from ..storage.jsonl import read_regular
 from ..version import ENGINE_RULES as RULES
 from ..version import RENDERER_VERSION
 from .paths import sidecar_for
@@ -191,7 +192,7 @@ def outputs_check(nb: NotebookNode, path: Path) -> OutputsCheck:
         if not _is_file_id(rid) or not (records / f"{rid}.jsonl").is_file():
             continue  # check 1 names it
         try:
-            lines = (records / f"{rid}.jsonl").read_bytes().split(b"\n")
+            lines = read_regular(records / f"{rid}.jsonl").split(b"\n")
         except OSError:
             continue  # check 2 names it
         _check_chain(session, chain, _HeldRecord(rid, [ln + b"\n" for ln in lines[1:] if ln.strip()]), result,

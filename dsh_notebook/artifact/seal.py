@@ -33,6 +33,7 @@ from ..reckon.units import unit_problem
 from ..reckoner import read_record, rerun
 from ..reckoner.records import RECORDS_DIR, UnreadableRecord
 from ..secretscan import find, find_in_json, might_hold
+from ..storage.jsonl import read_regular
 from ..version import __version__
 from .paths import NAME, sidecar_for
 
@@ -116,7 +117,7 @@ def sealed_ledger(ledger_file: StrPath) -> dict[str, Any] | None:
 def sha256_file(path: Path) -> str:
     """sha256 of a file, a ``.jsonl`` file's with CRLF read as LF (P22: a checkout that converts
     line endings keeps its hashes; :func:`dsh_notebook.artifact.sealset.file_digest`)."""
-    data = Path(path).read_bytes()
+    data = read_regular(path)
     return hashlib.sha256(data.replace(b"\r\n", b"\n") if Path(path).suffix == ".jsonl" else data).hexdigest()
 
 
@@ -364,7 +365,8 @@ def _prune_locked(path: Path, problems: list[str] | None, dry_run: bool) -> list
 
 
 def sync_node(nb: NotebookNode, notebook: StrPath, problems: list[str] | None = None, *, sign: bool = True,
-              accept_changes: bool = False, pruned: frozenset[str] = frozenset()) -> dict[str, Any]:
+              accept_changes: bool = False, pruned: frozenset[str] = frozenset(),
+              fresh_sidecar: bool = False) -> dict[str, Any]:
     """Write the artifact index into the in-memory notebook *nb* (an nbformat node) whose file
     is, or will be, at *notebook* (its sidecar ``<stem>.dsh/`` is read; nothing is written).
     Used by :func:`sync` and by the server's pre-save hook; returns the index. Raises
@@ -378,10 +380,12 @@ def sync_node(nb: NotebookNode, notebook: StrPath, problems: list[str] | None = 
     so ``verify`` reports it) and a sentence is appended to *problems*, when given.
 
     *pruned*: record ids :func:`prune` removed on purpose; their sealed files may be gone and
-    they leave the index. A notebook run again away from its folder (a copy: none of the files
-    the last signed seal covers is in its sidecar, and no output names one) is sealed afresh,
-    with a note in *problems* (:func:`_sealed_elsewhere`); otherwise a file the last signed seal
-    covers that was deleted or rewritten raises :class:`SealRefused` unless *accept_changes*."""
+    they leave the index. *fresh_sidecar*: the caller (``run``'s save) saw the sidecar hold no
+    file when the run started (:func:`~.sealset.holds_no_files`), so every file there now is this
+    run's: the notebook was copied without its folder, or the folder removed, and the seal and
+    index it carried, of files that are not here, are replaced (a note in *problems*).
+    Otherwise a file the last signed seal covers that was deleted or rewritten, or a seal this
+    version cannot read, raises :class:`SealRefused` unless *accept_changes*."""
     import nbformat
 
     path = Path(notebook)
@@ -394,15 +398,14 @@ def sync_node(nb: NotebookNode, notebook: StrPath, problems: list[str] | None = 
                             "then sync again")
     old_meta = old_meta or {}
     old_seal = old_meta.get("seal")
-    gone = _sealed_elsewhere(nb, old_seal, old_meta, sidecar_for(path)) if sign and isinstance(old_seal, dict) else 0
-    if gone:  # a copy run without its folder: nothing of the old index is here to carry or keep faith with
-        if problems is not None:
-            problems.append(f"note: the last seal of {path.name} covers {gone} file(s); none of them is in "
-                            f"{sidecar_for(path).name}/ (a copy of the notebook without its folder, or the "
-                            "folder was removed) and no output names them any more, so the new outputs and "
-                            "files are sealed afresh")
-        old_meta = {"seal": old_seal}
-    elif sign and not accept_changes and isinstance(old_seal, dict):
+    if fresh_sidecar and old_meta:  # a copy run without its folder: nothing of the old index is here
+        if problems is not None and old_seal is not None:
+            problems.append(f"note: {sidecar_for(path).name}/ held no files when this run started (a copy of the "
+                            "notebook without its folder, or the folder was removed), so the seal the notebook "
+                            "carried, of files that are not here, is replaced: the new outputs and the files this "
+                            "run made are sealed afresh")
+        old_meta = {"seal": old_seal} if isinstance(old_seal, dict) else {}
+    elif sign and not accept_changes and old_seal is not None:
         refused = _rewritten_since(old_seal, sidecar_for(path), {f"{RECORDS_DIR}/{rid}.jsonl" for rid in pruned})
         if refused:  # nothing is changed: not the index, not the cells' metadata, not the seal
             raise SealRefused(f"the seal is not renewed and nothing was written: {refused}; dsh-notebook verify "
@@ -485,24 +488,30 @@ def sync_node(nb: NotebookNode, notebook: StrPath, problems: list[str] | None = 
 _WORKING_FILES = frozenset({"open-record.jsonl", "reviewer.json"})
 
 
-def _rewritten_since(old: dict, sidecar: Path, removed: set[str] | frozenset[str] = frozenset()) -> str | None:
-    """Why the last signed seal must not be renewed without the person's word: its signature
-    does not hold, or a file it sealed was deleted or rewritten (not only appended to). None
-    when every sealed file is there, as sealed or grown."""
+def _rewritten_since(old: object, sidecar: Path, removed: set[str] | frozenset[str] = frozenset()) -> str | None:
+    """Why the seal *old* the notebook carries must not be renewed without the person's word: it
+    is not a signed seal this version writes, its signature does not hold, the sidecar is a
+    symbolic link (whose files a seal does not cover), or a file it sealed was deleted, replaced
+    by something that is not a regular file, or rewritten (a closed record changed at all;
+    other files more than appended to). None when every sealed file is there, as sealed or grown."""
     from .. import signing
-    from .sealset import FORMAT, grew_from, payload
+    from .sealset import FORMAT, file_content, grew_from, payload
 
-    if old.get("format") != FORMAT or not isinstance(old.get("signature"), str):
-        return None  # not a signed seal of this format: nothing to keep faith with
+    if not isinstance(old, dict) or old.get("format") != FORMAT or not isinstance(old.get("signature"), str):
+        return (f"metadata.dsh.seal is not a signed seal this version writes ({FORMAT} with a signature), so "
+                "what it sealed cannot be told")
     try:
         signing.verify(payload(old), old["signature"])
     except signing.SignatureInvalid as exc:
         return f"the last seal's signature is invalid ({exc})"
     files: dict = old["files"] if isinstance(old.get("files"), dict) else {}
     sizes: dict = old["sizes"] if isinstance(old.get("sizes"), dict) else {}
-    for name, sha in sorted(files.items()):
-        if name in _WORKING_FILES or name.startswith("articles/") or name in removed:
-            continue  # rewritten by design (still sealed: verify names a change), or pruned
+    kept = {n: sha for n, sha in files.items() if isinstance(n, str) and n not in _WORKING_FILES
+            and not n.startswith("articles/") and n not in removed}  # rewritten by design (verify names a change), or pruned
+    if kept and sidecar.is_symlink():
+        return (f"{sidecar.name} is a symbolic link, and a seal covers a sidecar folder's own files, not a "
+                "link's: make it a folder again")
+    for name, sha in sorted(kept.items()):
         f = sidecar / name
         if not (f.exists() or f.is_symlink()):
             if not (sidecar.exists() or sidecar.is_symlink()):
@@ -510,51 +519,19 @@ def _rewritten_since(old: dict, sidecar: Path, removed: set[str] | frozenset[str
                         "without its folder? copy the folder along, or run the notebook again to make its files "
                         "afresh)")
             return f"{name} was sealed and is gone"
+        if not f.is_symlink() and not f.is_file():  # a folder, a pipe or a device is never opened
+            return f"{name} was sealed and is now not a regular file"
         size = sizes.get(name)
-        if not isinstance(sha, str) or not isinstance(size, int) or not grew_from(f, sha, size):
+        if not isinstance(sha, str) or not isinstance(size, int):
+            return f"{name} was rewritten since it was sealed (not only appended to)"
+        if f.is_symlink() or name.startswith(f"{RECORDS_DIR}/"):  # a link, or a closed record: never grows
+            data = file_content(f)
+            if len(data) != size or hashlib.sha256(data).hexdigest() != sha:
+                return f"{name} was rewritten since it was sealed" + (" (a link's target)" if f.is_symlink() else
+                                                                      " (a closed record, which never changes)")
+        elif not grew_from(f, sha, size):
             return f"{name} was rewritten since it was sealed (not only appended to)"
     return None
-
-
-def _sealed_elsewhere(nb: NotebookNode, old: dict, meta: dict, sidecar: Path) -> int:
-    """How many sidecar files the last signed seal *old* (and the index *meta* beside it) name,
-    when its signature holds, not one of them is in *sidecar*, no output of *nb* names one of
-    them and some output names a file that is there: a copy of the notebook run again without
-    its folder (or after the folder was removed), whose new files a new seal covers instead of
-    being refused. 0 otherwise: a seal that does not verify, a sealed file still there, an output
-    that still names a sealed record or session (a deleted file, not a new run) or outputs that
-    name nothing there (cleared) are judged by :func:`_rewritten_since`."""
-    from .. import signing
-    from .sealset import FORMAT, payload
-
-    if old.get("format") != FORMAT or not isinstance(old.get("signature"), str):
-        return 0
-    try:
-        signing.verify(payload(old), old["signature"])
-    except signing.SignatureInvalid:
-        return 0
-    files = old.get("files")
-    names = {n for n in (files if isinstance(files, dict) else {}) if isinstance(n, str)}
-    records = meta.get("records")
-    names |= {f"{RECORDS_DIR}/{rid}.jsonl" for rid in (records if isinstance(records, dict) else {})
-              if isinstance(rid, str) and _is_file_id(rid)}
-    names |= {f"ledger/{name}.jsonl" for name in _old_ledger_seals(meta) | _old_ledger_seals(old)}
-    sessions = meta.get("sessions")
-    names |= {f"{SESSIONS_DIR}/{e['id']}.jsonl" for e in (sessions if isinstance(sessions, list) else [])
-              if isinstance(e, dict) and isinstance(e.get("id"), str) and _is_file_id(e["id"])}
-    reviews = meta.get("reviews")
-    names |= {e["file"] for e in (reviews if isinstance(reviews, list) else [])
-              if isinstance(e, dict) and isinstance(e.get("file"), str)}
-    names = {n for n in names if n not in _WORKING_FILES and not n.startswith("articles/")}
-    if not names or any(".." in Path(n).parts or Path(n).is_absolute() for n in names):
-        return 0
-    shown = {f"{RECORDS_DIR}/{rid}.jsonl" for _, rid, _ in named_records(nb)}
-    shown |= {f"{SESSIONS_DIR}/{sid}.jsonl" for _, sid in named_sessions(nb)} | {n for _, n in named_reviews(nb)}
-    if names & shown or not any((sidecar / n).is_file() for n in shown):
-        return 0  # a sealed file still named (deleted, not made again), or no new file named (cleared outputs)
-    if any((sidecar / n).exists() or (sidecar / n).is_symlink() for n in names):
-        return 0
-    return len(names)
 
 
 def _sign_seal(nb: NotebookNode, path: Path, index: dict, old_meta: dict, problems: list[str], *,
@@ -587,7 +564,8 @@ def _sign_seal(nb: NotebookNode, path: Path, index: dict, old_meta: dict, proble
         return
     signer = {"public_key": line, "fingerprint": signing.fingerprint_of(line)}
     was: dict = old or {}
-    previous = [p for p in was.get("previous") or [] if isinstance(p, dict)]
+    history = was.get("previous")
+    previous = [p for p in (history if isinstance(history, list) else []) if isinstance(p, dict)]
     old_signer = was.get("signer")
     if isinstance(old_signer, dict) and old_signer.get("fingerprint") != signer["fingerprint"]:
         previous.append({"signer": old_signer, "sealed_at": was.get("sealed_at"), "signature": was.get("signature")})
@@ -874,10 +852,13 @@ def check_seal(nb: NotebookNode, path: Path, meta: dict, allowed: AllowedSigners
             out.append(Finding(5, True, "seal", f"signed by {principal} ({who.fingerprint}) at {when}"))
     else:
         out.append(Finding(5, True, "seal", f"signed by {by} at {when} (give --allowed-signers to require a key)"))
-    for p in seal.get("previous") or []:
+    history = seal.get("previous")
+    for p in history if isinstance(history, list) else []:
         if isinstance(p, dict) and isinstance(p.get("signer"), dict):
-            out.append(Finding(5, True, "seal", f"re-sealed by {who.fingerprint}; earlier sealed by "
-                                                f"{p['signer'].get('fingerprint')} at {p.get('sealed_at')}"))
+            out.append(Finding(5, True, "seal", f"re-sealed by {who.fingerprint}; the notebook says it was earlier "
+                                                f"sealed by {_printable(str(p['signer'].get('fingerprint')))} at "
+                                                f"{_printable(str(p.get('sealed_at')))} (this history is outside "
+                                                "the signature: not checked)"))
     # what is there now against what was sealed
     now = seal_set(nb, path, seal.get("ledgers") if isinstance(seal.get("ledgers"), dict) else {})
     import difflib
@@ -905,7 +886,7 @@ def check_seal(nb: NotebookNode, path: Path, meta: dict, allowed: AllowedSigners
             out.append(Finding(5, False, name, "changed after sealing"))
     for name in sorted(now["files"]):
         f = sidecar / name
-        if name.endswith(".jsonl") and not f.is_symlink() and b"\r\n" in f.read_bytes():
+        if name.endswith(".jsonl") and f.is_file() and not f.is_symlink() and b"\r\n" in read_regular(f):
             out.append(Finding(5, True, name, "has CRLF line endings (a Windows checkout?); the seal reads them as "
                                               "LF. The .gitattributes sync writes keeps git from converting them"))
     held = meta.get("ledgers")
@@ -933,12 +914,12 @@ def check_secrets(path: Path, raw: str | None = None, *, nb: NotebookNode | None
                  for field, value, found in find_in_json(_without_rendered(nb, rendered))]
     else:
         if raw is None:
-            raw = path.read_bytes().decode("utf-8", "replace")
+            raw = read_regular(path).decode("utf-8", "replace")
         leaks = _secrets(path.name, raw)
     if sidecar.is_dir():
         for f in sorted(sidecar.rglob("*")):
             if f.is_file() and not f.name.endswith(".lock"):
-                leaks += _secrets(str(f.relative_to(sidecar.parent)), f.read_bytes().decode("utf-8", "replace"))
+                leaks += _secrets(str(f.relative_to(sidecar.parent)), read_regular(f).decode("utf-8", "replace"))
     return leaks or [Finding(4, True, path.name, "no keys, tokens, passwords or other secrets found")]
 
 

@@ -26,14 +26,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
+from ..storage.jsonl import read_regular
 from ..version import ENGINE_RULES_VERSION, RENDERER_VERSION, __version__
 from .paths import sidecar_for
 
-__all__ = ["FORMAT", "GITATTRIBUTES", "cell_digest", "file_content", "file_digest", "grew_from", "payload", "seal_set",
-           "sealed_files"]
+__all__ = ["FORMAT", "GITATTRIBUTES", "cell_digest", "file_content", "file_digest", "grew_from", "holds_no_files",
+           "payload", "seal_set", "sealed_files"]
 
 #: The seal set's format; a verifier refuses another.
 FORMAT = "dsh-seal/1"
@@ -79,7 +81,9 @@ def file_content(path: Path) -> bytes:
     symbolic link's ``symlink:<target>``."""
     if path.is_symlink():
         return b"symlink:" + os.fsencode(os.readlink(path))
-    data = path.read_bytes()
+    if not path.is_file():  # a pipe, a socket or a device is never opened (a pipe would wait forever)
+        return b"not-a-regular-file:" + oct(stat.S_IFMT(path.stat().st_mode)).encode()
+    data = read_regular(path)
     return data.replace(b"\r\n", b"\n") if path.suffix == ".jsonl" else data
 
 
@@ -93,6 +97,15 @@ def grew_from(path: Path, sha256: str, size: int) -> bool:
     *size* bytes are the sealed ones (a chat log, a review history or a ledger that went on)."""
     data = file_content(path)
     return len(data) >= size and hashlib.sha256(data[:size]).hexdigest() == sha256
+
+
+def holds_no_files(sidecar: Path) -> bool:
+    """Whether the sidecar folder *sidecar* is absent, or a folder holding none of the files a
+    seal covers (:func:`sealed_files`): what ``run`` checks before a run, so that a notebook
+    copied without its folder is sealed afresh after it (``sync_node``'s *fresh_sidecar*)."""
+    if sidecar.is_symlink():
+        return False
+    return not sidecar.exists() or (sidecar.is_dir() and not sealed_files(sidecar))
 
 
 def sealed_files(sidecar: Path) -> list[Path]:

@@ -314,7 +314,8 @@ def save_runs(results: list[dict[str, Any]]) -> list[str]:
         problems: list[str] = []
         try:
             written = save_run(path, nbformat.reads(r["started"], as_version=4),
-                               nbformat.reads(r["executed"], as_version=4), problems)
+                               nbformat.reads(r["executed"], as_version=4), problems,
+                               fresh_sidecar=r.get("fresh_sidecar") is True)
         except (NotebookBusy, OSError) as exc:
             said.append(f"{path.name}: the outputs were not saved: {exc}")
             continue

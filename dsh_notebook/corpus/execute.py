@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..artifact.paths import SIDECAR_ENV, sidecar_for
+from ..artifact.sealset import holds_no_files
 from ..version import __version__
 
 #: The environment variable naming the kernel's notebook (storage.md "Where the kernel writes").
@@ -277,8 +278,9 @@ def run_task(notebook: str, kernel: str = "python3", timeout: int = 600, run_id:
     ``ok``, ``failed`` (a cell failed that is not tagged ``raises-exception``; ``findings`` holds
     its error's last lines) or ``error`` (not a readable notebook, no such kernel, the kernel did
     not start, the open record still held, no room for the copy); for ``ok`` and ``failed`` also
-    ``started`` and ``executed``, the notebook as read and as run (nbformat JSON), ``record_ids``
-    and ``left_open`` (a record title or None)."""
+    ``started`` and ``executed``, the notebook as read and as run (nbformat JSON), ``record_ids``,
+    ``left_open`` (a record title or None) and ``fresh_sidecar`` (with *save*: the sidecar held no
+    file before the run, :func:`~dsh_notebook.artifact.sealset.holds_no_files`)."""
     import nbformat
 
     started_at = time.perf_counter()
@@ -300,6 +302,7 @@ def run_task(notebook: str, kernel: str = "python3", timeout: int = 600, run_id:
         return _result("run", notebook, "error", started_at, findings=[
             "another kernel holds this notebook's open record (is it running elsewhere?); nothing was run"])
     started = nbformat.writes(nb)
+    fresh = save and holds_no_files(sidecar_for(path))  # a copy without its folder: its save seals afresh
     for cell in nb.cells:  # only this run's outputs may name records
         if cell.cell_type == "code":
             cell.outputs = []
@@ -321,7 +324,7 @@ def run_task(notebook: str, kernel: str = "python3", timeout: int = 600, run_id:
     ids = current_records(nb)
     return _result("run", notebook, "ok" if failed is None else "failed", started_at, records=len(ids), kept=save,
                    findings=_cell_failure(failed) if failed is not None else [], record_ids=ids, left_open=left_open,
-                   started=started, executed=nbformat.writes(nb))
+                   started=started, executed=nbformat.writes(nb), fresh_sidecar=fresh)
 
 
 def open_record_title(sidecar: Path) -> str | None:

@@ -527,14 +527,37 @@ def decode_line(raw: bytes, lineno: int = 0) -> tuple[Any, str | None]:
     return _decode(raw, lineno)
 
 
+class NotARegularFile(OSError):
+    """A path that names a folder, a pipe, a socket or a device where a file was expected."""
+
+
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of the regular file *path* (a symbolic link is followed). Opened without
+    blocking and checked before reading, so a named pipe or a device put where a record or log
+    was is never waited on: raises :class:`NotARegularFile` (an ``OSError``) naming it, and
+    ``FileNotFoundError`` when there is nothing there."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotARegularFile(f"{Path(path).name} is not a regular file (a folder, a pipe or a device)")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
+
+
 def read_jsonl(path: str | os.PathLike[str]) -> JsonlRead:
     """Load every line of *path* that is a strict JSON object; never raises for content.
 
     Blank lines are skipped silently. Invalid UTF-8, invalid JSON, NaN/Infinity, a non-object
     and a torn last line (no final newline and undecodable: ``"torn last line (incomplete
-    write)"``) become ``Problem`` entries. Raises ``FileNotFoundError`` if *path* does not exist.
+    write)"``) become ``Problem`` entries. Raises ``FileNotFoundError`` if *path* does not exist
+    and :class:`NotARegularFile` for a folder, a pipe or a device (:func:`read_regular`).
     """
-    data = Path(path).read_bytes()
+    data = read_regular(path)
     result = JsonlRead()
     lines = data.split(b"\n")
     complete = len(lines) - 1  # the last element follows the final "\n" (or is an unterminated line)
