@@ -26,6 +26,8 @@ The tree (module, default code; a short example that raises it)::
     │   │       JsonlWriter(p); JsonlWriter(p)    # the second writer of one file
     │   └── UnterminatedLineError                 STORAGE_UNTERMINATED_LINE
     │           read_jsonl(p) of '{"seq": 0}' without its newline
+    ├── NotARegularFile(OSError)                  storage.jsonl, STORAGE_NOT_A_FILE
+    │       read_regular(p) where p is a named pipe    # never waited on
     ├── LLMError                                  errors, instance code (one of LLM_CODES)
     │   │   ChatClient(model="nope")              # UNKNOWN_MODEL, naming the known models
     │   └── SettingsError(ValueError)             errors, SETTINGS

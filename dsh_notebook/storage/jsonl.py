@@ -527,8 +527,11 @@ def decode_line(raw: bytes, lineno: int = 0) -> tuple[Any, str | None]:
     return _decode(raw, lineno)
 
 
-class NotARegularFile(OSError):
-    """A path that names a folder, a pipe, a socket or a device where a file was expected."""
+class NotARegularFile(DshError, OSError):
+    """A path that names a folder, a pipe, a socket or a device where a file was expected (an
+    ``OSError``, so callers that name an unreadable file name this one too)."""
+
+    code = "STORAGE_NOT_A_FILE"
 
 
 def read_regular(path: str | os.PathLike[str]) -> bytes:
