@@ -190,7 +190,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     # --no-save gives the kernel a private copy of the sidecar to write into, so a signed notebook still verifies
     with contextlib.ExitStack() as stack:
         sidecar = sidecar_for(path)
-        args.fresh_sidecar = not args.no_save and holds_no_files(sidecar)  # a copy without its folder: sealed afresh
+        fresh = not args.no_save and holds_no_files(sidecar)  # a copy without its folder: sealed afresh after the run
         if args.no_save:
             try:
                 sidecar = stack.enter_context(private_copy(path))
@@ -198,13 +198,14 @@ def cmd_run(args: argparse.Namespace) -> int:
                 print(f"dsh-notebook run: cannot copy {sidecar.name} to run {path.name} without saving ({exc}); "
                       "nothing was run", file=sys.stderr)
                 return 2
-        return _run_and_report(args, path, nb, started, sidecar, start)
+        return _run_and_report(args, path, nb, started, sidecar, start, fresh)
 
 
 def _run_and_report(args: argparse.Namespace, path: Path, nb: Any, started: Any, sidecar: Path,
-                    start: float) -> int:
+                    start: float, fresh: bool) -> int:
     """``run`` of one notebook: execute it (its records written into *sidecar*: the notebook's, or
-    a private copy for --no-save), save its outputs unless --no-save, print its records."""
+    a private copy for --no-save), save its outputs unless --no-save (*fresh*: the sidecar held no
+    file before the run, so the save seals afresh), print its records."""
     from .artifact.records import table
     from .corpus.execute import execute_notebook, open_record_title
     from .reckoner import find_record, read_record
@@ -224,7 +225,7 @@ def _run_and_report(args: argparse.Namespace, path: Path, nb: Any, started: Any,
         key_there = _key_exists()
         problems: list[str] = []
         try:  # under the notebook's lock: re-read, outputs in by cell id, written atomically, synced and signed
-            written = save_run(path, started, nb, problems, fresh_sidecar=args.fresh_sidecar)
+            written = save_run(path, started, nb, problems, fresh_sidecar=fresh)
         except (NotebookBusy, OSError) as exc:
             print(f"dsh-notebook run: the outputs were not saved: {exc}; the notebook is as it was",
                   file=sys.stderr)

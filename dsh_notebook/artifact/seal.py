@@ -495,7 +495,7 @@ def _rewritten_since(old: object, sidecar: Path, removed: set[str] | frozenset[s
     by something that is not a regular file, or rewritten (a closed record changed at all;
     other files more than appended to). None when every sealed file is there, as sealed or grown."""
     from .. import signing
-    from .sealset import FORMAT, file_content, grew_from, payload
+    from .sealset import FORMAT, file_digest, grew_from, payload
 
     if not isinstance(old, dict) or old.get("format") != FORMAT or not isinstance(old.get("signature"), str):
         return (f"metadata.dsh.seal is not a signed seal this version writes ({FORMAT} with a signature), so "
@@ -525,8 +525,7 @@ def _rewritten_since(old: object, sidecar: Path, removed: set[str] | frozenset[s
         if not isinstance(sha, str) or not isinstance(size, int):
             return f"{name} was rewritten since it was sealed (not only appended to)"
         if f.is_symlink() or name.startswith(f"{RECORDS_DIR}/"):  # a link, or a closed record: never grows
-            data = file_content(f)
-            if len(data) != size or hashlib.sha256(data).hexdigest() != sha:
+            if file_digest(f) != sha:
                 return f"{name} was rewritten since it was sealed" + (" (a link's target)" if f.is_symlink() else
                                                                       " (a closed record, which never changes)")
         elif not grew_from(f, sha, size):
